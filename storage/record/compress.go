@@ -30,6 +30,15 @@ const (
 	// snappyMaxChunk bounds one xerial chunk's compressed size; snappy-java
 	// writes 32 KiB chunks.
 	snappyMaxChunk = 64 << 20
+	// A snappy block starts with its decoded length and a decoder allocates
+	// that much first. The format bounds the real expansion: the most
+	// output per input byte is a 3-byte copy of 64 bytes, so no valid block
+	// decodes to more than 64/3 of its size. A larger claim is a lie and is
+	// refused before anything is allocated (CVE-2023-34455 and
+	// CVE-2023-43642 were snappy-java trusting lengths). The slack covers
+	// tiny blocks, where the length varint and a literal tag dominate.
+	snappyMaxRatio = 22
+	snappySlack    = 64
 )
 
 // xerialMagic opens a snappy stream framed the way snappy-java writes it;
@@ -244,6 +253,9 @@ func (s *snappyReader) decode(block []byte, last bool) error {
 	dlen, err := s2.DecodedLen(block)
 	if err != nil {
 		return corruptf("snappy: %v", err)
+	}
+	if int64(dlen) > int64(len(block))*snappyMaxRatio+snappySlack && s.total+int64(dlen) <= s.limit {
+		return corruptf("snappy block of %d bytes claims %d decompressed bytes, more than snappy can encode in it", len(block), dlen)
 	}
 	if s.total+int64(dlen) > s.limit {
 		// Refuse before allocating what the block claims.

@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // File is an open file. Writes go through WriteAt: the engine tracks its own
@@ -128,4 +129,31 @@ func join(dir, name string) string {
 		return name
 	}
 	return dir + string(os.PathSeparator) + name
+}
+
+// MkdirAllDurable creates dir and any missing parents and syncs every
+// directory whose entries changed, so the new directories survive a crash.
+func MkdirAllDurable(fsys FS, dir string) error {
+	var created []string
+	for cur := filepath.Clean(dir); ; cur = filepath.Dir(cur) {
+		if _, err := fsys.Stat(cur); err == nil {
+			break
+		}
+		created = append(created, cur)
+		if cur == filepath.Dir(cur) {
+			break
+		}
+	}
+	if len(created) == 0 {
+		return nil
+	}
+	if err := fsys.MkdirAll(dir); err != nil {
+		return err
+	}
+	for _, c := range created {
+		if err := fsys.SyncDir(filepath.Dir(c)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package storage
+package record
 
 // AppendOrigin says who is appending, which decides what is validated and
 // allowed (Kafka's AppendOrigin).

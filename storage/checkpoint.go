@@ -1,0 +1,85 @@
+package storage
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/strait-io/strait/storage/vfs"
+)
+
+// Log-directory checkpoint files, in Kafka's OffsetCheckpointFile format:
+// a version line (0), a count line, then "<topic> <partition> <offset>".
+const (
+	RecoveryPointCheckpointFile  = "recovery-point-offset-checkpoint"
+	LogStartOffsetCheckpointFile = "log-start-offset-checkpoint"
+	ReplicationCheckpointFile    = "replication-offset-checkpoint"
+	CleanShutdownFile            = ".kafka_cleanshutdown"
+)
+
+// TopicPartition names a partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+func (tp TopicPartition) String() string { return PartitionDirName(tp.Topic, tp.Partition) }
+
+// writeOffsetCheckpoint writes offsets atomically in Kafka's format.
+func writeOffsetCheckpoint(fsys vfs.FS, dir, name string, offsets map[TopicPartition]int64) error {
+	tps := make([]TopicPartition, 0, len(offsets))
+	for tp := range offsets {
+		tps = append(tps, tp)
+	}
+	sort.Slice(tps, func(i, j int) bool {
+		if tps[i].Topic != tps[j].Topic {
+			return tps[i].Topic < tps[j].Topic
+		}
+		return tps[i].Partition < tps[j].Partition
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "0\n%d\n", len(tps))
+	for _, tp := range tps {
+		fmt.Fprintf(&b, "%s %d %d\n", tp.Topic, tp.Partition, offsets[tp])
+	}
+	return vfs.WriteFileAtomic(fsys, dir, name, []byte(b.String()))
+}
+
+// readOffsetCheckpoint reads a checkpoint; a missing file is empty.
+func readOffsetCheckpoint(fsys vfs.FS, dir, name string) (map[TopicPartition]int64, error) {
+	path := filepath.Join(dir, name)
+	data, err := vfs.ReadFile(fsys, path)
+	if vfs.IsNotExist(err) {
+		return map[TopicPartition]int64{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	bad := func(line int, why string) error {
+		return fmt.Errorf("malformed checkpoint file %s at line %d: %s", path, line, why)
+	}
+	if len(lines) < 2 || lines[0] != "0" {
+		return nil, bad(1, "expected version 0")
+	}
+	n, err := strconv.Atoi(lines[1])
+	if err != nil || n < 0 || n != len(lines)-2 {
+		return nil, bad(2, fmt.Sprintf("count %q does not match %d entries", lines[1], len(lines)-2))
+	}
+	out := make(map[TopicPartition]int64, n)
+	for i, line := range lines[2:] {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			return nil, bad(i+3, "expected <topic> <partition> <offset>")
+		}
+		p, err1 := strconv.ParseInt(f[1], 10, 32)
+		off, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, bad(i+3, "partition or offset is not a number")
+		}
+		out[TopicPartition{f[0], int32(p)}] = off
+	}
+	return out, nil
+}

@@ -1,0 +1,288 @@
+package storage
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/strait-io/strait/storage/clock"
+	"github.com/strait-io/strait/storage/record"
+	"github.com/strait-io/strait/storage/vfs"
+)
+
+// ManagerOptions are a LogManager's dependencies.
+type ManagerOptions struct {
+	FS        vfs.FS
+	Clock     clock.Clock
+	Logger    *slog.Logger
+	Scheduler Scheduler
+	// DefaultConfig is the broker-level log config; ConfigFor, when set,
+	// returns a topic's effective config for logs found on disk.
+	DefaultConfig LogConfig
+	ConfigFor     func(topic string) LogConfig
+}
+
+// LogManager owns one log directory (an entry of log.dirs): the partition
+// logs in it and the directory-level files Kafka keeps there — the clean
+// shutdown marker and the recovery point, log start offset and high
+// watermark checkpoints (Kafka's LogManager).
+type LogManager struct {
+	dir    string
+	opts   ManagerOptions
+	decomp *record.Decompressor
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	logs    map[TopicPartition]*Log
+	reports map[TopicPartition]*RecoveryReport
+	closed  bool
+}
+
+// OpenManager opens every partition log under dir, recovering them unless
+// the previous process left the clean shutdown marker. The marker is removed
+// before OpenManager returns, so a crash from now on is detected.
+func OpenManager(dir string, o ManagerOptions) (*LogManager, error) {
+	if o.FS == nil || o.Clock == nil {
+		return nil, errors.New("storage: ManagerOptions.FS and Clock are required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Scheduler == nil {
+		o.Scheduler = GoScheduler{}
+	}
+	if err := vfs.MkdirAllDurable(o.FS, dir); err != nil {
+		return nil, err
+	}
+	m := &LogManager{
+		dir:     dir,
+		opts:    o,
+		decomp:  record.NewDecompressor(),
+		logger:  o.Logger.With("logDir", dir),
+		logs:    map[TopicPartition]*Log{},
+		reports: map[TopicPartition]*RecoveryReport{},
+	}
+	_, err := o.FS.Stat(filepath.Join(dir, CleanShutdownFile))
+	clean := err == nil
+	recovery, err := readOffsetCheckpoint(o.FS, dir, RecoveryPointCheckpointFile)
+	if err != nil {
+		return nil, err
+	}
+	starts, err := readOffsetCheckpoint(o.FS, dir, LogStartOffsetCheckpointFile)
+	if err != nil {
+		return nil, err
+	}
+	hws, err := readOffsetCheckpoint(o.FS, dir, ReplicationCheckpointFile)
+	if err != nil {
+		return nil, err
+	}
+	names, err := o.FS.List(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		if strings.HasSuffix(name, "-delete") {
+			// A topic deletion the previous process did not finish.
+			if err := o.FS.RemoveAll(path); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		st, err := o.FS.Stat(path)
+		if err != nil || !st.IsDir {
+			continue
+		}
+		topic, part, ok := ParsePartitionDirName(name)
+		if !ok {
+			continue
+		}
+		tp := TopicPartition{topic, part}
+		l, rep, err := Open(path, m.logOptions(topic, TopicID{}, Options{
+			RecoveryPoint:    recovery[tp],
+			LogStartOffset:   starts[tp],
+			HighWatermark:    hws[tp],
+			HadCleanShutdown: clean,
+		}))
+		if err != nil {
+			m.closeLogs()
+			return nil, err
+		}
+		m.logs[tp], m.reports[tp] = l, rep
+	}
+	if clean {
+		if err := o.FS.Remove(filepath.Join(dir, CleanShutdownFile)); err != nil {
+			m.closeLogs()
+			return nil, err
+		}
+		if err := o.FS.SyncDir(dir); err != nil {
+			m.closeLogs()
+			return nil, err
+		}
+	}
+	m.logger.Info("log directory loaded", "logs", len(m.logs), "cleanShutdown", clean)
+	return m, nil
+}
+
+func (m *LogManager) logOptions(topic string, id TopicID, o Options) Options {
+	cfg := m.opts.DefaultConfig
+	if m.opts.ConfigFor != nil {
+		cfg = m.opts.ConfigFor(topic)
+	}
+	o.FS, o.Clock, o.Logger, o.Scheduler = m.opts.FS, m.opts.Clock, m.opts.Logger, m.opts.Scheduler
+	o.Config, o.Decompressor, o.TopicID = cfg, m.decomp, id
+	return o
+}
+
+// Dir is the log directory.
+func (m *LogManager) Dir() string { return m.dir }
+
+// Log returns the log of a partition.
+func (m *LogManager) Log(tp TopicPartition) (*Log, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.logs[tp]
+	return l, ok
+}
+
+// Logs returns every open log.
+func (m *LogManager) Logs() map[TopicPartition]*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[TopicPartition]*Log, len(m.logs))
+	for tp, l := range m.logs {
+		out[tp] = l
+	}
+	return out
+}
+
+// RecoveryReport returns what opening the partition's log found.
+func (m *LogManager) RecoveryReport(tp TopicPartition) (*RecoveryReport, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.reports[tp]
+	return r, ok
+}
+
+// GetOrCreateLog returns the partition's log, creating it empty with the
+// given topic id and config if it does not exist.
+func (m *LogManager) GetOrCreateLog(tp TopicPartition, id TopicID, cfg LogConfig) (*Log, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrLogClosed
+	}
+	if l, ok := m.logs[tp]; ok {
+		if !id.IsZero() && !l.TopicID().IsZero() && l.TopicID() != id {
+			return nil, fmt.Errorf("storage: %s belongs to topic id %s, not %s", tp, l.TopicID(), id)
+		}
+		return l, nil
+	}
+	o := m.logOptions(tp.Topic, id, Options{HadCleanShutdown: true})
+	o.Config = cfg
+	l, rep, err := Open(filepath.Join(m.dir, tp.String()), o)
+	if err != nil {
+		return nil, err
+	}
+	m.logs[tp], m.reports[tp] = l, rep
+	return l, nil
+}
+
+// DeleteLog closes a partition's log and removes its directory: it is first
+// renamed to "<topic>-<partition>.<id>-delete" (durably), so a crash midway
+// finishes the deletion at the next start, as Kafka does.
+func (m *LogManager) DeleteLog(tp TopicPartition) error {
+	m.mu.Lock()
+	l, ok := m.logs[tp]
+	delete(m.logs, tp)
+	delete(m.reports, tp)
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	closeErr := l.Close()
+	var suffix [8]byte
+	_, _ = rand.Read(suffix[:])
+	doomed := filepath.Join(m.dir, tp.String()+"."+hex.EncodeToString(suffix[:])+"-delete")
+	if err := m.opts.FS.Rename(l.Dir(), doomed); err != nil {
+		return errors.Join(closeErr, err)
+	}
+	if err := m.opts.FS.SyncDir(m.dir); err != nil {
+		return errors.Join(closeErr, err)
+	}
+	return m.opts.FS.RemoveAll(doomed)
+}
+
+// Checkpoint writes the recovery points, log start offsets and high
+// watermarks of every log (Kafka's periodic checkpoint tasks).
+func (m *LogManager) Checkpoint() error {
+	logs := m.Logs()
+	rps := make(map[TopicPartition]int64, len(logs))
+	starts := make(map[TopicPartition]int64, len(logs))
+	hws := make(map[TopicPartition]int64, len(logs))
+	for tp, l := range logs {
+		rps[tp], starts[tp], hws[tp] = l.RecoveryPoint(), l.LogStartOffset(), l.HighWatermark()
+	}
+	return errors.Join(
+		writeOffsetCheckpoint(m.opts.FS, m.dir, RecoveryPointCheckpointFile, rps),
+		writeOffsetCheckpoint(m.opts.FS, m.dir, LogStartOffsetCheckpointFile, starts),
+		writeOffsetCheckpoint(m.opts.FS, m.dir, ReplicationCheckpointFile, hws),
+	)
+}
+
+// RunMaintenance runs one pass of the periodic work over every log:
+// retention, flush.ms, delayed segment deletion, producer id expiry, then
+// the checkpoints. The broker calls it from its scheduler
+// (log.retention.check.interval.ms).
+func (m *LogManager) RunMaintenance() error {
+	var errs []error
+	logs := m.Logs()
+	tps := make([]TopicPartition, 0, len(logs))
+	for tp := range logs {
+		tps = append(tps, tp)
+	}
+	sort.Slice(tps, func(i, j int) bool { return tps[i].String() < tps[j].String() })
+	for _, tp := range tps {
+		l := logs[tp]
+		if _, err := l.DeleteOldSegments(); err != nil {
+			errs = append(errs, err)
+		}
+		errs = append(errs, l.FlushIfDue(), l.RemoveDeletedSegments(), l.RemoveExpiredProducers())
+	}
+	errs = append(errs, m.Checkpoint())
+	return errors.Join(errs...)
+}
+
+// Close closes every log, writes the checkpoints and, only if all of that
+// succeeded, the clean shutdown marker that lets the next start skip
+// recovery.
+func (m *LogManager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+	errs := []error{m.closeLogs()}
+	errs = append(errs, m.Checkpoint())
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	marker := []byte(`{"version":0,"brokerEpoch":-1}`)
+	return vfs.WriteFileAtomic(m.opts.FS, m.dir, CleanShutdownFile, marker)
+}
+
+func (m *LogManager) closeLogs() error {
+	var errs []error
+	for _, l := range m.Logs() {
+		errs = append(errs, l.Close())
+	}
+	return errors.Join(errs...)
+}

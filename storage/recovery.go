@@ -1,0 +1,279 @@
+package storage
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/strait-io/strait/storage/epoch"
+	"github.com/strait-io/strait/storage/index"
+	"github.com/strait-io/strait/storage/producer"
+	"github.com/strait-io/strait/storage/record"
+	"github.com/strait-io/strait/storage/vfs"
+)
+
+// RecoveryReport says what opening a log found. After a crash, recovery
+// rescans every segment from the recovery point, truncates the first torn or
+// corrupt batch and everything after it, and reports what it dropped rather
+// than dropping it silently (nats-server's LostStreamData habit).
+type RecoveryReport struct {
+	// Clean is true when the previous process shut the log down cleanly
+	// and no segment was rescanned.
+	Clean bool
+	// SegmentsRecovered counts segments rescanned.
+	SegmentsRecovered int
+	// TruncatedBytes is how many bytes were cut from the end of the
+	// segment where the valid data stopped.
+	TruncatedBytes int64
+	// DroppedSegments are base offsets of whole segments deleted because
+	// they came after the truncation point.
+	DroppedSegments []int64
+	// Reason says why recovery stopped early; empty when it found no
+	// damage.
+	Reason string
+	// LogStartOffset and LogEndOffset are the recovered bounds.
+	LogStartOffset, LogEndOffset int64
+}
+
+// Lost reports whether recovery dropped anything.
+func (r *RecoveryReport) Lost() bool { return r.TruncatedBytes > 0 || len(r.DroppedSegments) > 0 }
+
+func (r *RecoveryReport) String() string {
+	if !r.Lost() {
+		return fmt.Sprintf("clean=%t recovered=%d log=[%d,%d)", r.Clean, r.SegmentsRecovered, r.LogStartOffset, r.LogEndOffset)
+	}
+	return fmt.Sprintf("clean=%t recovered=%d log=[%d,%d) truncated=%dB dropped-segments=%v reason=%q",
+		r.Clean, r.SegmentsRecovered, r.LogStartOffset, r.LogEndOffset, r.TruncatedBytes, r.DroppedSegments, r.Reason)
+}
+
+// load opens the files of the partition directory and recovers the log
+// (Kafka's LogLoader.load).
+func (l *Log) load(o Options) (*RecoveryReport, error) {
+	if err := vfs.MkdirAllDurable(l.fsys, l.dir); err != nil {
+		return nil, err
+	}
+	if err := l.loadTopicID(); err != nil {
+		return nil, err
+	}
+	bases, err := l.removeStrayFiles()
+	if err != nil {
+		return nil, err
+	}
+	nowMs := l.clock.Now().UnixMilli()
+	segs := make([]*LogSegment, 0, len(bases))
+	for _, base := range bases {
+		s, err := openSegment(l.fsys, l.dir, base, false, l.segmentOptions(nowMs))
+		if err != nil {
+			for _, s := range segs {
+				s.close(false)
+			}
+			return nil, err
+		}
+		segs = append(segs, s)
+	}
+	if len(segs) == 0 {
+		s, err := l.newSegment(max(o.LogStartOffset, 0))
+		if err != nil {
+			return nil, err
+		}
+		segs = append(segs, s)
+		if err := l.fsys.SyncDir(l.dir); err != nil {
+			return nil, err
+		}
+	}
+	l.setSegments(segs)
+
+	if l.epochs, err = epoch.Open(l.fsys, l.dir); err != nil {
+		return nil, err
+	}
+	l.producers, err = producer.NewManager(l.fsys, l.dir, producer.Config{
+		ProducerIDExpiration: msDuration(l.config.ProducerIDExpirationMs),
+	}, l.clock)
+	if err != nil {
+		return nil, err
+	}
+	l.logStartOffset.Store(max(o.LogStartOffset, segs[0].baseOffset))
+
+	rep := &RecoveryReport{Clean: o.HadCleanShutdown}
+	recoveryPoint := o.RecoveryPoint
+	if !o.HadCleanShutdown {
+		if err := l.recoverSegments(o.RecoveryPoint, rep); err != nil {
+			return nil, err
+		}
+	}
+	leo, err := l.activeSegment().nextOffset()
+	if err != nil {
+		return nil, err
+	}
+	if leo < o.LogStartOffset {
+		// Segments went missing underneath the checkpoint: start over at
+		// the checkpointed log start (Kafka's
+		// deleteSegmentsIfLogStartGreaterThanLogEnd).
+		l.logger.Warn("log end offset is below the checkpointed log start offset; deleting all segments",
+			"logEndOffset", leo, "logStartOffset", o.LogStartOffset)
+		for _, s := range l.segs() {
+			rep.DroppedSegments = append(rep.DroppedSegments, s.baseOffset)
+		}
+		if err := l.replaceAllSegmentsLocked(o.LogStartOffset); err != nil {
+			return nil, err
+		}
+		leo = o.LogStartOffset
+	}
+	l.logEndOffset.Store(leo)
+	l.logStartOffset.Store(min(max(o.LogStartOffset, l.segs()[0].baseOffset), leo))
+	if o.HadCleanShutdown {
+		recoveryPoint = leo
+	}
+	l.setRecoveryPoint(min(recoveryPoint, leo))
+
+	if err := l.epochs.TruncateFromEnd(leo); err != nil {
+		return nil, err
+	}
+	if err := l.epochs.TruncateFromStart(l.logStartOffset.Load()); err != nil {
+		return nil, err
+	}
+	if err := l.rebuildProducerState(leo); err != nil {
+		return nil, err
+	}
+	hw := min(max(o.HighWatermark, l.logStartOffset.Load()), leo)
+	l.highWatermark.Store(hw)
+	l.producers.OnHighWatermarkUpdated(hw)
+	l.refreshFirstUnstable()
+	l.lastFlushMs = nowMs
+
+	rep.LogStartOffset, rep.LogEndOffset = l.logStartOffset.Load(), leo
+	if rep.Lost() {
+		l.logger.Warn("recovery dropped data", "report", rep.String())
+	}
+	return rep, nil
+}
+
+func (l *Log) loadTopicID() error {
+	onDisk, err := readPartitionMetadata(l.fsys, l.dir)
+	if err != nil {
+		return err
+	}
+	switch {
+	case onDisk.IsZero() && !l.topicID.IsZero():
+		return writePartitionMetadata(l.fsys, l.dir, l.topicID)
+	case !onDisk.IsZero() && !l.topicID.IsZero() && onDisk != l.topicID:
+		return fmt.Errorf("%s holds topic id %s, not %s", PartitionMetadataFile, onDisk, l.topicID)
+	case !onDisk.IsZero():
+		l.topicID = onDisk
+	}
+	return nil
+}
+
+// removeStrayFiles deletes what an interrupted operation left behind
+// (.tmp, .deleted, .cleaned, .swap files, indexes without a .log) and
+// returns the base offsets of the segments present. Strait never writes
+// .cleaned or .swap files (no compaction yet), so they are dropped rather
+// than swapped in.
+func (l *Log) removeStrayFiles() ([]int64, error) {
+	names, err := l.fsys.List(l.dir)
+	if err != nil {
+		return nil, err
+	}
+	logs := map[int64]bool{}
+	for _, n := range names {
+		if strings.HasSuffix(n, LogFileSuffix) {
+			if base, ok := offsetFromFileName(n); ok {
+				logs[base] = true
+			}
+		}
+	}
+	var bases []int64
+	for _, n := range names {
+		remove := false
+		switch {
+		case strings.HasSuffix(n, TmpFileSuffix), strings.HasSuffix(n, DeletedFileSuffix),
+			strings.HasSuffix(n, CleanedFileSuffix), strings.HasSuffix(n, SwapFileSuffix):
+			remove = true
+		case strings.HasSuffix(n, IndexFileSuffix), strings.HasSuffix(n, TimeIndexFileSuffix), strings.HasSuffix(n, TxnIndexFileSuffix):
+			base, ok := offsetFromFileName(n)
+			remove = ok && !logs[base]
+		case strings.HasSuffix(n, LogFileSuffix):
+			if base, ok := offsetFromFileName(n); ok {
+				bases = append(bases, base)
+			}
+		}
+		if remove {
+			l.logger.Info("removing stray file", "file", n)
+			if err := l.fsys.Remove(filepath.Join(l.dir, n)); err != nil && !isNotExist(err) {
+				return nil, err
+			}
+		}
+	}
+	return bases, nil
+}
+
+// recoverSegments rescans every segment from the one holding recoveryPoint,
+// or from a segment whose offset index is missing, whichever comes first.
+func (l *Log) recoverSegments(recoveryPoint int64, rep *RecoveryReport) error {
+	segs := l.segs()
+	start := max(floorSegment(segs, recoveryPoint), 0)
+	for i := 0; i < start; i++ {
+		if _, err := l.fsys.Stat(segmentPath(l.dir, segs[i].baseOffset, IndexFileSuffix)); err != nil && segs[i].Size() > 0 {
+			start = i
+			break
+		}
+	}
+	if err := l.rebuildProducerState(segs[start].baseOffset); err != nil {
+		return err
+	}
+	for i := start; i < len(segs); i++ {
+		s := segs[i]
+		sr, err := s.recover(func(b record.Batch) ([]index.AbortedTxn, error) {
+			if e := b.PartitionLeaderEpoch(); e >= 0 {
+				if latest, ok := l.epochs.LatestEpoch(); !ok || e > latest {
+					if err := l.epochs.Assign(e, b.BaseOffset()); err != nil {
+						return nil, err
+					}
+				}
+			}
+			return l.replayBatch(b)
+		})
+		if err != nil {
+			return err
+		}
+		rep.SegmentsRecovered++
+		l.producers.UpdateMapEndOffset(sr.nextOffset)
+		if err := l.producers.TakeSnapshot(); err != nil {
+			return err
+		}
+		if sr.reason == "" {
+			continue
+		}
+		rep.TruncatedBytes += sr.truncatedBytes
+		rep.Reason = fmt.Sprintf("segment %d: %s", s.baseOffset, sr.reason)
+		// Nothing after the first bad batch is trusted (Kafka deletes the
+		// remaining unflushed segments).
+		for _, later := range segs[i+1:] {
+			rep.DroppedSegments = append(rep.DroppedSegments, later.baseOffset)
+			if err := later.renameForDeletion(); err != nil {
+				return err
+			}
+			if err := later.deleteFiles(); err != nil {
+				return err
+			}
+		}
+		l.setSegments(append([]*LogSegment(nil), segs[:i+1]...))
+		break
+	}
+	return l.fsys.SyncDir(l.dir)
+}
+
+func (l *Log) segmentOptions(nowMs int64) segmentOptions {
+	return segmentOptions{
+		indexIntervalBytes: l.config.IndexIntervalBytes,
+		maxIndexSize:       l.config.SegmentIndexBytes,
+		rollJitterMs:       l.config.SegmentJitterMs,
+		nowMs:              nowMs,
+	}
+}
+
+// newSegment creates an empty segment at base. The caller syncs the
+// directory.
+func (l *Log) newSegment(base int64) (*LogSegment, error) {
+	return openSegment(l.fsys, l.dir, base, true, l.segmentOptions(l.clock.Now().UnixMilli()))
+}
