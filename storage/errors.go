@@ -45,7 +45,6 @@ func (e *UnexpectedAppendOffsetError) Error() string {
 	return fmt.Sprintf("storage: unexpected append offset %d: log end offset is %d", e.FirstOffset, e.LogEndOffset)
 }
 
-
 func isNotExist(err error) bool { return vfs.IsNotExist(err) }
 
 // OffsetOutOfRangeError is OFFSET_OUT_OF_RANGE with the bounds that were
