@@ -57,7 +57,7 @@ func (d *logDriver) mustLog(t *testing.T) *Log {
 var needsLog = map[string]bool{
 	"close": true, "append": true, "append-follower": true, "marker": true, "pid-reset": true, "read": true,
 	"hw": true, "truncate-to": true, "truncate-fully": true, "delete-records": true, "roll": true,
-	"flush": true, "retention": true, "expire": true, "remove-deleted": true, "list-offsets": true, "epoch-end": true, "state": true,
+	"flush": true, "retention": true, "expire": true, "flush-if-due": true, "remove-deleted": true, "list-offsets": true, "epoch-end": true, "state": true,
 }
 
 func argInt(td *datadriven.TestData, key string, def int64) int64 {
@@ -104,6 +104,8 @@ func (d *logDriver) run(t *testing.T, td *datadriven.TestData) string {
 		e.cfg.RetentionBytes = argInt(td, "retention-bytes", e.cfg.RetentionBytes)
 		e.cfg.FlushMessages = argInt(td, "flush-messages", e.cfg.FlushMessages)
 		e.cfg.FileDeleteDelayMs = argInt(td, "delete-delay-ms", e.cfg.FileDeleteDelayMs)
+		e.cfg.SegmentMs = argInt(td, "segment-ms", e.cfg.SegmentMs)
+		e.cfg.FlushMs = argInt(td, "flush-ms", e.cfg.FlushMs)
 		if td.HasArg("log-append-time") {
 			e.cfg.TimestampType = record.LogAppendTime
 		}
@@ -244,6 +246,12 @@ func (d *logDriver) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		return fmt.Sprintf("deleted segments=%d bytes=%d (log-start %d, size %d, time %d) log-start=%d\n%s",
 			res.Segments, res.Bytes, res.ByLogStart, res.BySize, res.ByTime, d.log.LogStartOffset(), d.fsLog())
+
+	case "flush-if-due":
+		if err := d.mustLog(t).FlushIfDue(); err != nil {
+			return errString(err)
+		}
+		return fmt.Sprintf("recovery-point=%d\n%s", d.log.RecoveryPoint(), d.fsLog())
 
 	case "expire":
 		if err := d.mustLog(t).RemoveExpiredProducers(); err != nil {

@@ -1,7 +1,9 @@
 package storage
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"path/filepath"
 	"strings"
 
@@ -270,6 +272,20 @@ func (l *Log) segmentOptions(nowMs int64) segmentOptions {
 		rollJitterMs:       l.config.SegmentJitterMs,
 		nowMs:              nowMs,
 	}
+}
+
+// rollJitter picks a segment's segment.jitter.ms share. Kafka draws it at
+// random so partitions created together do not all roll at once; a hash of
+// the directory and base offset spreads them the same way without a global
+// random source, and stays the same across restarts.
+func rollJitter(dir string, base, jitterMs int64) int64 {
+	if jitterMs <= 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(dir))
+	h.Write(binary.BigEndian.AppendUint64(nil, uint64(base)))
+	return int64(h.Sum64() % uint64(jitterMs))
 }
 
 // newSegment creates an empty segment at base. The caller syncs the

@@ -84,7 +84,7 @@ func openSegment(fsys vfs.FS, dir string, base int64, create bool, o segmentOpti
 		baseOffset:         base,
 		file:               f,
 		indexIntervalBytes: o.indexIntervalBytes,
-		rollJitterMs:       o.rollJitterMs,
+		rollJitterMs:       rollJitter(dir, base, o.rollJitterMs),
 		createdMs:          o.nowMs,
 	}
 	s.size.Store(size)
