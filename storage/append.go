@@ -33,18 +33,19 @@ func (l *Log) AppendAsLeader(buf []byte, leaderEpoch int32, origin record.Append
 	if origin == record.OriginReplication {
 		return AppendInfo{}, fmt.Errorf("storage: AppendAsLeader with replication origin; use AppendAsFollower")
 	}
-	l.mu.Lock()
-	if err := l.check(); err != nil {
-		l.mu.Unlock()
-		return AppendInfo{}, err
-	}
-	nowMs := l.clock.Now().UnixMilli()
-	info, err := l.validator.ValidateAndAssignOffsets(buf, origin, l.config.validatorConfig(), nowMs, l.logEndOffset.Load(), leaderEpoch)
-	if err != nil {
-		l.mu.Unlock()
-		return AppendInfo{}, err
-	}
-	return l.appendValidatedAndUnlock(buf, info, origin, nowMs)
+	return l.appendAndFlush(func() (AppendInfo, int64, error) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if err := l.check(); err != nil {
+			return AppendInfo{}, 0, err
+		}
+		nowMs := l.clock.Now().UnixMilli()
+		info, err := l.validator.ValidateAndAssignOffsets(buf, origin, l.config.validatorConfig(), nowMs, l.logEndOffset.Load(), leaderEpoch)
+		if err != nil {
+			return AppendInfo{}, 0, err
+		}
+		return l.appendValidatedLocked(buf, info, origin, nowMs)
+	})
 }
 
 // AppendAsFollower appends batches that already carry their offsets,
@@ -54,31 +55,33 @@ func (l *Log) AppendAsLeader(buf []byte, leaderEpoch int32, origin record.Append
 // (gaps are allowed, as in compacted logs); a caller below it must truncate
 // first.
 func (l *Log) AppendAsFollower(buf []byte) (AppendInfo, error) {
-	l.mu.Lock()
-	if err := l.check(); err != nil {
-		l.mu.Unlock()
-		return AppendInfo{}, err
-	}
-	leo := l.logEndOffset.Load()
-	info, err := l.validator.ValidateReplicated(buf, l.config.validatorConfig(), leo)
-	if err != nil {
-		l.mu.Unlock()
-		return AppendInfo{}, err
-	}
-	if info.FirstOffset < leo {
-		l.mu.Unlock()
-		return AppendInfo{}, &UnexpectedAppendOffsetError{FirstOffset: info.FirstOffset, LogEndOffset: leo}
-	}
-	return l.appendValidatedAndUnlock(buf, info, record.OriginReplication, l.clock.Now().UnixMilli())
+	return l.appendAndFlush(func() (AppendInfo, int64, error) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if err := l.check(); err != nil {
+			return AppendInfo{}, 0, err
+		}
+		leo := l.logEndOffset.Load()
+		info, err := l.validator.ValidateReplicated(buf, l.config.validatorConfig(), leo)
+		if err != nil {
+			return AppendInfo{}, 0, err
+		}
+		if info.FirstOffset < leo {
+			return AppendInfo{}, 0, &UnexpectedAppendOffsetError{FirstOffset: info.FirstOffset, LogEndOffset: leo}
+		}
+		return l.appendValidatedLocked(buf, info, record.OriginReplication, l.clock.Now().UnixMilli())
+	})
 }
 
-// appendValidatedAndUnlock runs the steps after validation: duplicate
-// detection, staged producer-state checks, epoch cache, roll, write, commit.
-// It is entered with mu held and releases it, then waits for the flush
-// when flush.messages asks for one.
-func (l *Log) appendValidatedAndUnlock(buf []byte, info validator.Info, origin record.AppendOrigin, nowMs int64) (AppendInfo, error) {
-	out, flushTo, err := l.appendValidatedLocked(buf, info, origin, nowMs)
-	l.mu.Unlock()
+// appendAndFlush runs an append and then, when flush.messages asks for it,
+// waits until the appended data is durable. The append is counted for
+// group commit so a concurrent flusher waits for it to land first.
+func (l *Log) appendAndFlush(appendLocked func() (AppendInfo, int64, error)) (AppendInfo, error) {
+	counted := l.flush.appendStarted()
+	out, flushTo, err := appendLocked()
+	if counted {
+		l.flush.appendDone()
+	}
 	if err != nil {
 		return AppendInfo{}, err
 	}
@@ -90,6 +93,10 @@ func (l *Log) appendValidatedAndUnlock(buf []byte, info validator.Info, origin r
 	return out, nil
 }
 
+// appendValidatedLocked runs the steps after validation: duplicate
+// detection, staged producer-state checks, epoch cache, roll, write,
+// commit. mu is held. It returns the offset to flush up to when
+// flush.messages asks for a flush, else 0.
 func (l *Log) appendValidatedLocked(buf []byte, info validator.Info, origin record.AppendOrigin, nowMs int64) (AppendInfo, int64, error) {
 	out := AppendInfo{
 		FirstOffset:          info.FirstOffset,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -138,6 +139,7 @@ func Open(dir string, o Options) (*Log, *RecoveryReport, error) {
 		topicID:   o.TopicID,
 	}
 	l.flush.init()
+	l.flush.groupCommit.Store(o.Config.FlushMessages < math.MaxInt64)
 	l.firstUnstable.Store(-1)
 	rep, err := l.load(o)
 	if err != nil {
@@ -166,6 +168,7 @@ func (l *Log) SetConfig(c LogConfig) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.config = c
+	l.flush.groupCommit.Store(c.FlushMessages < math.MaxInt64)
 }
 
 func (l *Log) segs() []*LogSegment { return *l.segments.Load() }
@@ -242,6 +245,12 @@ func (l *Log) Close() error {
 		return f
 	}
 	var errs []error
+	// The active segment's final time index entry is written before the
+	// flush so that it is durable: a clean open trusts the time index for
+	// the segment's max timestamp.
+	if err := l.activeSegment().onBecomeInactive(); err != nil {
+		errs = append(errs, l.fail("close", err))
+	}
 	if err := l.flushAllLocked(); err != nil {
 		errs = append(errs, err)
 	}

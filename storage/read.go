@@ -125,7 +125,7 @@ func (l *Log) Read(offset int64, maxBytes int32, isolation FetchIsolation, minOn
 		out.Records = slice
 		out.FirstEntryIncomplete = slice.Size > 0 && slice.Size < firstBatchSize
 		if isolation == FetchTxnCommitted && slice.Size > 0 {
-			upper, err := l.upperBoundOffset(segs, i, slice, maxOffset, hdr[:])
+			upper, err := l.upperBoundOffset(segs, i, slice, maxOffset)
 			if err != nil {
 				return out, l.fail("read", err)
 			}
@@ -182,18 +182,15 @@ func (l *Log) positionOf(segs []*LogSegment, off int64, isolation FetchIsolation
 	return p, nil
 }
 
-// upperBoundOffset is the first offset after the data returned, for
-// collecting aborted transactions: the base offset of the batch right after
-// the slice, or where the segment's data ends.
-func (l *Log) upperBoundOffset(segs []*LogSegment, i int, slice FileSlice, maxOffset int64, hdr []byte) (int64, error) {
+// upperBoundOffset is an offset past the data returned, for collecting
+// aborted transactions: that of the first offset index entry at or beyond
+// the slice's end, else where the segment's data ends (Kafka's
+// fetchUpperBoundOffset). maxBytes may cut the slice inside a batch, so the
+// bytes at its end need not be a batch header.
+func (l *Log) upperBoundOffset(segs []*LogSegment, i int, slice FileSlice, maxOffset int64) (int64, error) {
 	s := segs[i]
-	end := slice.Position + int64(slice.Size)
-	if end+record.LogOverhead <= s.Size() {
-		h, err := s.batchHeaderAt(end, hdr)
-		if err != nil {
-			return 0, err
-		}
-		return min(h.BaseOffset(), maxOffset), nil
+	if off, ok := s.offsetIndex.FetchUpperBoundOffset(int32(slice.Position), slice.Size); ok {
+		return min(off, maxOffset), nil
 	}
 	if i+1 < len(segs) {
 		return min(segs[i+1].baseOffset, maxOffset), nil

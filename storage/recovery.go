@@ -102,6 +102,9 @@ func (l *Log) load(o Options) (*RecoveryReport, error) {
 		if err := l.recoverSegments(o.RecoveryPoint, rep); err != nil {
 			return nil, err
 		}
+		// Every recovered segment was flushed, and those before them were
+		// below the recovery point: the whole log is durable.
+		recoveryPoint = 1<<63 - 1
 	}
 	leo, err := l.activeSegment().nextOffset()
 	if err != nil {
@@ -220,6 +223,11 @@ func (l *Log) recoverSegments(recoveryPoint int64, rep *RecoveryReport) error {
 			break
 		}
 	}
+	if start > 0 {
+		if err := restoreMaxTimestamp(segs[start-1]); err != nil {
+			return err
+		}
+	}
 	if err := l.rebuildProducerState(segs[start].baseOffset); err != nil {
 		return err
 	}
@@ -227,6 +235,17 @@ func (l *Log) recoverSegments(recoveryPoint int64, rep *RecoveryReport) error {
 		s := segs[i]
 		sr, err := s.recover(func(b record.Batch) ([]index.AbortedTxn, error) {
 			if e := b.PartitionLeaderEpoch(); e >= 0 {
+				// The epoch checkpoint is synced at once, a truncation of the
+				// log is not: after a crash the batches a truncation removed
+				// can come back under a newer epoch's entry. The batch says
+				// that entry is wrong; drop it and every later one.
+				if cur, ok := l.epochs.EpochForOffset(b.BaseOffset()); ok && cur > e {
+					next, _ := l.epochs.NextEpoch(e)
+					wrong, _ := l.epochs.EpochEntry(next)
+					if err := l.epochs.TruncateFromEnd(wrong.StartOffset); err != nil {
+						return nil, err
+					}
+				}
 				if latest, ok := l.epochs.LatestEpoch(); !ok || e > latest {
 					if err := l.epochs.Assign(e, b.BaseOffset()); err != nil {
 						return nil, err
@@ -239,6 +258,12 @@ func (l *Log) recoverSegments(recoveryPoint int64, rep *RecoveryReport) error {
 			return err
 		}
 		rep.SegmentsRecovered++
+		// Persist the rebuilt indexes now: index entries reach their files
+		// only on flush, and this segment may end up below the recovery
+		// point, where nothing rebuilds them again.
+		if err := s.flush(); err != nil {
+			return err
+		}
 		l.producers.UpdateMapEndOffset(sr.nextOffset)
 		if err := l.producers.TakeSnapshot(); err != nil {
 			return err
@@ -263,6 +288,33 @@ func (l *Log) recoverSegments(recoveryPoint int64, rep *RecoveryReport) error {
 		break
 	}
 	return l.fsys.SyncDir(l.dir)
+}
+
+// restoreMaxTimestamp re-adds the final time index entry of the segment
+// before the first one recovery rescans. A roll writes that entry and syncs
+// it in the background; when the recovery point already covered the
+// segment, a crash in between loses the entry where recovery does not look,
+// and the segment's max timestamp (retention.ms, ListOffsets) would be
+// stale. Only the batches from the last time index entry on are read.
+func restoreMaxTimestamp(s *LogSegment) error {
+	ts, off := s.timeIndex.LastEntry()
+	_, ipos := s.offsetIndex.Lookup(off)
+	var hdr [record.HeaderSize]byte
+	for pos, size := int64(ipos), s.Size(); pos+record.HeaderSize <= size; {
+		h, err := s.batchHeaderAt(pos, hdr[:])
+		if err != nil {
+			return err
+		}
+		n := int64(h.Size())
+		if n < record.HeaderSize || pos+n > size {
+			break // not a whole batch: nothing recovery vouched for
+		}
+		if h.MaxTimestamp() > ts {
+			ts, off = h.MaxTimestamp(), h.LastOffset()
+		}
+		pos += n
+	}
+	return s.timeIndex.MaybeAppend(ts, off, true)
 }
 
 func (l *Log) segmentOptions(nowMs int64) segmentOptions {

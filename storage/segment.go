@@ -32,6 +32,13 @@ type LogSegment struct {
 	timeIndex   *index.TimeIndex
 	txnIndex    *index.TxnIndex
 
+	// flushMu serialises fsyncs of the .log file; syncedSize is the size
+	// at the last one and syncDirty marks a truncation since, so an
+	// unchanged file is not synced again.
+	flushMu    sync.Mutex
+	syncedSize int64
+	syncDirty  bool
+
 	indexIntervalBytes       int32
 	bytesSinceLastIndexEntry int32
 	rollJitterMs             int64
@@ -330,6 +337,13 @@ func (s *LogSegment) nextOffset() (int64, error) {
 	return next, nil
 }
 
+// markTruncated forces the next flush to sync even at an unchanged size.
+func (s *LogSegment) markTruncated() {
+	s.flushMu.Lock()
+	s.syncDirty = true
+	s.flushMu.Unlock()
+}
+
 // onBecomeInactive records the final max-timestamp entry when the segment
 // stops being the active one (Kafka's onBecomeInactiveSegment).
 func (s *LogSegment) onBecomeInactive() error {
@@ -337,9 +351,25 @@ func (s *LogSegment) onBecomeInactive() error {
 	return s.timeIndex.MaybeAppend(ts, off, true)
 }
 
-// flush fsyncs the .log file and its indexes.
-func (s *LogSegment) flush() error {
+// flushLog fsyncs the .log file unless it is unchanged since the last sync.
+func (s *LogSegment) flushLog() error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
+	size := s.size.Load()
+	if size == s.syncedSize && !s.syncDirty {
+		return nil
+	}
 	if err := s.file.Sync(); err != nil {
+		return err
+	}
+	s.syncedSize, s.syncDirty = size, false
+	return nil
+}
+
+// flush fsyncs the .log file and its indexes, skipping what did not change
+// since the last flush.
+func (s *LogSegment) flush() error {
+	if err := s.flushLog(); err != nil {
 		return err
 	}
 	if err := s.offsetIndex.Flush(); err != nil {
@@ -376,6 +406,7 @@ func (s *LogSegment) truncateTo(offset int64) (int64, error) {
 		return 0, err
 	}
 	s.size.Store(pos)
+	s.markTruncated()
 	s.bytesSinceLastIndexEntry = 0
 	s.mu.Lock()
 	s.maxTimestamp, s.offsetOfMaxTimestamp = s.timeIndex.LastEntry()
@@ -475,6 +506,7 @@ func (s *LogSegment) recover(fn recoverFunc) (recoverReport, error) {
 		}
 	}
 	s.size.Store(pos)
+	s.markTruncated()
 	ts, off := s.MaxTimestamp()
 	if err := s.timeIndex.MaybeAppend(ts, off, true); err != nil {
 		return rep, err

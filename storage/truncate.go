@@ -58,6 +58,11 @@ func (l *Log) TruncateTo(target int64) (bool, error) {
 	if err := l.rebuildProducerState(target); err != nil {
 		return true, l.fail("rebuild producer state", err)
 	}
+	// The rebuild replays ended transactions as unreplicated; those whose
+	// marker is below the high watermark are not (Kafka updates the high
+	// watermark after the rebuild for the same reason).
+	l.producers.OnHighWatermarkUpdated(l.highWatermark.Load())
+	l.refreshFirstUnstable()
 	l.hwPos.Store(nil)
 	return true, nil
 }

@@ -255,7 +255,7 @@ func TestOffsetIndexDataDriven(t *testing.T) {
 			var pos int32
 			d.ScanArgs(t, "offset", &off)
 			d.ScanArgs(t, "pos", &pos)
-			return errOr(x.Append(off, pos), "ok")
+			return errOr(appendThenWrite(d, x.file, x.Append(off, pos)), "ok")
 		case "lookup":
 			var target int64
 			d.ScanArgs(t, "offset", &target)
@@ -321,7 +321,7 @@ func TestTimeIndexDataDriven(t *testing.T) {
 			var ts, off int64
 			d.ScanArgs(t, "ts", &ts)
 			d.ScanArgs(t, "offset", &off)
-			return errOr(x.MaybeAppend(ts, off, d.HasArg("skip-full-check")), "ok")
+			return errOr(appendThenWrite(d, x.file, x.MaybeAppend(ts, off, d.HasArg("skip-full-check"))), "ok")
 		case "lookup":
 			var target int64
 			d.ScanArgs(t, "ts", &target)
@@ -384,7 +384,7 @@ func TestTxnIndexDataDriven(t *testing.T) {
 			d.ScanArgs(t, "first", &a.FirstOffset)
 			d.ScanArgs(t, "last", &a.LastOffset)
 			d.ScanArgs(t, "lso", &a.LastStableOffset)
-			return errOr(x.Append(a), "ok")
+			return errOr(appendThenWrite(d, x.file, x.Append(a)), "ok")
 		case "collect":
 			var fetch, upper int64
 			d.ScanArgs(t, "fetch", &fetch)
@@ -415,4 +415,16 @@ func TestTxnIndexDataDriven(t *testing.T) {
 		t.Fatalf("unknown command %q", d.Cmd)
 		return ""
 	})
+}
+
+// appendThenWrite writes an appended entry to the file right away, so the
+// scripts can show the file layout and what a crash keeps entry by entry;
+// "deferred" leaves it in memory until the next flush, as the log does.
+func appendThenWrite(d *datadriven.TestData, f *entryFile, err error) error {
+	if err != nil || d.HasArg("deferred") {
+		return err
+	}
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	return f.writeBackLocked()
 }

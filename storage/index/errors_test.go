@@ -19,7 +19,9 @@ func failOn(op vfs.Op) vfs.Injector {
 	}
 }
 
-func TestAppendWriteErrorLeavesIndexUnchanged(t *testing.T) {
+// Appends stay in memory until Flush; a failed write-back keeps them there
+// and leaves the file as it was, so the next Flush retries.
+func TestFlushWriteErrorKeepsEntriesForRetry(t *testing.T) {
 	mem := vfs.NewMem()
 	must(t, mem.MkdirAll("/d"))
 	efs := vfs.WithErrors(mem, nil)
@@ -27,20 +29,28 @@ func TestAppendWriteErrorLeavesIndexUnchanged(t *testing.T) {
 	must(t, err)
 	defer x.Close()
 	must(t, x.Append(1, 10))
+	must(t, x.Flush())
+	must(t, x.Append(2, 20))
+	if b := mustReadFile(t, mem, "/d/x.index"); len(b) != 8 {
+		t.Fatalf("an unflushed append reached the file: %d bytes", len(b))
+	}
 
 	efs.SetInjector(failOn(vfs.OpWrite))
-	if err := x.Append(2, 20); !errors.Is(err, vfs.ErrInjected) {
-		t.Fatalf("Append with failing write = %v, want ErrInjected", err)
+	if err := x.Flush(); !errors.Is(err, vfs.ErrInjected) {
+		t.Fatalf("Flush with failing write = %v, want ErrInjected", err)
 	}
-	if n := x.Entries(); n != 1 {
-		t.Fatalf("Entries after failed append = %d, want 1", n)
+	if n := x.Entries(); n != 2 {
+		t.Fatalf("Entries after failed flush = %d, want 2", n)
 	}
-	if off, pos := x.Lookup(5); off != 1 || pos != 10 {
-		t.Fatalf("Lookup after failed append = %d, %d", off, pos)
+	if off, pos := x.Lookup(5); off != 2 || pos != 20 {
+		t.Fatalf("Lookup after failed flush = %d, %d", off, pos)
+	}
+	if b := mustReadFile(t, mem, "/d/x.index"); len(b) != 8 {
+		t.Fatalf("failed write-back left %d bytes, want 8", len(b))
 	}
 
 	efs.SetInjector(nil)
-	must(t, x.Append(2, 20))
+	must(t, x.Flush())
 	if b := mustReadFile(t, mem, "/d/x.index"); len(b) != 16 {
 		t.Fatalf("file has %d bytes, want 16", len(b))
 	}
@@ -55,6 +65,7 @@ func TestTruncateErrorLeavesIndexUnchanged(t *testing.T) {
 	defer x.Close()
 	must(t, x.MaybeAppend(10, 1, false))
 	must(t, x.MaybeAppend(20, 2, false))
+	must(t, x.Flush()) // truncation only touches the file for written entries
 
 	efs.SetInjector(failOn(vfs.OpTruncate))
 	if err := x.TruncateTo(2); !errors.Is(err, vfs.ErrInjected) {

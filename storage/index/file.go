@@ -22,6 +22,14 @@ const (
 // of fixed-size entries, loaded lazily (Kafka's LazyIndex) and mirrored in
 // memory. It knows nothing of what an entry means.
 //
+// Appends go to memory only and reach the file at the next Flush or Close,
+// the way Kafka's memory-mapped indexes reach the disk when the segment is
+// flushed: a write syscall per 16 KiB batch cost a sixth of the append path.
+// Nothing is lost by deferring: the log trusts an index only below its
+// recovery point, and a segment reaches the recovery point only by being
+// flushed, which writes and syncs its indexes; every segment above it is
+// rebuilt by recovery.
+//
 // Locking: wmu serializes every change and is held across file IO; mu guards
 // what readers see (state, path, buf) and is write-locked only for the short
 // in-memory update at the end of a change. So readers never wait on disk IO,
@@ -43,6 +51,11 @@ type entryFile struct {
 	// once the parent directory is synced, which Flush then does once.
 	// Guarded by wmu.
 	dirDirty bool
+	// written is how many bytes of buf are in the file; the rest waits
+	// for Flush or Close. dirty is set when the file changed since the
+	// last sync. Guarded by wmu.
+	written int
+	dirty   bool
 
 	mu    sync.RWMutex
 	state loadState
@@ -126,6 +139,7 @@ func (x *entryFile) loadLocked() error {
 	}
 	x.f = f
 	x.dirDirty = created
+	x.written = len(buf)
 	x.publish(func() {
 		x.buf = buf
 		x.state = loaded
@@ -158,8 +172,9 @@ func (x *entryFile) publish(change func()) {
 	x.mu.Unlock()
 }
 
-// appendLocked writes one entry at the end of the file, creating the file
-// if it does not exist yet, then makes it visible. Requires wmu and loaded.
+// appendLocked adds one entry in memory, creating the file if it does not
+// exist yet (a transaction index appears with its first entry); the entry
+// reaches the file at the next Flush or Close. Requires wmu and loaded.
 func (x *entryFile) appendLocked(entry []byte) error {
 	if x.f == nil {
 		f, err := x.fsys.Create(x.path)
@@ -169,14 +184,23 @@ func (x *entryFile) appendLocked(entry []byte) error {
 		x.f = f
 		x.dirDirty = true
 	}
-	off := int64(len(x.buf))
-	if _, err := x.f.WriteAt(entry, off); err != nil {
+	x.publish(func() { x.buf = append(x.buf, entry...) })
+	return nil
+}
+
+// writeBackLocked writes the entries not yet in the file. Requires wmu.
+func (x *entryFile) writeBackLocked() error {
+	if x.f == nil || x.written >= len(x.buf) {
+		return nil
+	}
+	if _, err := x.f.WriteAt(x.buf[x.written:], int64(x.written)); err != nil {
 		// Best effort: cut a partial write so the file does not carry a
 		// stray entry the next load would trust.
-		_ = x.f.Truncate(off)
-		return fmt.Errorf("index: append to %s: %w", x.path, err)
+		_ = x.f.Truncate(int64(x.written))
+		return fmt.Errorf("index: write %s: %w", x.path, err)
 	}
-	x.publish(func() { x.buf = append(x.buf, entry...) })
+	x.written = len(x.buf)
+	x.dirty = true
 	return nil
 }
 
@@ -188,10 +212,12 @@ func (x *entryFile) truncateLocked(n int) error {
 	if size >= len(x.buf) {
 		return nil
 	}
-	if x.f != nil {
+	if x.f != nil && x.written > size {
 		if err := x.f.Truncate(int64(size)); err != nil {
 			return fmt.Errorf("index: truncate %s: %w", x.path, err)
 		}
+		x.written = size
+		x.dirty = true
 	}
 	x.publish(func() { x.buf = x.buf[:size] })
 	return nil
@@ -221,9 +247,10 @@ func (x *entryFile) Reset() error {
 	return x.write(func([]byte) error { return x.truncateLocked(0) })
 }
 
-// Flush fsyncs the file, and the first time after we created it also its
-// directory, so a flushed entry survives a crash even in a new segment.
-// An index never loaded has nothing of ours to flush.
+// Flush writes pending entries and fsyncs the file, and the first time
+// after we created it also its directory, so a flushed entry survives a
+// crash even in a new segment. An index never loaded, or unchanged since
+// the last Flush, has nothing to sync.
 func (x *entryFile) Flush() error {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
@@ -236,8 +263,14 @@ func (x *entryFile) Flush() error {
 	if x.f == nil {
 		return nil
 	}
-	if err := x.f.Sync(); err != nil {
-		return fmt.Errorf("index: sync %s: %w", x.path, err)
+	if err := x.writeBackLocked(); err != nil {
+		return err
+	}
+	if x.dirty {
+		if err := x.f.Sync(); err != nil {
+			return fmt.Errorf("index: sync %s: %w", x.path, err)
+		}
+		x.dirty = false
 	}
 	if x.dirDirty {
 		if err := x.fsys.SyncDir(filepath.Dir(x.path)); err != nil {
@@ -259,6 +292,7 @@ func (x *entryFile) Close() error {
 func (x *entryFile) closeLocked() error {
 	var err error
 	if x.f != nil {
+		err = x.writeBackLocked()
 		if cerr := x.f.Close(); cerr != nil {
 			err = fmt.Errorf("index: close %s: %w", x.path, cerr)
 		}

@@ -168,6 +168,7 @@ func offsetIndexRound(t *testing.T, rng *rand.Rand) {
 	}
 	must(t, x.SanityCheck())
 	defer x.Close()
+	must(t, x.Flush()) // appends reach the file on Flush
 	size, err := mem.Stat("/d/x.index")
 	must(t, err)
 	if size.Size != int64(len(m.entries)*OffsetEntrySize) {
