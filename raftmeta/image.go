@@ -1,0 +1,152 @@
+// Package raftmeta is Strait's metadata quorum: the cluster metadata log
+// replicated with hashicorp/raft, applied by a deterministic FSM to an
+// immutable Image, and the controller that validates admin requests and
+// appends records (KRaft's role in Apache Kafka).
+package raftmeta
+
+import (
+	"encoding/base64"
+	"fmt"
+	"sort"
+)
+
+// Uuid is a Kafka UUID (topic ids).
+type Uuid [16]byte
+
+// String is Kafka's Uuid.toString: URL-safe base64 without padding.
+func (u Uuid) String() string { return base64.RawURLEncoding.EncodeToString(u[:]) }
+
+// IsZero reports whether u is Kafka's ZERO_UUID.
+func (u Uuid) IsZero() bool { return u == Uuid{} }
+
+// ParseUuid parses Kafka's 22-character base64 form.
+func ParseUuid(s string) (Uuid, error) {
+	var u Uuid
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) != 16 {
+		return u, fmt.Errorf("invalid uuid %q", s)
+	}
+	copy(u[:], b)
+	return u, nil
+}
+
+// Image is the cluster metadata at one point of the log (Kafka's
+// MetadataImage). It is immutable: the FSM builds a new Image for every
+// applied batch and publishes it atomically, so readers never lock.
+type Image struct {
+	// Offset is the raft index of the last record applied.
+	Offset uint64
+	// ClusterID is the cluster's id, fixed when the log is formatted.
+	ClusterID string
+	// Brokers are the registered brokers by node id.
+	Brokers map[int32]*Broker
+	// Topics by name and by id.
+	Topics     map[string]*Topic
+	TopicsByID map[Uuid]*Topic
+	// Configs holds the dynamic (non-default) configs per resource.
+	Configs map[ConfigResource]map[string]string
+	// ACLs are the stored access control bindings.
+	ACLs []ACLBinding
+	// NextProducerID is the first producer id not yet handed out.
+	NextProducerID int64
+}
+
+// EmptyImage is the image before any record is applied.
+func EmptyImage() *Image {
+	return &Image{
+		Brokers:    map[int32]*Broker{},
+		Topics:     map[string]*Topic{},
+		TopicsByID: map[Uuid]*Topic{},
+		Configs:    map[ConfigResource]map[string]string{},
+	}
+}
+
+// Broker is a registered broker (RegisterBrokerRecord).
+type Broker struct {
+	ID        int32
+	Epoch     int64
+	Endpoints []Endpoint
+	Rack      string
+	Fenced    bool
+}
+
+// Endpoint is one advertised listener of a broker.
+type Endpoint struct {
+	Listener         string // e.g. PLAINTEXT
+	SecurityProtocol string // PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL
+	Host             string
+	Port             int32
+}
+
+// Topic is a topic and its partitions (TopicRecord + PartitionRecords).
+type Topic struct {
+	Name       string
+	ID         Uuid
+	Partitions []*Partition // index i is partition i
+}
+
+// Partition is one partition's replica assignment and leadership
+// (PartitionRecord / PartitionChangeRecord).
+type Partition struct {
+	Topic          string
+	TopicID        Uuid
+	Index          int32
+	Replicas       []int32
+	ISR            []int32
+	Leader         int32 // -1 when offline
+	LeaderEpoch    int32
+	PartitionEpoch int32
+}
+
+// ConfigResourceType mirrors Kafka's ConfigResource.Type codes as the
+// protocol uses them (2 topic, 4 broker; 16 is the KIP-1279 MIRROR).
+type ConfigResourceType int8
+
+const (
+	ConfigResourceTopic  ConfigResourceType = 2
+	ConfigResourceBroker ConfigResourceType = 4
+)
+
+// ConfigResource names a config target. Broker "" is the cluster-wide
+// default broker resource.
+type ConfigResource struct {
+	Type ConfigResourceType
+	Name string
+}
+
+// ACLBinding is one access control entry on a resource pattern (Kafka's
+// AccessControlEntryRecord). The int8 codes are the protocol's.
+type ACLBinding struct {
+	ID             Uuid
+	ResourceType   int8
+	ResourceName   string
+	PatternType    int8
+	Principal      string
+	Host           string
+	Operation      int8
+	PermissionType int8
+}
+
+// TopicNames returns the topic names sorted.
+func (img *Image) TopicNames() []string {
+	names := make([]string, 0, len(img.Topics))
+	for n := range img.Topics {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Partition returns a partition of a topic.
+func (img *Image) Partition(topic string, index int32) (*Partition, bool) {
+	t, ok := img.Topics[topic]
+	if !ok || index < 0 || int(index) >= len(t.Partitions) {
+		return nil, false
+	}
+	return t.Partitions[index], true
+}
+
+// TopicConfig returns a topic's dynamic configs (nil if none).
+func (img *Image) TopicConfig(topic string) map[string]string {
+	return img.Configs[ConfigResource{Type: ConfigResourceTopic, Name: topic}]
+}

@@ -1,0 +1,93 @@
+package wire
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/storage"
+)
+
+// Services are what the handlers delegate every decision to; the broker
+// package wires the implementations (raftmeta's controller, replication's
+// ReplicaManager, coordinator's GroupCoordinator). Who sent a request is in
+// the context (see reqctx). Partition- and resource-level failures are Kafka
+// error codes inside the responses; a returned Go error closes the
+// connection, as it does in Kafka for a request the broker cannot answer.
+type Services struct {
+	Cluster   ClusterView
+	Replicas  ReplicaService
+	Admin     AdminService
+	Groups    GroupService
+	Producers ProducerIDService
+}
+
+// ClusterView is this broker's view of the cluster.
+type ClusterView interface {
+	// NodeID is this broker's node.id.
+	NodeID() int32
+	// Image is the newest applied metadata image.
+	Image() *raftmeta.Image
+	// ControllerID is the active controller's node id, -1 if unknown.
+	ControllerID() int32
+	// AutoCreateTopics creates the named topics with the broker defaults
+	// when auto.create.topics.enable is on, returning an error code per
+	// topic (0 created or already present). Metadata and Produce call it.
+	AutoCreateTopics(ctx context.Context, topics []string) map[string]int16
+}
+
+// FetchResult is a Fetch answer whose record data stays in the segment
+// files: Slices[i][j] holds the data of Resp.Topics[i].Partitions[j] (whose
+// Records field is left nil), so the response writer can send it without
+// copying it through Go memory.
+type FetchResult struct {
+	Resp   *kmsg.FetchResponse
+	Slices [][]storage.FileSlice
+}
+
+// ReplicaService serves the partition data APIs.
+type ReplicaService interface {
+	// Produce appends and waits as acks asks; with acks=0 the returned
+	// response is discarded by the caller.
+	Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.ProduceResponse
+	// Fetch answers with data or after MaxWaitMillis (long poll).
+	Fetch(ctx context.Context, req *kmsg.FetchRequest) *FetchResult
+	ListOffsets(ctx context.Context, req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse
+	OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse
+	DeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse
+	DescribeLogDirs(ctx context.Context, req *kmsg.DescribeLogDirsRequest) *kmsg.DescribeLogDirsResponse
+}
+
+// AdminService serves topic, config and ACL administration.
+type AdminService interface {
+	CreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse
+	DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse
+	CreatePartitions(ctx context.Context, req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse
+	DescribeConfigs(ctx context.Context, req *kmsg.DescribeConfigsRequest) *kmsg.DescribeConfigsResponse
+	AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsRequest) *kmsg.AlterConfigsResponse
+	IncrementalAlterConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse
+	CreateACLs(ctx context.Context, req *kmsg.CreateACLsRequest) *kmsg.CreateACLsResponse
+	DescribeACLs(ctx context.Context, req *kmsg.DescribeACLsRequest) *kmsg.DescribeACLsResponse
+	DeleteACLs(ctx context.Context, req *kmsg.DeleteACLsRequest) *kmsg.DeleteACLsResponse
+}
+
+// GroupService is the consumer group coordinator (classic protocol).
+type GroupService interface {
+	FindCoordinator(ctx context.Context, req *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse
+	JoinGroup(ctx context.Context, req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse
+	SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse
+	Heartbeat(ctx context.Context, req *kmsg.HeartbeatRequest) *kmsg.HeartbeatResponse
+	LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupResponse
+	OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse
+	OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse
+	OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse
+	ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse
+	DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse
+	DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse
+}
+
+// ProducerIDService hands out producer ids (InitProducerId).
+type ProducerIDService interface {
+	InitProducerID(ctx context.Context, req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse
+}
