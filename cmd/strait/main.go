@@ -3,9 +3,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 const usage = `usage: strait <command> [arguments]
@@ -16,19 +19,25 @@ commands:
 `
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// SIGINT and SIGTERM end the context: serve stops gracefully.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
 	switch args[0] {
 	case "serve":
-		// The storage engine is in; the network broker is the next issue.
-		fmt.Fprintln(stdout, "strait: no broker yet: the storage engine is built, the Kafka listener is not")
-		return 0
+		return runServe(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "strait (development)")
 		return 0

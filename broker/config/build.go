@@ -1,0 +1,283 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/strait-io/strait/broker/configdef"
+)
+
+// build fills the typed fields from canonical values and checks the keys
+// against each other, in the order of KafkaConfig.validateValues; the
+// first failed check is the error, naming its keys.
+func (c *Config) build(v values) error {
+	// Identity and roles.
+	c.NodeID = v.i32("node.id")
+	if v.i32("broker.id") != c.NodeID {
+		return errors.New("You must set `node.id` to the same value as `broker.id`.")
+	}
+	if c.NodeID < 0 {
+		return fmt.Errorf("node.id must be at least 0, not %d", c.NodeID)
+	}
+	roles := configdef.SplitList(v.str("process.roles"))
+	seen := map[string]bool{}
+	for _, r := range roles {
+		if seen[r] {
+			return fmt.Errorf("Duplicate role names found in `process.roles`: %s", strings.Join(roles, ","))
+		}
+		seen[r] = true
+	}
+	c.Roles = Roles{Broker: seen["broker"], Controller: seen["controller"]}
+	if !c.Roles.Broker && !c.Roles.Controller {
+		return errors.New("process.roles must contain broker, controller or both")
+	}
+	c.BrokerRack = v.str("broker.rack")
+
+	// Log time settings (KafkaConfig's requires on the resolved values).
+	td := v.src.TopicDefaults()
+	if n, _ := strconv.ParseInt(td["segment.ms"], 10, 64); n < 1 {
+		return errors.New("log.roll.ms must be greater than or equal to 1")
+	}
+	if n, _ := strconv.ParseInt(td["segment.jitter.ms"], 10, 64); n < 0 {
+		return errors.New("log.roll.jitter.ms must be greater than or equal to 0")
+	}
+	if n, _ := strconv.ParseInt(td["retention.ms"], 10, 64); n < 1 && n != -1 {
+		return errors.New("log.retention.ms must be unlimited (-1) or, greater than or equal to 1")
+	}
+
+	// Log dirs: log.dirs, else log.dir.
+	dirs := v.str("log.dir")
+	if v.set("log.dirs") {
+		dirs = v.str("log.dirs")
+	}
+	for _, d := range configdef.SplitList(dirs) {
+		if d != "" {
+			c.LogDirs = append(c.LogDirs, d)
+		}
+	}
+	if len(c.LogDirs) == 0 {
+		return errors.New("At least one log directory must be defined via log.dirs or log.dir.")
+	}
+	c.MetadataLogDir = v.str("metadata.log.dir")
+	if c.MetadataLogDir == "" {
+		c.MetadataLogDir = c.LogDirs[0]
+	}
+
+	if err := c.buildListeners(v); err != nil {
+		return err
+	}
+
+	c.NumPartitions = v.i32("num.partitions")
+	c.DefaultReplicationFactor = v.i32("default.replication.factor")
+	c.AutoCreateTopicsEnable = v.boolean("auto.create.topics.enable")
+	c.DeleteTopicEnable = v.boolean("delete.topic.enable")
+	c.MessageMaxBytes = v.i32("message.max.bytes")
+	c.MinInsyncReplicas = v.i32("min.insync.replicas")
+	c.SocketRequestMaxBytes = v.i32("socket.request.max.bytes")
+	c.ConnectionsMaxIdleMs = v.i64("connections.max.idle.ms")
+	c.MetricsListener = v.str("metrics.listener")
+	c.FetchMaxBytes = v.i32("fetch.max.bytes")
+	c.MaxIncrementalFetchSessionCacheSlots = v.i32("max.incremental.fetch.session.cache.slots")
+	c.LogRetentionCheckIntervalMs = v.i64("log.retention.check.interval.ms")
+	c.LogFlushOffsetCheckpointIntervalMs = v.i32("log.flush.offset.checkpoint.interval.ms")
+	c.LogFlushStartOffsetCheckpointIntervalMs = v.i32("log.flush.start.offset.checkpoint.interval.ms")
+	c.ProducerIDExpirationMs = v.i32("producer.id.expiration.ms")
+	c.Group = GroupConfig{
+		InitialRebalanceDelayMs:         v.i32("group.initial.rebalance.delay.ms"),
+		MinSessionTimeoutMs:             v.i32("group.min.session.timeout.ms"),
+		MaxSessionTimeoutMs:             v.i32("group.max.session.timeout.ms"),
+		MaxSize:                         v.i32("group.max.size"),
+		OffsetMetadataMaxBytes:          v.i32("offset.metadata.max.bytes"),
+		OffsetsLoadBufferSize:           v.i32("offsets.load.buffer.size"),
+		OffsetsTopicNumPartitions:       v.i32("offsets.topic.num.partitions"),
+		OffsetsTopicReplicationFactor:   int16(v.i64("offsets.topic.replication.factor")),
+		OffsetsTopicSegmentBytes:        v.i32("offsets.topic.segment.bytes"),
+		OffsetsTopicCompressionCodec:    int8(v.i64("offsets.topic.compression.codec")),
+		OffsetsRetentionMs:              v.i64("offsets.retention.minutes") * 60 * 1000,
+		OffsetsRetentionCheckIntervalMs: v.i64("offsets.retention.check.interval.ms"),
+		OffsetsCommitTimeoutMs:          v.i32("offsets.commit.timeout.ms"),
+	}
+
+	log, err := configdef.EffectiveLogConfig(v.src, nil)
+	if err != nil {
+		return err
+	}
+	c.Log = log
+	return nil
+}
+
+// buildListeners parses and cross-checks the quorum and listener keys
+// (KafkaConfig: listeners, effectiveAdvertisedBrokerListeners,
+// effectiveAdvertisedControllerListeners, the KRaft role checks and the
+// inter-broker listener).
+func (c *Config) buildListeners(v values) error {
+	voters, err := configdef.ParseVoters(v.str("controller.quorum.voters"))
+	if err != nil {
+		return fmt.Errorf("controller.quorum.voters: %w", err)
+	}
+	c.QuorumVoters = voters
+	voterIDs := make([]int32, 0, len(voters))
+	for _, vo := range voters {
+		voterIDs = append(voterIDs, vo.ID)
+	}
+	sort.Slice(voterIDs, func(i, j int) bool { return voterIDs[i] < voterIDs[j] })
+	inVoters := false
+	for _, id := range voterIDs {
+		inVoters = inVoters || id == c.NodeID
+	}
+	if len(voters) == 0 {
+		return errors.New("controller.quorum.voters must list the controllers as id@host:port (Strait has no controller.quorum.bootstrap.servers)")
+	}
+
+	for _, n := range configdef.SplitList(v.str("controller.listener.names")) {
+		if n != "" {
+			c.ControllerListenerNames = append(c.ControllerListenerNames, strings.ToUpper(n))
+		}
+	}
+	isController := func(name string) bool {
+		for _, n := range c.ControllerListenerNames {
+			if n == name {
+				return true
+			}
+		}
+		return false
+	}
+
+	protocols, err := parseProtocolMap(v.str("listener.security.protocol.map"))
+	if err != nil {
+		return err
+	}
+	c.SecurityProtocols = effectiveProtocolMap(protocols, v.set("listener.security.protocol.map"),
+		v.str("listeners"), c.ControllerListenerNames)
+
+	c.Listeners, err = parseListeners("listeners", v.str("listeners"), c.SecurityProtocols, true)
+	if err != nil {
+		return err
+	}
+	advertised := c.Listeners
+	if v.set("advertised.listeners") {
+		advertised, err = parseListeners("advertised.listeners", v.str("advertised.listeners"), c.SecurityProtocols, false)
+		if err != nil {
+			return err
+		}
+	}
+	listenerNames := map[string]bool{}
+	for _, l := range c.Listeners {
+		listenerNames[l.Name] = true
+	}
+	for _, a := range advertised {
+		if !isController(a.Name) {
+			c.AdvertisedListeners = append(c.AdvertisedListeners, a)
+		}
+	}
+	for _, n := range c.ControllerListenerNames {
+		if ep, ok := findEndpoint(advertised, n); ok {
+			c.AdvertisedControllerListeners = append(c.AdvertisedControllerListeners, ep)
+		} else if ep, ok := findEndpoint(c.Listeners, n); ok {
+			c.AdvertisedControllerListeners = append(c.AdvertisedControllerListeners, ep)
+		}
+	}
+	votersText := "controller.quorum.voters=" + formatIDs(voterIDs)
+
+	switch {
+	case c.Roles.Broker && !c.Roles.Controller:
+		if inVoters {
+			return fmt.Errorf("If process.roles contains just the 'broker' role, the node id %d must not be included in the set of voters %s", c.NodeID, votersText)
+		}
+		if len(c.ControllerListenerNames) == 0 {
+			return errors.New("controller.listener.names must contain at least one value when running KRaft with just the broker role")
+		}
+		for _, n := range c.ControllerListenerNames {
+			if listenerNames[n] {
+				return errors.New("controller.listener.names must not contain a value appearing in the 'listeners' configuration when running KRaft with just the broker role")
+			}
+			if _, ok := c.SecurityProtocols[n]; !ok {
+				return fmt.Errorf("Controller listener with name %s defined in controller.listener.names not found in listener.security.protocol.map", n)
+			}
+		}
+	case c.Roles.Controller:
+		if !c.Roles.Broker && len(c.AdvertisedControllerListeners) != len(c.Listeners) {
+			return errors.New("The listeners config must only contain KRaft controller listeners from controller.listener.names when process.roles=controller")
+		}
+		if !inVoters {
+			return fmt.Errorf("If process.roles contains the 'controller' role, the node id %d must be included in the set of voters %s", c.NodeID, votersText)
+		}
+		if len(c.AdvertisedControllerListeners) == 0 {
+			return errors.New("controller.listener.names must contain at least one value appearing in the 'listeners' configuration when running the KRaft controller role")
+		}
+		for _, n := range c.ControllerListenerNames {
+			if !listenerNames[n] {
+				return errors.New("controller.listener.names must only contain values appearing in the 'listeners' configuration when running the KRaft controller role")
+			}
+		}
+	}
+
+	if err := c.interBrokerListener(v); err != nil {
+		return err
+	}
+	if c.Roles.Broker {
+		if len(c.AdvertisedListeners) == 0 {
+			return errors.New("There must be at least one broker advertised listener. Perhaps all listeners appear in controller.listener.names?")
+		}
+		names := make([]string, 0, len(c.AdvertisedListeners))
+		found := false
+		for _, a := range c.AdvertisedListeners {
+			names = append(names, a.Name)
+			found = found || a.Name == c.InterBrokerListenerName
+		}
+		if !found {
+			return fmt.Errorf("inter.broker.listener.name must be a listener name defined in advertised.listeners. The valid options based on currently configured listeners are %s", strings.Join(names, ","))
+		}
+		for _, a := range c.AdvertisedListeners {
+			if !listenerNames[a.Name] {
+				return fmt.Errorf("advertised.listeners listener names must be equal to or a subset of the ones defined in listeners. Found %s", a.Name)
+			}
+		}
+	}
+	for _, eps := range [][]Endpoint{c.AdvertisedListeners, c.AdvertisedControllerListeners} {
+		for _, ep := range eps {
+			if ep.Host == "0.0.0.0" {
+				return errors.New("advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address.")
+			}
+		}
+	}
+	return nil
+}
+
+// interBrokerListener resolves inter.broker.listener.name, or the listener
+// named after security.inter.broker.protocol; setting both is an error.
+func (c *Config) interBrokerListener(v values) error {
+	if v.set("inter.broker.listener.name") {
+		if v.set("security.inter.broker.protocol") {
+			return errors.New("Only one of inter.broker.listener.name and security.inter.broker.protocol should be set.")
+		}
+		c.InterBrokerListenerName = strings.ToUpper(v.str("inter.broker.listener.name"))
+		if _, ok := c.SecurityProtocols[c.InterBrokerListenerName]; !ok {
+			return fmt.Errorf("Listener with name %s defined in inter.broker.listener.name not found in listener.security.protocol.map.", c.InterBrokerListenerName)
+		}
+		return nil
+	}
+	c.InterBrokerListenerName = v.str("security.inter.broker.protocol")
+	return nil
+}
+
+func findEndpoint(eps []Endpoint, name string) (Endpoint, bool) {
+	for _, e := range eps {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Endpoint{}, false
+}
+
+// formatIDs prints ids as Scala prints a Set: Set(1, 2, 3).
+func formatIDs(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(int(id))
+	}
+	return "Set(" + strings.Join(s, ", ") + ")"
+}

@@ -1,0 +1,147 @@
+package config
+
+import (
+	"strconv"
+
+	"github.com/strait-io/strait/broker/configdef"
+	"github.com/strait-io/strait/storage"
+)
+
+// Config is a validated broker configuration. It is immutable once built;
+// dynamic broker configs (AlterConfigs) live in the metadata image and
+// combine with Raw through Sources.
+type Config struct {
+	// Raw is the static configuration as written (server.properties
+	// overlaid by --set), plus node.id and broker.id filled from each other
+	// as Kafka does. DescribeConfigs reports these as STATIC_BROKER_CONFIG.
+	// Read it, never write it.
+	Raw map[string]string
+	// Ignored are the keys of Raw that Kafka defines but Strait does not
+	// implement, sorted; the broker logs them at startup.
+	Ignored []string
+
+	NodeID int32
+	Roles  Roles
+	// ControllerListenerNames are controller.listener.names, upper-cased.
+	ControllerListenerNames []string
+	QuorumVoters            []configdef.Voter
+	// MetadataLogDir is metadata.log.dir, or the first log dir.
+	MetadataLogDir string
+	// Listeners are every listener to bind, controller ones included.
+	Listeners []Endpoint
+	// AdvertisedListeners are the broker listeners given to clients:
+	// advertised.listeners (or listeners) minus the controller listeners.
+	// A listener with an empty host is for the caller to resolve to the
+	// machine's name, as Kafka does.
+	AdvertisedListeners []Endpoint
+	// AdvertisedControllerListeners are the controller listeners, in
+	// controller.listener.names order.
+	AdvertisedControllerListeners []Endpoint
+	// SecurityProtocols maps each listener name to its protocol, with the
+	// KRaft default for controller listeners applied.
+	SecurityProtocols       map[string]SecurityProtocol
+	InterBrokerListenerName string
+	BrokerRack              string // "" when unset
+	LogDirs                 []string
+
+	NumPartitions            int32
+	DefaultReplicationFactor int32
+	AutoCreateTopicsEnable   bool
+	DeleteTopicEnable        bool
+	MessageMaxBytes          int32
+	MinInsyncReplicas        int32
+
+	SocketRequestMaxBytes int32
+	ConnectionsMaxIdleMs  int64
+	// MetricsListener is the host:port of the metrics endpoint; "" disables it.
+	MetricsListener string
+
+	FetchMaxBytes                        int32
+	MaxIncrementalFetchSessionCacheSlots int32
+
+	LogRetentionCheckIntervalMs             int64
+	LogFlushOffsetCheckpointIntervalMs      int32
+	LogFlushStartOffsetCheckpointIntervalMs int32
+	ProducerIDExpirationMs                  int32
+
+	Group GroupConfig
+
+	// Log is the storage configuration of a partition whose topic sets no
+	// override: the log.* defaults with Kafka's precedence applied.
+	Log storage.LogConfig
+}
+
+// Roles are process.roles.
+type Roles struct{ Broker, Controller bool }
+
+// GroupConfig is the consumer group coordinator's part of the config
+// (GroupCoordinatorConfig, classic protocol and offsets topic).
+type GroupConfig struct {
+	InitialRebalanceDelayMs int32
+	MinSessionTimeoutMs     int32
+	MaxSessionTimeoutMs     int32
+	MaxSize                 int32
+	OffsetMetadataMaxBytes  int32
+	OffsetsLoadBufferSize   int32
+
+	OffsetsTopicNumPartitions int32
+	// OffsetsTopicReplicationFactor is what __consumer_offsets asks for; the
+	// coordinator lowers it to the live broker count when it creates it.
+	OffsetsTopicReplicationFactor   int16
+	OffsetsTopicSegmentBytes        int32
+	OffsetsTopicCompressionCodec    int8
+	OffsetsRetentionMs              int64 // offsets.retention.minutes in ms
+	OffsetsRetentionCheckIntervalMs int64
+	OffsetsCommitTimeoutMs          int32
+}
+
+// Sources combines the static configuration with the dynamic broker
+// configs of the metadata image (the "" resource and this broker's), for
+// configdef.DescribeBroker, configdef.DescribeTopic and
+// configdef.EffectiveLogConfig.
+func (c *Config) Sources(dynamicDefault, dynamicBroker map[string]string) configdef.Sources {
+	return configdef.Sources{
+		NodeID:         c.NodeID,
+		Static:         c.Raw,
+		DynamicDefault: dynamicDefault,
+		DynamicBroker:  dynamicBroker,
+	}
+}
+
+// TopicDefaults returns the value every topic config takes when the topic
+// does not override it, from the static configuration (see
+// configdef.Sources.TopicDefaults). CreateTopics uses it to validate.
+func (c *Config) TopicDefaults() map[string]string {
+	return c.Sources(nil, nil).TopicDefaults()
+}
+
+// EffectiveLogConfig is a topic's storage configuration: the broker's
+// static log defaults overlaid by the topic's overrides. With dynamic
+// broker configs in play, use configdef.EffectiveLogConfig with
+// broker.Sources(...).
+func EffectiveLogConfig(broker *Config, topicOverrides map[string]string) (storage.LogConfig, error) {
+	return configdef.EffectiveLogConfig(broker.Sources(nil, nil), topicOverrides)
+}
+
+// values reads canonical values of broker keys: Raw's when set, else the
+// default.
+type values struct{ src configdef.Sources }
+
+func (v values) str(name string) string {
+	s, _ := v.src.BrokerValue(name)
+	return s
+}
+
+func (v values) set(name string) bool {
+	_, ok := v.src.Static[name]
+	return ok
+}
+
+func (v values) i64(name string) int64 {
+	n, _ := strconv.ParseInt(v.str(name), 10, 64)
+	return n
+}
+
+func (v values) i32(name string) int32 { return int32(v.i64(name)) }
+
+func (v values) boolean(name string) bool { return v.str(name) == "true" }

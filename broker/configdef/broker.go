@@ -1,0 +1,378 @@
+package configdef
+
+// DefaultListenerSecurityProtocolMap is Kafka's default
+// listener.security.protocol.map (SocketServerConfigs): every security
+// protocol is a listener name mapped to itself.
+const DefaultListenerSecurityProtocolMap = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
+
+// brokerDefs are the broker configs Strait implements, under Kafka's names
+// with Kafka's types, validators and defaults — except where the issue's
+// contract gives a single node that works with no configuration at all:
+// node.id and broker.id (1; Kafka has none), process.roles
+// (broker,controller; Kafka has none), listeners (PLAINTEXT on
+// 127.0.0.1:9092 and CONTROLLER on 127.0.0.1:9093; Kafka PLAINTEXT://:9092),
+// controller.listener.names (CONTROLLER), controller.quorum.voters
+// (1@127.0.0.1:9093) and log.dir (./data; Kafka /tmp/kafka-logs).
+// metrics.listener is Strait's own key.
+//
+// Dynamic marks what Kafka can change at runtime and Strait can apply: the
+// log defaults (DynamicLogConfig: only the first synonym of each topic key,
+// so log.retention.ms but not log.retention.hours), message.max.bytes,
+// compression.*, min.insync.replicas, unclean.leader.election.enable and
+// producer.id.expiration.ms. Listener changes, dynamic in Kafka, need a
+// restart in Strait and are read-only here.
+var brokerDefs = []Def{
+	// Identity and roles (KRaftConfigs, ServerConfigs).
+	{
+		Name: "node.id", Type: Int, Default: str("1"),
+		Doc: `The node's id in the cluster, shared by its broker and controller roles.`,
+	},
+	{
+		Name: "broker.id", Type: Int, Default: str("1"),
+		Doc: `Older name of node.id; when both are set they must be equal.`,
+	},
+	{
+		Name: "process.roles", Type: List, Default: str("broker,controller"),
+		Validate: validList(false, "broker", "controller"),
+		Doc:      `The roles this process plays: broker, controller, or both.`,
+	},
+	{
+		Name: "broker.rack", Type: String,
+		Doc: `The broker's rack, reported to clients in Metadata responses.`,
+	},
+
+	// Metadata quorum (QuorumConfig, KRaftConfigs).
+	{
+		Name: "controller.quorum.voters", Type: List, Default: str("1@127.0.0.1:9093"),
+		Validate: validateVoters,
+		Doc:      `The controller quorum's voters as id@host:port entries, separated by commas.`,
+	},
+	{
+		Name: "controller.listener.names", Type: String, Default: str("CONTROLLER"),
+		Doc: `The names of the listeners the controller uses, separated by commas; the first one is used to reach other controllers.`,
+	},
+	{
+		Name: "metadata.log.dir", Type: String,
+		Doc: `Where the metadata quorum keeps its log; unset means the first entry of log.dirs.`,
+	},
+
+	// Listeners (SocketServerConfigs, ReplicationConfigs).
+	{
+		Name: "listeners", Type: String, Default: str("PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"),
+		Doc: `The listeners to accept connections on, as NAME://host:port separated by commas; an empty host binds every interface.`,
+	},
+	{
+		Name: "advertised.listeners", Type: String,
+		Doc: `The addresses given to clients, when different from listeners; controller listeners are never advertised to clients. 0.0.0.0 may not be advertised.`,
+	},
+	{
+		Name: "listener.security.protocol.map", Type: String, Default: str(DefaultListenerSecurityProtocolMap),
+		Doc: `The security protocol of each listener name, as NAME:PROTOCOL separated by commas. When it is not set, controller listeners are PLAINTEXT unless some listener uses SSL or SASL.`,
+	},
+	{
+		Name: "inter.broker.listener.name", Type: String,
+		Doc: `The listener brokers use to reach each other; unset means the listener named after security.inter.broker.protocol.`,
+	},
+	{
+		Name: "security.inter.broker.protocol", Type: String, Default: str("PLAINTEXT"),
+		Validate: in("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),
+		Doc:      `The security protocol brokers use to reach each other; set this or inter.broker.listener.name, not both.`,
+	},
+	{
+		Name: "socket.request.max.bytes", Type: Int, Default: str("104857600"),
+		Validate: atLeast(1),
+		Doc:      `The largest request the broker reads; a larger size prefix closes the connection before anything is allocated.`,
+	},
+	{
+		Name: "connections.max.idle.ms", Type: Long, Default: str("600000"),
+		Doc: `Close a connection that has been idle this long; a negative value never closes idle connections.`,
+	},
+	{
+		Name: "metrics.listener", Type: String, Default: str("127.0.0.1:9644"),
+		Validate: validateHostPortOrEmpty,
+		Doc:      `Strait only: the host:port of the Prometheus metrics HTTP endpoint; empty disables it.`,
+	},
+
+	// Topics (ServerLogConfigs, ReplicationConfigs, ServerConfigs).
+	{
+		Name: "log.dirs", Type: String,
+		Doc: `The directories holding partition data, separated by commas; unset means log.dir.`,
+	},
+	{
+		Name: "log.dir", Type: String, Default: str("./data"),
+		Doc: `The directory holding partition data, used when log.dirs is not set.`,
+	},
+	{
+		Name: "num.partitions", Type: Int, Default: str("1"),
+		Validate: atLeast(1),
+		Doc:      `The partition count of topics created without one, including automatically created topics.`,
+	},
+	{
+		Name: "default.replication.factor", Type: Int, Default: str("1"),
+		Doc: `The replication factor of topics created without one, including automatically created topics.`,
+	},
+	{
+		Name: "auto.create.topics.enable", Type: Boolean, Default: str("true"),
+		Doc: `Create a topic when a client produces to it or asks for its metadata and it does not exist.`,
+	},
+	{
+		Name: "delete.topic.enable", Type: Boolean, Default: str("true"),
+		Doc: `Allow DeleteTopics; when false it fails with TOPIC_DELETION_DISABLED.`,
+	},
+	{
+		Name: "message.max.bytes", Type: Int, Default: str("1048588"), Dynamic: true,
+		Validate: atLeast(0),
+		Doc:      `The largest record batch a topic accepts after compression, unless the topic sets max.message.bytes.`,
+	},
+	{
+		Name: "compression.type", Type: String, Default: str("producer"), Dynamic: true,
+		Validate: in("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
+		Doc:      `The default compression.type of topics: gzip, snappy, lz4, zstd, uncompressed, or producer to keep the producer's codec.`,
+	},
+	{
+		Name: "compression.gzip.level", Type: Int, Default: str("-1"), Dynamic: true,
+		Validate: gzipLevel,
+		Doc:      `The default compression.gzip.level of topics.`,
+	},
+	{
+		Name: "compression.lz4.level", Type: Int, Default: str("9"), Dynamic: true,
+		Validate: between(1, 17),
+		Doc:      `The default compression.lz4.level of topics.`,
+	},
+	{
+		Name: "compression.zstd.level", Type: Int, Default: str("3"), Dynamic: true,
+		Validate: between(-131072, 22),
+		Doc:      `The default compression.zstd.level of topics.`,
+	},
+	{
+		Name: "min.insync.replicas", Type: Int, Default: str("1"), Dynamic: true,
+		Validate: atLeast(1),
+		Doc:      `The default min.insync.replicas of topics: with acks=all, how many in-sync replicas must have a write.`,
+	},
+	{
+		Name: "unclean.leader.election.enable", Type: Boolean, Default: str("false"), Dynamic: true,
+		Doc: `The default unclean.leader.election.enable of topics.`,
+	},
+
+	// Log defaults (ServerLogConfigs, CleanerConfig, RemoteLogManagerConfig).
+	{
+		Name: "log.segment.bytes", Type: Int, Default: str("1073741824"), Dynamic: true,
+		Validate: atLeast(14),
+		Doc:      `The default segment.bytes of topics.`,
+	},
+	{
+		Name: "log.roll.ms", Type: Long, Dynamic: true,
+		Doc: `The default segment.ms of topics; unset means log.roll.hours.`,
+	},
+	{
+		Name: "log.roll.hours", Type: Int, Default: str("168"),
+		Validate: atLeast(1),
+		Doc:      `The default segment.ms of topics in hours, used when log.roll.ms is not set.`,
+	},
+	{
+		Name: "log.roll.jitter.ms", Type: Long, Dynamic: true,
+		Doc: `The default segment.jitter.ms of topics; unset means log.roll.jitter.hours.`,
+	},
+	{
+		Name: "log.roll.jitter.hours", Type: Int, Default: str("0"),
+		Validate: atLeast(0),
+		Doc:      `The default segment.jitter.ms of topics in hours, used when log.roll.jitter.ms is not set.`,
+	},
+	{
+		Name: "log.retention.ms", Type: Long, Dynamic: true,
+		Doc: `The default retention.ms of topics; -1 keeps data forever. Unset means log.retention.minutes.`,
+	},
+	{
+		Name: "log.retention.minutes", Type: Int,
+		Doc: `The default retention.ms of topics in minutes, used when log.retention.ms is not set; unset means log.retention.hours.`,
+	},
+	{
+		Name: "log.retention.hours", Type: Int, Default: str("168"),
+		Doc: `The default retention.ms of topics in hours, used when neither log.retention.ms nor log.retention.minutes is set.`,
+	},
+	{
+		Name: "log.retention.bytes", Type: Long, Default: str("-1"), Dynamic: true,
+		Doc: `The default retention.bytes of topics; -1 is no limit.`,
+	},
+	{
+		Name: "log.retention.check.interval.ms", Type: Long, Default: str("300000"),
+		Validate: atLeast(1),
+		Doc:      `How often the broker looks for segments to delete under the retention policies.`,
+	},
+	{
+		Name: "log.cleanup.policy", Type: List, Default: str("delete"), Dynamic: true,
+		Validate: validList(true, "compact", "delete"),
+		Doc:      `The default cleanup.policy of topics.`,
+	},
+	{
+		Name: "log.index.size.max.bytes", Type: Int, Default: str("10485760"), Dynamic: true,
+		Validate: atLeast(4),
+		Doc:      `The default segment.index.bytes of topics.`,
+	},
+	{
+		Name: "log.index.interval.bytes", Type: Int, Default: str("4096"), Dynamic: true,
+		Validate: atLeast(0),
+		Doc:      `The default index.interval.bytes of topics.`,
+	},
+	{
+		Name: "log.flush.interval.messages", Type: Long, Default: str(maxInt64), Dynamic: true,
+		Validate: atLeast(1),
+		Doc:      `The default flush.messages of topics: fsync after this many messages.`,
+	},
+	{
+		Name: "log.flush.interval.ms", Type: Long, Dynamic: true,
+		Doc: `The default flush.ms of topics; unset means log.flush.scheduler.interval.ms.`,
+	},
+	{
+		Name: "log.flush.scheduler.interval.ms", Type: Long, Default: str(maxInt64),
+		Doc: `The default flush.ms of topics when log.flush.interval.ms is not set.`,
+	},
+	{
+		Name: "log.flush.offset.checkpoint.interval.ms", Type: Int, Default: str("60000"),
+		Validate: atLeast(0),
+		Doc:      `How often the recovery point checkpoint of each log directory is written.`,
+	},
+	{
+		Name: "log.flush.start.offset.checkpoint.interval.ms", Type: Int, Default: str("60000"),
+		Validate: atLeast(0),
+		Doc:      `How often the log start offset checkpoint of each log directory is written.`,
+	},
+	{
+		Name: "log.segment.delete.delay.ms", Type: Long, Default: str("60000"), Dynamic: true,
+		Validate: atLeast(0),
+		Doc:      `The default file.delete.delay.ms of topics.`,
+	},
+	{
+		Name: "log.preallocate", Type: Boolean, Default: str("false"), Dynamic: true,
+		Doc: `The default preallocate of topics.`,
+	},
+	{
+		Name: "log.message.timestamp.type", Type: String, Default: str("CreateTime"), Dynamic: true,
+		Validate: in("CreateTime", "LogAppendTime"),
+		Doc:      `The default message.timestamp.type of topics.`,
+	},
+	{
+		Name: "log.message.timestamp.before.max.ms", Type: Long, Default: str(maxInt64), Dynamic: true,
+		Validate: atLeast(0),
+		Doc:      `The default message.timestamp.before.max.ms of topics.`,
+	},
+	{
+		Name: "log.message.timestamp.after.max.ms", Type: Long, Default: str("3600000"), Dynamic: true,
+		Validate: atLeast(0),
+		Doc:      `The default message.timestamp.after.max.ms of topics.`,
+	},
+	{
+		Name: "log.message.downconversion.enable", Type: Boolean, Default: str("true"), Dynamic: true,
+		Doc: `Deprecated and ignored, like the topic's message.downconversion.enable.`,
+	},
+	{
+		Name: "log.cleaner.delete.retention.ms", Type: Long, Default: str("86400000"), Dynamic: true,
+		Validate: atLeast(0),
+		Doc:      `The default delete.retention.ms of topics.`,
+	},
+	{
+		Name: "log.cleaner.min.compaction.lag.ms", Type: Long, Default: str("0"), Dynamic: true,
+		Validate: atLeast(0),
+		Doc:      `The default min.compaction.lag.ms of topics.`,
+	},
+	{
+		Name: "log.cleaner.max.compaction.lag.ms", Type: Long, Default: str(maxInt64), Dynamic: true,
+		Validate: atLeast(1),
+		Doc:      `The default max.compaction.lag.ms of topics.`,
+	},
+	{
+		Name: "log.cleaner.min.cleanable.ratio", Type: Double, Default: str("0.5"), Dynamic: true,
+		Validate: betweenDouble(0, 1),
+		Doc:      `The default min.cleanable.dirty.ratio of topics.`,
+	},
+	{
+		Name: "log.local.retention.ms", Type: Long, Default: str("-2"), Dynamic: true,
+		Validate: atLeast(-2),
+		Doc:      `The default local.retention.ms of topics. Strait has no tiered storage.`,
+	},
+	{
+		Name: "log.local.retention.bytes", Type: Long, Default: str("-2"), Dynamic: true,
+		Validate: atLeast(-2),
+		Doc:      `The default local.retention.bytes of topics. Strait has no tiered storage.`,
+	},
+	{
+		Name: "producer.id.expiration.ms", Type: Int, Default: str("86400000"), Dynamic: true,
+		Validate: atLeast(1),
+		Doc:      `How long a partition keeps an idle producer's state before forgetting its id.`,
+	},
+
+	// Fetch (ServerConfigs).
+	{
+		Name: "fetch.max.bytes", Type: Int, Default: str("57671680"),
+		Validate: atLeast(1024),
+		Doc:      `The most bytes one Fetch response carries, whatever the request asks.`,
+	},
+	{
+		Name: "max.incremental.fetch.session.cache.slots", Type: Int, Default: str("1000"),
+		Validate: atLeast(0),
+		Doc:      `How many incremental fetch sessions (KIP-227) the broker keeps.`,
+	},
+
+	// Consumer groups (GroupCoordinatorConfig, classic protocol).
+	{
+		Name: "group.initial.rebalance.delay.ms", Type: Int, Default: str("3000"),
+		Doc: `How long the first rebalance of an empty group waits for more members to join.`,
+	},
+	{
+		Name: "group.min.session.timeout.ms", Type: Int, Default: str("6000"),
+		Doc: `The shortest session timeout a group member may ask for.`,
+	},
+	{
+		Name: "group.max.session.timeout.ms", Type: Int, Default: str("1800000"),
+		Doc: `The longest session timeout a group member may ask for.`,
+	},
+	{
+		Name: "group.max.size", Type: Int, Default: str(maxInt32),
+		Validate: atLeast(1),
+		Doc:      `The most members a group may have.`,
+	},
+	{
+		Name: "offset.metadata.max.bytes", Type: Int, Default: str("4096"),
+		Doc: `The largest metadata string an offset commit may carry.`,
+	},
+	{
+		Name: "offsets.load.buffer.size", Type: Int, Default: str("5242880"),
+		Validate: atLeast(1),
+		Doc:      `How many bytes are read at a time when loading group state from __consumer_offsets.`,
+	},
+	{
+		Name: "offsets.topic.num.partitions", Type: Int, Default: str("50"),
+		Validate: atLeast(1),
+		Doc:      `The partition count of __consumer_offsets; do not change it once the topic exists.`,
+	},
+	{
+		Name: "offsets.topic.replication.factor", Type: Short, Default: str("3"),
+		Validate: atLeast(1),
+		Doc:      `The replication factor of __consumer_offsets, lowered to the number of live brokers when the topic is created.`,
+	},
+	{
+		Name: "offsets.topic.segment.bytes", Type: Int, Default: str("104857600"),
+		Validate: atLeast(1),
+		Doc:      `The segment size of __consumer_offsets.`,
+	},
+	{
+		Name: "offsets.topic.compression.codec", Type: Int, Default: str("0"),
+		Validate: between(0, 4),
+		Doc:      `The compression codec id of records written to __consumer_offsets: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd.`,
+	},
+	{
+		Name: "offsets.retention.minutes", Type: Int, Default: str("10080"),
+		Validate: atLeast(1),
+		Doc:      `How long the committed offsets of an empty group are kept.`,
+	},
+	{
+		Name: "offsets.retention.check.interval.ms", Type: Long, Default: str("600000"),
+		Validate: atLeast(1),
+		Doc:      `How often expired committed offsets are looked for.`,
+	},
+	{
+		Name: "offsets.commit.timeout.ms", Type: Int, Default: str("5000"),
+		Validate: atLeast(1),
+		Doc:      `How long an offset commit waits for the replicas of __consumer_offsets.`,
+	},
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/strait-io/strait/broker/config"
+)
+
+const serveUsage = `usage: strait serve [--config FILE] [--set key=value]...
+
+Start a broker. With no flags it is a single node (node.id=1) serving Kafka
+clients on 127.0.0.1:9092, its metadata quorum on 127.0.0.1:9093 and
+metrics on 127.0.0.1:9644, with data in ./data.
+
+flags:
+  --config FILE          a Kafka server.properties file; FILE may also be
+                         given as the only argument, as kafka-server-start takes it
+  --set key=value        set a config key, over the file; repeatable
+  --override key=value   the same as --set (kafka-server-start's spelling)
+  -h, --help             print this help
+`
+
+// overrides collects repeated --set / --override values in order.
+type overrides []string
+
+func (o *overrides) String() string { return strings.Join(*o, " ") }
+
+func (o *overrides) Set(v string) error {
+	if k, _, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("%q is not key=value", v)
+	}
+	*o = append(*o, v)
+	return nil
+}
+
+// runServe parses serve's arguments into a validated config and runs the
+// broker until ctx ends. A bad flag or config prints the problem on stderr
+// and returns 2.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var (
+		path string
+		sets overrides
+	)
+	fs := flag.NewFlagSet("strait serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are printed below, usage on request
+	fs.StringVar(&path, "config", "", "")
+	fs.Var(&sets, "set", "")
+	fs.Var(&sets, "override", "")
+	// flag stops at the first non-flag argument; Kafka's form puts the
+	// properties file first and the overrides after it.
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(stdout, serveUsage)
+				return 0
+			}
+			fmt.Fprintf(stderr, "strait serve: %s\n\n%s", flagError(err, args), serveUsage)
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	switch {
+	case len(positional) > 1:
+		fmt.Fprintf(stderr, "strait serve: unexpected argument %q\n\n%s", positional[1], serveUsage)
+		return 2
+	case len(positional) == 1 && path != "":
+		fmt.Fprintf(stderr, "strait serve: config file given twice: --config %q and %q\n", path, positional[0])
+		return 2
+	case len(positional) == 1:
+		path = positional[0]
+	}
+
+	cfg, err := config.Load(path, sets)
+	if err != nil {
+		fmt.Fprintf(stderr, "strait serve: bad configuration:\n%v\n", err)
+		return 2
+	}
+	if len(cfg.Ignored) > 0 {
+		// Kafka keys Strait does not implement are accepted so that an
+		// existing server.properties works; say which ones have no effect.
+		slog.New(slog.NewTextHandler(stderr, nil)).Warn(
+			"ignoring configs Strait does not implement", "keys", strings.Join(cfg.Ignored, ","))
+	}
+	return serve(ctx, cfg, stdout, stderr)
+}
+
+// serve runs the broker described by cfg until ctx ends and returns the
+// process exit code.
+func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) int {
+	_ = ctx
+	_ = stderr
+	fmt.Fprintf(stdout, "strait: no broker yet (node.id=%d, listeners=%s, log.dirs=%s)\n",
+		cfg.NodeID, endpoints(cfg.Listeners), strings.Join(cfg.LogDirs, ","))
+	return 0
+}
+
+func endpoints(eps []config.Endpoint) string {
+	s := make([]string, len(eps))
+	for i, e := range eps {
+		s[i] = e.String()
+	}
+	return strings.Join(s, ",")
+}
+
+// flagError rewords the flag package's errors with the flag as the user
+// typed it ("--bogus", not "-bogus").
+func flagError(err error, args []string) string {
+	const undefined = "flag provided but not defined: -"
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, undefined)
+	if !ok {
+		return msg
+	}
+	for _, a := range args {
+		if n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); n == name && strings.HasPrefix(a, "-") {
+			if i := strings.IndexByte(a, '='); i >= 0 {
+				a = a[:i]
+			}
+			return fmt.Sprintf("unknown flag %s", a)
+		}
+	}
+	return "unknown flag -" + name
+}
