@@ -1,0 +1,134 @@
+package wire
+
+import (
+	"fmt"
+	"net"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/strait-io/strait/storage/clock"
+)
+
+// Defaults for the socket-server settings, Kafka's where Kafka has one.
+const (
+	// DefaultSocketRequestMaxBytes is Kafka's socket.request.max.bytes.
+	DefaultSocketRequestMaxBytes = 104857600
+	// DefaultConnectionsMaxIdle is Kafka's connections.max.idle.ms.
+	DefaultConnectionsMaxIdle = 10 * time.Minute
+	// DefaultMaxInflightRequests bounds the requests of one connection that
+	// have been read but not yet answered. Kafka reads one request at a
+	// time (the channel stays muted until the response is sent); a few more
+	// let pipelining clients (kgo keeps up to 5 produce requests in flight)
+	// overlap decoding with handling.
+	DefaultMaxInflightRequests = 5
+	// DefaultMaxBufferedResponseBytes bounds the response bytes one
+	// connection may have waiting to be written before the server stops
+	// reading its requests.
+	DefaultMaxBufferedResponseBytes = 16 << 20
+	// SecurityProtocolPlaintext is the only listener protocol so far.
+	SecurityProtocolPlaintext = "PLAINTEXT"
+)
+
+// Listener is one entry of Kafka's listeners setting, e.g.
+// PLAINTEXT://127.0.0.1:9092. Port 0 binds an ephemeral port (tests);
+// Server.Addrs reports the port actually bound.
+type Listener struct {
+	Name             string // listener name, e.g. PLAINTEXT or INTERNAL
+	Host             string // "" binds every interface
+	Port             int
+	SecurityProtocol string // "" means PLAINTEXT, the only one supported now
+}
+
+// Config is the wire server's part of the broker configuration. Zero
+// values take the defaults above.
+type Config struct {
+	Listeners []Listener
+
+	// SocketRequestMaxBytes is socket.request.max.bytes: a request whose
+	// size prefix is larger closes the connection before anything of that
+	// size is allocated.
+	SocketRequestMaxBytes int32
+	// ConnectionsMaxIdle is connections.max.idle.ms: a connection with no
+	// request, no response written and nothing in flight for this long is
+	// closed. Negative disables the check, as -1 does in Kafka.
+	ConnectionsMaxIdle time.Duration
+	// MaxInflightRequests per connection: past it the server stops
+	// reading the connection until a response has been handed to the
+	// socket.
+	MaxInflightRequests int
+	// MaxBufferedResponseBytes per connection: when the encoded responses
+	// not yet written to the socket (ours and gnet's outbound buffer) reach
+	// it, the server stops reading the connection until they drain.
+	MaxBufferedResponseBytes int64
+	// EventLoops is the number of gnet event loops per listener
+	// (default GOMAXPROCS).
+	EventLoops int
+	// Clock times requests and idle connections (default the wall clock).
+	Clock clock.Clock
+}
+
+// withDefaults returns cfg with zero values replaced by the defaults.
+func (cfg Config) withDefaults() Config {
+	if cfg.SocketRequestMaxBytes == 0 {
+		cfg.SocketRequestMaxBytes = DefaultSocketRequestMaxBytes
+	}
+	if cfg.ConnectionsMaxIdle == 0 {
+		cfg.ConnectionsMaxIdle = DefaultConnectionsMaxIdle
+	}
+	if cfg.MaxInflightRequests == 0 {
+		cfg.MaxInflightRequests = DefaultMaxInflightRequests
+	}
+	if cfg.MaxBufferedResponseBytes == 0 {
+		cfg.MaxBufferedResponseBytes = DefaultMaxBufferedResponseBytes
+	}
+	if cfg.EventLoops == 0 {
+		cfg.EventLoops = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	for i := range cfg.Listeners {
+		if cfg.Listeners[i].SecurityProtocol == "" {
+			cfg.Listeners[i].SecurityProtocol = SecurityProtocolPlaintext
+		}
+	}
+	return cfg
+}
+
+// validate reports the first bad setting, naming it as Kafka does.
+func (cfg Config) validate() error {
+	if len(cfg.Listeners) == 0 {
+		return fmt.Errorf("%w: listeners: at least one listener is required", ErrInvalidConfig)
+	}
+	seen := make(map[string]bool, len(cfg.Listeners))
+	for _, l := range cfg.Listeners {
+		switch {
+		case l.Name == "":
+			return fmt.Errorf("%w: listeners: a listener has no name", ErrInvalidConfig)
+		case seen[l.Name]:
+			return fmt.Errorf("%w: listeners: listener name %s is used twice", ErrInvalidConfig, l.Name)
+		case l.Port < 0 || l.Port > 65535:
+			return fmt.Errorf("%w: listeners: listener %s has port %d", ErrInvalidConfig, l.Name, l.Port)
+		case l.SecurityProtocol != SecurityProtocolPlaintext:
+			return fmt.Errorf("%w: listeners: listener %s uses %s; only PLAINTEXT is supported", ErrInvalidConfig, l.Name, l.SecurityProtocol)
+		}
+		seen[l.Name] = true
+	}
+	switch {
+	case cfg.SocketRequestMaxBytes < 0:
+		return fmt.Errorf("%w: socket.request.max.bytes must be positive, got %d", ErrInvalidConfig, cfg.SocketRequestMaxBytes)
+	case cfg.MaxInflightRequests < 1:
+		return fmt.Errorf("%w: max in-flight requests per connection must be at least 1, got %d", ErrInvalidConfig, cfg.MaxInflightRequests)
+	case cfg.MaxBufferedResponseBytes < 1:
+		return fmt.Errorf("%w: max buffered response bytes must be positive, got %d", ErrInvalidConfig, cfg.MaxBufferedResponseBytes)
+	case cfg.EventLoops < 1:
+		return fmt.Errorf("%w: event loops must be at least 1, got %d", ErrInvalidConfig, cfg.EventLoops)
+	}
+	return nil
+}
+
+// address is the listener's host:port as gnet binds it.
+func (l Listener) address() string {
+	return net.JoinHostPort(l.Host, strconv.Itoa(l.Port))
+}

@@ -1,0 +1,29 @@
+// Package wire is Strait's Kafka protocol surface: a gnet v2 server that
+// frames requests, runs each on its own goroutine through the handler
+// registered for its API key, and writes the responses back in request
+// order. Handlers hold no business state; they translate kmsg requests
+// into calls on Services.
+//
+// Threading. gnet event loops only split frames (refusing a size above
+// socket.request.max.bytes before allocating it), read request headers and
+// write responses; they never block. A request's goroutine decodes the
+// body, waits for its turn, calls the handler and queues the encoded
+// response; responses leave in request order whatever order the handlers
+// finish in.
+//
+// Order. A connection's requests are handled one after another, Kafka's
+// guarantee that requests on a connection are processed in the order
+// sent. A handler that parks after its order-sensitive step calls Unmute
+// so the requests behind it may start.
+//
+// Backpressure. A connection with MaxInflightRequests requests read but
+// not answered, or MaxBufferedResponseBytes of responses not yet written,
+// is not read until that drains (Kafka mutes the channel): the server
+// takes EPOLLIN off the socket, so a client that never reads its responses
+// is stopped by TCP flow control instead of growing the server's memory.
+//
+// Handler files are named after their API key (18_api_versions.go) and
+// open with a kfake-style comment: versions, behaviour, version notes with
+// KIPs. Each registers itself in init; ApiVersions is built from that
+// registry.
+package wire

@@ -1,0 +1,86 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// handlerFunc answers one decoded request (kfake's handler shape). kreq is
+// the kmsg request type for the key, at the request's version; the
+// returned response must be of the matching type, built with
+// kreq.ResponseKind() (its version is forced to the request's). A nil
+// response sends nothing (Produce with acks=0) while keeping the order of
+// the responses after it. A non-nil error closes the connection once the
+// responses before this one are written, as Kafka does for a request it
+// cannot answer.
+type handlerFunc func(s *Server, ctx context.Context, kreq kmsg.Request) (kmsg.Response, error)
+
+// api is one registry entry: the versions a handler implements. The
+// registry is what ApiVersions advertises, so the broker never claims a
+// version it cannot serve (kfake's regKey).
+type api struct {
+	key, min, max int16
+	handle        handlerFunc
+}
+
+// registry holds every API, filled by the init functions of the handler
+// files (one per key, 00_produce.go ...) and never changed afterwards.
+var registry = map[int16]api{}
+
+// register adds a to the registry; each handler file calls it from init.
+func register(a api) { registerIn(registry, a) }
+
+// registerIn panics on a key registered twice, an invalid version range,
+// a key kmsg does not know, or a max version kmsg cannot decode: all
+// programming errors caught when the package loads.
+func registerIn(m map[int16]api, a api) {
+	if a.key < 0 || a.min < 0 || a.max < a.min || a.handle == nil {
+		panic(fmt.Sprintf("wire: invalid api registration: key %d, versions %d-%d, handler set %t", a.key, a.min, a.max, a.handle != nil))
+	}
+	kreq := kmsg.RequestForKey(a.key)
+	if kreq == nil {
+		panic(fmt.Sprintf("wire: api key %d is unknown to kmsg", a.key))
+	}
+	if a.max > kreq.MaxVersion() {
+		panic(fmt.Sprintf("wire: %s registered up to v%d, kmsg decodes up to v%d", kmsg.NameForKey(a.key), a.max, kreq.MaxVersion()))
+	}
+	if _, dup := m[a.key]; dup {
+		panic(fmt.Sprintf("wire: api key %d (%s) registered twice", a.key, kmsg.NameForKey(a.key)))
+	}
+	m[a.key] = a
+}
+
+// apiTable is one server's immutable view of the registry: lookup by key
+// and the ApiVersions list sorted by key.
+type apiTable struct {
+	byKey    map[int16]api
+	versions []kmsg.ApiVersionsResponseApiKey
+}
+
+// newAPITable snapshots the registry, plus extra entries (tests register
+// stand-ins for handlers that do not exist yet; see newTestServer).
+func newAPITable(extra ...api) *apiTable {
+	m := make(map[int16]api, len(registry)+len(extra))
+	for k, a := range registry {
+		m[k] = a
+	}
+	for _, a := range extra {
+		registerIn(m, a)
+	}
+	t := &apiTable{byKey: m}
+	for _, a := range m {
+		v := kmsg.NewApiVersionsResponseApiKey()
+		v.ApiKey, v.MinVersion, v.MaxVersion = a.key, a.min, a.max
+		t.versions = append(t.versions, v)
+	}
+	slices.SortFunc(t.versions, func(a, b kmsg.ApiVersionsResponseApiKey) int { return int(a.ApiKey) - int(b.ApiKey) })
+	return t
+}
+
+func (t *apiTable) lookup(key int16) (api, bool) {
+	a, ok := t.byKey[key]
+	return a, ok
+}

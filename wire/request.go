@@ -1,0 +1,156 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire/reqctx"
+)
+
+// request is one framed request on its way through a goroutine: decode,
+// wait for its turn, handle, encode, queue the response.
+type request struct {
+	cn       *conn
+	seq      uint32
+	hdr      requestHeader
+	api      api
+	kreq     kmsg.Request // the body's type at hdr.version; nil for failures and fallbacks
+	fallback bool         // ApiVersions at a version we do not serve: answer v0
+	err      error        // a failure found while reading the header
+	received time.Time
+
+	// Kafka processes a connection's requests one at a time, in order
+	// (the protocol guide promises it, and producers rely on it for the
+	// order of their batches). prev is closed when the request before
+	// this one lets it start; turn is this request's own, closed when it
+	// returns or calls Unmute.
+	prev     <-chan struct{}
+	turn     chan struct{}
+	turnOnce sync.Once
+}
+
+// unmuteKey carries the *request to Unmute through a handler's context.
+type ctxKey struct{ name string }
+
+var unmuteKey = &ctxKey{"wire.request"}
+
+// Unmute lets the connection's next request start before this one has
+// finished. By default a connection's requests run one after another,
+// which is Kafka's guarantee that requests on one connection are processed
+// in order. A service whose request waits a long time after its
+// order-sensitive step (acks=all after the append, a long-poll Fetch once
+// it is parked, a JoinGroup once the member is added) calls Unmute after
+// that step so the requests behind it need not wait. Responses still
+// leave in request order. Unmute is idempotent and does nothing for a
+// context that did not come from this package.
+func Unmute(ctx context.Context) {
+	if r, ok := ctx.Value(unmuteKey).(*request); ok {
+		r.releaseTurn()
+	}
+}
+
+func (r *request) releaseTurn() { r.turnOnce.Do(func() { close(r.turn) }) }
+
+// resolve checks the header against the server's API table (Kafka's
+// SocketServer.parseRequestHeader and ApiVersionManager.isApiEnabled): an
+// unknown key or a version outside the registered range fails the request,
+// which closes the connection, except ApiVersions, which Kafka accepts at
+// any version and answers in v0 (RequestContext.parseRequest).
+func (r *request) resolve(t *apiTable) {
+	a, ok := t.lookup(r.hdr.key)
+	if !ok {
+		r.err = fmt.Errorf("%w: %d", ErrUnknownAPIKey, r.hdr.key)
+		return
+	}
+	r.api = a
+	if r.hdr.version < a.min || r.hdr.version > a.max {
+		if r.hdr.key == int16(kmsg.ApiVersions) {
+			r.fallback = true
+			return
+		}
+		r.err = fmt.Errorf("%w: %s v%d, serving v%d-v%d", ErrUnsupportedVersion, kmsg.NameForKey(r.hdr.key), r.hdr.version, a.min, a.max)
+		return
+	}
+	r.kreq = kmsg.RequestForKey(r.hdr.key)
+	r.kreq.SetVersion(r.hdr.version)
+}
+
+// run is the request's goroutine.
+func (r *request) run() {
+	cn, s := r.cn, r.cn.srv
+	out := &outFrame{key: r.hdr.key, version: r.hdr.version, received: r.received}
+	if r.err == nil && r.kreq != nil {
+		r.err = decodeBody(r.kreq, r.hdr.body)
+	}
+
+	select {
+	case <-r.prev:
+	case <-cn.ctx.Done():
+		r.releaseTurn()
+		cn.complete(r.seq, out) // dropped: the connection is gone
+		return
+	}
+	if r.err == nil && cn.failed.Load() {
+		// An earlier request closed the connection; Kafka would never
+		// have read this one.
+		r.releaseTurn()
+		cn.complete(r.seq, out)
+		return
+	}
+
+	var resp kmsg.Response
+	switch {
+	case r.err != nil:
+	case r.fallback:
+		resp = s.unsupportedApiVersions()
+	default:
+		info := cn.info
+		info.ClientID = r.hdr.clientID
+		info.APIKey, info.APIVersion = r.hdr.key, r.hdr.version
+		ctx := context.WithValue(reqctx.With(cn.ctx, info), unmuteKey, r)
+		resp, r.err = r.api.handle(s, ctx, r.kreq)
+		if r.err == nil && resp != nil && resp.Key() != r.hdr.key {
+			r.err = fmt.Errorf("handler answered %s with %s", kmsg.NameForKey(r.hdr.key), kmsg.NameForKey(resp.Key()))
+		}
+	}
+	if r.err != nil {
+		// Mark the failure before letting the next request start, so
+		// it sees it and does not run.
+		cn.failed.Store(true)
+		r.releaseTurn()
+		out.err = r.err
+		s.logger.Info("closing connection after a failed request",
+			"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener,
+			"client_id", r.hdr.clientID, "correlation_id", r.hdr.correlationID, "err", r.err)
+		cn.complete(r.seq, out)
+		return
+	}
+	r.releaseTurn()
+	if resp != nil {
+		if !r.fallback {
+			resp.SetVersion(r.hdr.version)
+		}
+		out.buf = encodeResponse(r.hdr.correlationID, resp)
+	}
+	cn.complete(r.seq, out)
+}
+
+// decodeBody parses body into kreq. kmsg reports malformed input as an
+// error; a panic would be a kmsg bug, but one bad request must only cost
+// its own connection (Kafka catches everything per request in
+// Processor.processCompletedReceives), so it is turned into an error too.
+func decodeBody(kreq kmsg.Request, body []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %s v%d: decoder panic: %v", ErrInvalidRequest, kmsg.NameForKey(kreq.Key()), kreq.GetVersion(), p)
+		}
+	}()
+	if err := kreq.ReadFrom(body); err != nil {
+		return fmt.Errorf("%w: %s v%d: %v", ErrInvalidRequest, kmsg.NameForKey(kreq.Key()), kreq.GetVersion(), err)
+	}
+	return nil
+}

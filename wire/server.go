@@ -1,0 +1,192 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/strait-io/strait/storage/clock"
+)
+
+// Server is the Kafka protocol server: gnet event loops frame requests and
+// write responses; every request runs on its own goroutine, which calls the
+// handler registered for its key; handlers delegate to Services.
+type Server struct {
+	cfg     Config
+	cfgErr  error
+	svc     Services
+	logger  *slog.Logger
+	metrics Metrics
+	clock   clock.Clock
+	apis    *apiTable
+
+	baseCtx    context.Context // parent of every connection's context
+	cancelBase context.CancelFunc
+	draining   atomic.Bool // Shutdown began: admit no connection, read no request
+	nextConnID atomic.Uint64
+
+	mu        sync.Mutex
+	state     serverState
+	listeners []*listener
+	addrs     map[string]string
+}
+
+type serverState int
+
+const (
+	stateNew serverState = iota
+	stateStarted
+	stateClosed
+)
+
+// NewServer returns a server for cfg; Start reports a bad cfg. A nil
+// logger discards, nil metrics are NopMetrics.
+func NewServer(cfg Config, svc Services, logger *slog.Logger, metrics Metrics) *Server {
+	return newServer(cfg, svc, logger, metrics, newAPITable())
+}
+
+func newServer(cfg Config, svc Services, logger *slog.Logger, metrics Metrics, apis *apiTable) *Server {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if metrics == nil {
+		metrics = NopMetrics{}
+	}
+	cfg = cfg.withDefaults()
+	s := &Server{
+		cfg:     cfg,
+		cfgErr:  cfg.validate(),
+		svc:     svc,
+		logger:  logger,
+		metrics: metrics,
+		clock:   cfg.Clock,
+		apis:    apis,
+		addrs:   make(map[string]string),
+	}
+	s.baseCtx, s.cancelBase = context.WithCancel(context.Background())
+	return s
+}
+
+// Start binds every listener and returns once all are listening, or the
+// first error (every listener already bound is stopped again). ctx bounds
+// the wait.
+func (s *Server) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != stateNew {
+		return ErrServerClosed
+	}
+	if s.cfgErr != nil {
+		return s.cfgErr
+	}
+	s.state = stateStarted
+	for _, lc := range s.cfg.Listeners {
+		l := newListener(s, lc)
+		s.listeners = append(s.listeners, l)
+		go l.run()
+		select {
+		case <-l.booted:
+			s.addrs[lc.Name] = l.addr
+			s.logger.Info("listening", "listener", lc.Name, "addr", l.addr, "security_protocol", lc.SecurityProtocol)
+		case <-l.done:
+			err := fmt.Errorf("wire: listener %s on %s: %w", lc.Name, lc.address(), l.runErr)
+			s.abortStartLocked()
+			return err
+		case <-ctx.Done():
+			s.abortStartLocked()
+			return fmt.Errorf("wire: starting listener %s: %w", lc.Name, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// abortStartLocked stops the listeners of a failed Start. A listener that
+// boots after Start gave up is stopped as soon as it does. mu must be held.
+func (s *Server) abortStartLocked() {
+	s.state = stateClosed
+	s.draining.Store(true)
+	for _, l := range s.listeners {
+		go func() {
+			select {
+			case <-l.booted:
+				l.stop()
+			case <-l.done:
+			}
+		}()
+	}
+	s.cancelBase()
+}
+
+// Addrs maps each listener name to the host:port it is bound to.
+func (s *Server) Addrs() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.addrs)
+}
+
+// drainPoll is how often Shutdown checks that in-flight work is done.
+const drainPoll = 5 * time.Millisecond
+
+// Shutdown stops the server as Kafka's SocketServer does on a controlled
+// shutdown: new connections are closed as they arrive, no further request
+// is read, requests already read finish and their responses are written,
+// then every connection and listener is closed. ctx bounds the whole of
+// it; when it expires the remaining connections are closed at once and
+// ctx's error is returned.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.state == stateClosed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.state = stateClosed
+	lns := s.listeners
+	s.mu.Unlock()
+
+	s.draining.Store(true)
+	err := s.drain(ctx, lns)
+	for _, l := range lns {
+		l.stop()
+	}
+	for _, l := range lns {
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			err = errors.Join(err, fmt.Errorf("wire: stopping listener %s: %w", l.cfg.Name, ctx.Err()))
+		}
+	}
+	s.cancelBase()
+	return err
+}
+
+// drain waits until every connection has answered what it read and
+// written it out, waking each loop so it stops reading and reports how
+// much output gnet still holds.
+func (s *Server) drain(ctx context.Context, lns []*listener) error {
+	t := time.NewTicker(drainPoll)
+	defer t.Stop()
+	for {
+		quiet := true
+		for _, l := range lns {
+			for _, cn := range l.snapshot() {
+				_ = cn.gc.Wake(nil)
+				if !cn.quiet() {
+					quiet = false
+				}
+			}
+		}
+		if quiet {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wire: draining connections: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}

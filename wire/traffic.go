@@ -1,0 +1,114 @@
+package wire
+
+import (
+	"github.com/panjf2000/gnet/v2"
+)
+
+// onTraffic is the connection's OnTraffic: new bytes arrived, or someone
+// woke the loop because room freed up. It only splits frames, reads
+// headers and hands requests to goroutines; it never blocks.
+func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
+	s := cn.srv
+	if s.draining.Load() {
+		// From here on this loop starts no request on cn (the checks
+		// below see the flag too), so Shutdown may count on inflight.
+		cn.drainSeen.Store(true)
+	}
+	if gc.InboundBuffered() > cn.lastInbound {
+		cn.touch()
+	}
+	if cn.flushClose.Load() {
+		// A request failed: once the responses before it are out,
+		// close (Kafka's CloseConnectionResponse after earlier sends).
+		cn.setReadPaused(gc, true)
+		cn.outbound.Store(int64(gc.OutboundBuffered()))
+		if gc.OutboundBuffered() == 0 && cn.unsent.Load() == 0 {
+			return gnet.Close
+		}
+		return gnet.None
+	}
+	for {
+		if cn.stopReading || cn.failed.Load() || s.draining.Load() {
+			cn.setReadPaused(gc, true)
+			break
+		}
+		if cn.overLimit(gc) {
+			// Publish the wish to be woken before the second look, so
+			// a response finishing in between either sees the flag or
+			// is seen by the second look.
+			cn.wantWake.Store(true)
+			if cn.overLimit(gc) {
+				cn.setReadPaused(gc, true)
+				break
+			}
+			cn.wantWake.Store(false)
+		}
+		frame, err := readFrame(gc, s.cfg.SocketRequestMaxBytes)
+		if err != nil {
+			s.logger.Warn("closing connection: bad request frame",
+				"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener, "err", err)
+			return gnet.Close
+		}
+		if frame == nil {
+			cn.setReadPaused(gc, false)
+			break
+		}
+		s.metrics.BytesIn(len(frame) + 4)
+		cn.touch()
+		cn.startRequest(frame)
+	}
+	cn.lastInbound = gc.InboundBuffered()
+	cn.inbound.Store(int64(cn.lastInbound))
+	cn.outbound.Store(int64(gc.OutboundBuffered()))
+	if cn.readPaused && cn.lastInbound > cn.inboundCap {
+		s.logger.Warn("closing connection: input kept arriving while reads were paused",
+			"conn", cn.info.ConnID, "client", cn.info.ClientHost, "buffered", cn.lastInbound)
+		return gnet.Close
+	}
+	return gnet.None
+}
+
+// startRequest numbers the frame, reads its header and starts its
+// goroutine. A header that fails here still takes its place in the
+// sequence, so the connection closes after the responses before it.
+func (cn *conn) startRequest(frame []byte) {
+	s := cn.srv
+	r := &request{
+		cn:       cn,
+		seq:      cn.nextSeq,
+		received: s.clock.Now(),
+		prev:     cn.lastTurn,
+		turn:     make(chan struct{}),
+	}
+	cn.nextSeq++
+	cn.lastTurn = r.turn
+	cn.inflight.Add(1)
+	r.hdr, r.err = parseHeader(frame, kmsgFlexible)
+	if r.err == nil {
+		r.resolve(s.apis)
+	}
+	if r.err != nil {
+		cn.stopReading = true
+	}
+	go r.run()
+}
+
+// setReadPaused stops or resumes reading the socket. Pausing is re-applied
+// on every pass because gnet's own write path turns EPOLLIN back on when
+// its outbound buffer fills or drains.
+func (cn *conn) setReadPaused(gc gnet.Conn, paused bool) {
+	if !paused && !cn.readPaused {
+		return
+	}
+	if cn.pollFD >= 0 {
+		if err := setReadInterest(cn.pollFD, gc.Fd(), !paused, gc.OutboundBuffered() > 0); err != nil {
+			cn.srv.logger.Warn("cannot change read interest; relying on the buffered-input cap",
+				"conn", cn.info.ConnID, "err", err)
+			cn.pollFD = -1
+		}
+	}
+	if paused != cn.readPaused {
+		cn.readPaused = paused
+		cn.ln.watch(cn, paused)
+	}
+}
