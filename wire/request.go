@@ -33,25 +33,9 @@ type request struct {
 	turnOnce sync.Once
 }
 
-// unmuteKey carries the *request to Unmute through a handler's context.
-type ctxKey struct{ name string }
-
-var unmuteKey = &ctxKey{"wire.request"}
-
 // Unmute lets the connection's next request start before this one has
-// finished. By default a connection's requests run one after another,
-// which is Kafka's guarantee that requests on one connection are processed
-// in order. A service whose request waits a long time after its
-// order-sensitive step (acks=all after the append, a long-poll Fetch once
-// it is parked, a JoinGroup once the member is added) calls Unmute after
-// that step so the requests behind it need not wait. Responses still
-// leave in request order. Unmute is idempotent and does nothing for a
-// context that did not come from this package.
-func Unmute(ctx context.Context) {
-	if r, ok := ctx.Value(unmuteKey).(*request); ok {
-		r.releaseTurn()
-	}
-}
+// finished; see reqctx.Unmute, which services call.
+func Unmute(ctx context.Context) { reqctx.Unmute(ctx) }
 
 func (r *request) releaseTurn() { r.turnOnce.Do(func() { close(r.turn) }) }
 
@@ -111,7 +95,7 @@ func (r *request) run() {
 		info := cn.info
 		info.ClientID = r.hdr.clientID
 		info.APIKey, info.APIVersion = r.hdr.key, r.hdr.version
-		ctx := context.WithValue(reqctx.With(cn.ctx, info), unmuteKey, r)
+		ctx := reqctx.WithUnmute(reqctx.With(cn.ctx, info), r.releaseTurn)
 		resp, r.err = r.api.handle(s, ctx, r.kreq)
 		if r.err == nil && resp != nil && resp.Key() != r.hdr.key {
 			r.err = fmt.Errorf("handler answered %s with %s", kmsg.NameForKey(r.hdr.key), kmsg.NameForKey(resp.Key()))
