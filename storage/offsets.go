@@ -251,3 +251,23 @@ func (l *Log) eachRecordTimestamp(b record.Batch, fn func(offset, ts int64) bool
 		}
 	}
 }
+
+// MaybeAssignEpochStartOffset records that epoch starts at the log end
+// offset, if it is newer than the latest epoch in the cache. A replica that
+// becomes leader calls it (Kafka's UnifiedLog.maybeAssignEpochStartOffset
+// from Partition.makeLeader), so OffsetForLeaderEpoch knows the new epoch
+// before its first append.
+func (l *Log) MaybeAssignEpochStartOffset(epoch int32) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.check(); err != nil {
+		return err
+	}
+	if latest, ok := l.epochs.LatestEpoch(); ok && epoch <= latest {
+		return nil
+	}
+	if err := l.epochs.Assign(epoch, l.logEndOffset.Load()); err != nil {
+		return l.fail("epoch checkpoint", err)
+	}
+	return nil
+}

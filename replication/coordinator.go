@@ -1,0 +1,60 @@
+package replication
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strait-io/strait/storage"
+	"github.com/strait-io/strait/storage/record"
+)
+
+// noTimeout waits for as long as the context allows.
+const noTimeout = time.Duration(1<<63 - 1)
+
+// AppendCoordinator appends a batch the broker writes itself (group
+// metadata, offset commits, later transaction markers) to a partition this
+// node leads, and waits until the high watermark passes it: acks=all with
+// OriginCoordinator, as Kafka's coordinators append through
+// ReplicaManager.appendRecords. The wait ends with ctx; then the error
+// wraps kerr.RequestTimedOut and the batch may still become committed.
+// Errors unwrap to kerr codes: NOT_LEADER_OR_FOLLOWER,
+// NOT_ENOUGH_REPLICAS(_AFTER_APPEND), KAFKA_STORAGE_ERROR, or the
+// validation error of a *record.Error.
+func (r *ReplicaManager) AppendCoordinator(ctx context.Context, tp storage.TopicPartition, batch []byte) (storage.AppendInfo, error) {
+	p, ok := r.Partition(tp)
+	if !ok {
+		return storage.AppendInfo{}, fmt.Errorf("replication: append to %s: %w", tp, kerr.NotLeaderForPartition)
+	}
+	info, err := p.appendRecordsToLeader(batch, record.OriginCoordinator, -1)
+	if err != nil {
+		return info, fmt.Errorf("replication: append to %s: %w", tp, err)
+	}
+	var ackErr error
+	done := r.await(ctx, []*Partition{p}, noTimeout, func() bool {
+		enough, err := p.checkEnoughReplicasReachOffset(info.LastOffset + 1)
+		ackErr = err
+		return enough || err != nil
+	})
+	if !done {
+		return info, fmt.Errorf("replication: append to %s: %w: %w", tp, kerr.RequestTimedOut, context.Cause(ctx))
+	}
+	if ackErr != nil {
+		return info, fmt.Errorf("replication: append to %s: %w", tp, ackErr)
+	}
+	return info, nil
+}
+
+// ReadCommitted reads a local partition from offset up to its high
+// watermark, at least one whole batch when there is one (the coordinator
+// loads its state this way). Reading outside the log is
+// *storage.OffsetOutOfRangeError.
+func (r *ReplicaManager) ReadCommitted(tp storage.TopicPartition, from int64, maxBytes int32) (storage.FetchDataInfo, error) {
+	p, ok := r.Partition(tp)
+	if !ok {
+		return storage.FetchDataInfo{}, fmt.Errorf("replication: read %s: %w", tp, kerr.NotLeaderForPartition)
+	}
+	return p.log.Read(from, maxBytes, storage.FetchHighWatermark, true)
+}

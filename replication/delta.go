@@ -1,0 +1,221 @@
+package replication
+
+import (
+	"slices"
+
+	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/storage"
+)
+
+// leadershipEvent is one notification for the listeners.
+type leadershipEvent struct {
+	tp     storage.TopicPartition
+	leader bool
+	epoch  int32
+}
+
+// OnLeadershipChange registers fn for leadership changes of local
+// partitions. fn is first called for every partition this node leads now,
+// then after each ApplyDelta that changes one. Calls are serialised with
+// ApplyDelta (the group coordinator relies on seeing them in order) and
+// must not block for long or call ApplyDelta or OnLeadershipChange.
+func (r *ReplicaManager) OnLeadershipChange(fn LeadershipListener) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.listeners = append(r.listeners, fn)
+	for tp, p := range r.table.Load().byTP {
+		if st := p.state.Load(); st.leader == r.nodeID {
+			fn(tp, true, st.leaderEpoch)
+		}
+	}
+}
+
+// ApplyDelta brings the local replicas in line with img, of which d is the
+// change from the previous image (Kafka's ReplicaManager.applyDelta): logs
+// are created for new local replicas and deleted with their topics or when
+// the replica moves away, each replica takes the leadership img gives it,
+// and topic config changes reach the logs. The first call treats img as a
+// whole: every local replica it names is brought up, so the broker may
+// pass its first image with an empty delta.
+//
+// ApplyDelta is called by the one goroutine that publishes metadata.
+func (r *ReplicaManager) ApplyDelta(d *raftmeta.Delta, img *raftmeta.Image) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	next := r.table.Load().clone()
+	var (
+		events  []leadershipEvent
+		removed []*Partition
+		touched []*Partition
+	)
+	remove := func(tp storage.TopicPartition, p *Partition) {
+		delete(next.byTP, tp)
+		removed = append(removed, p)
+		if st := p.state.Load(); st.leader == r.nodeID {
+			events = append(events, leadershipEvent{tp, false, st.leaderEpoch})
+		}
+	}
+
+	// Deletions first: a topic deleted and re-created under the same name
+	// in one delta must lose its old log before the new one is made.
+	for _, t := range d.DeletedTopics {
+		for i := range t.Partitions {
+			tp := storage.TopicPartition{Topic: t.Name, Partition: int32(i)}
+			delete(next.offline, tp)
+			if p, ok := next.byTP[tp]; ok && (p.topicID.IsZero() || p.topicID == storage.TopicID(t.ID)) {
+				remove(tp, p)
+			}
+		}
+	}
+
+	changed := d.ChangedPartitions
+	if !r.loaded {
+		changed = allPartitions(img)
+		r.warnStrayLogs(img)
+		r.loaded = true
+	}
+	for _, pp := range changed {
+		t, ok := img.Topics[pp.Topic]
+		if !ok || t.ID != pp.TopicID {
+			continue // a stale entry: the topic is gone or was re-created
+		}
+		tp := storage.TopicPartition{Topic: pp.Topic, Partition: pp.Index}
+		p, hosted := next.byTP[tp]
+		if hosted && !p.topicID.IsZero() && p.topicID != storage.TopicID(pp.TopicID) {
+			remove(tp, p) // an older topic of the same name
+			hosted = false
+		}
+		if !slices.Contains(pp.Replicas, r.nodeID) {
+			if hosted {
+				remove(tp, p) // reassigned away from this broker
+			}
+			delete(next.offline, tp)
+			continue
+		}
+		if !hosted {
+			// Removed partitions' logs must be gone before a new log of the
+			// same name is created.
+			removed = r.deleteLogs(removed)
+			var err error
+			if p, err = r.createPartition(tp, pp, img); err != nil {
+				r.logger.Error("cannot create the partition log; the replica is offline", "partition", tp.String(), "err", err)
+				next.offline[tp] = err
+				continue
+			}
+			delete(next.offline, tp)
+			next.byTP[tp] = p
+		}
+		touched = append(touched, p)
+		if p.applyState(pp, r.cfg.MinInsyncReplicasFor(pp.Topic, img)) {
+			st := p.state.Load()
+			events = append(events, leadershipEvent{tp, st.leader == r.nodeID, st.leaderEpoch})
+		}
+	}
+
+	r.applyConfigChanges(d, img, next)
+
+	// Publish the partitions before the image, so a request that finds a
+	// new topic in the image finds its partitions too.
+	r.table.Store(next)
+	r.image.Store(img)
+	for _, p := range touched {
+		p.watchers.notify()
+	}
+	r.deleteLogs(removed)
+	for _, ev := range events {
+		for _, fn := range r.listeners {
+			fn(ev.tp, ev.leader, ev.epoch)
+		}
+	}
+}
+
+// createPartition opens or creates the log of a new local replica. A log
+// left on disk by an older topic of the same name (deleted while this
+// broker was down) is deleted first, as Kafka does with stray logs whose
+// topic id no longer matches.
+func (r *ReplicaManager) createPartition(tp storage.TopicPartition, pp *raftmeta.Partition, img *raftmeta.Image) (*Partition, error) {
+	cfg, err := r.cfg.LogConfigFor(tp.Topic, img)
+	if err != nil {
+		return nil, err
+	}
+	id := storage.TopicID(pp.TopicID)
+	if l, ok := r.logs.Log(tp); ok && !l.TopicID().IsZero() && l.TopicID() != id {
+		r.logger.Warn("deleting a log left by an older topic of the same name", "partition", tp.String(),
+			"logTopicId", l.TopicID().String(), "topicId", id.String())
+		if err := r.logs.DeleteLog(tp); err != nil {
+			return nil, err
+		}
+	}
+	l, err := r.logs.GetOrCreateLog(tp, id, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// A log found on disk was opened with the config its LogManager knew;
+	// the image's is authoritative.
+	l.SetConfig(cfg)
+	return newPartition(tp, id, r.nodeID, l, r.logger), nil
+}
+
+// deleteLogs fences removed partitions and deletes their logs; it returns
+// nil so callers can clear their list.
+func (r *ReplicaManager) deleteLogs(removed []*Partition) []*Partition {
+	for _, p := range removed {
+		p.markRemoved()
+		if err := r.logs.DeleteLog(p.tp); err != nil {
+			r.logger.Error("deleting a partition log failed", "partition", p.tp.String(), "err", err)
+		}
+	}
+	return nil
+}
+
+// applyConfigChanges gives the logs their new effective configs: those of
+// a changed topic, or every log when a broker-level default changed (Kafka
+// reconfigures logs on dynamic broker config updates too).
+func (r *ReplicaManager) applyConfigChanges(d *raftmeta.Delta, img *raftmeta.Image, t *partitionTable) {
+	topics := map[string]bool{}
+	all := false
+	for _, cr := range d.ChangedConfigs {
+		switch cr.Type {
+		case raftmeta.ConfigResourceTopic:
+			topics[cr.Name] = true
+		case raftmeta.ConfigResourceBroker:
+			all = true
+		}
+	}
+	if !all && len(topics) == 0 {
+		return
+	}
+	for tp, p := range t.byTP {
+		if !all && !topics[tp.Topic] {
+			continue
+		}
+		cfg, err := r.cfg.LogConfigFor(tp.Topic, img)
+		if err != nil {
+			// The controller validated the config; keep the old one rather
+			// than guess.
+			r.logger.Error("invalid topic config; keeping the previous one", "topic", tp.Topic, "err", err)
+			continue
+		}
+		p.log.SetConfig(cfg)
+		p.minISR.Store(r.cfg.MinInsyncReplicasFor(tp.Topic, img))
+	}
+}
+
+// warnStrayLogs reports logs on disk whose topic the metadata does not
+// have. Kafka marks such logs stray and leaves them for the operator; so
+// do we (they are not served).
+func (r *ReplicaManager) warnStrayLogs(img *raftmeta.Image) {
+	for tp, l := range r.logs.Logs() {
+		if t, ok := img.Topics[tp.Topic]; !ok || int(tp.Partition) >= len(t.Partitions) {
+			r.logger.Warn("stray log: its partition is not in the metadata; it is not served", "partition", tp.String(), "dir", l.Dir())
+		}
+	}
+}
+
+func allPartitions(img *raftmeta.Image) []*raftmeta.Partition {
+	var out []*raftmeta.Partition
+	for _, name := range img.TopicNames() {
+		out = append(out, img.Topics[name].Partitions...)
+	}
+	return out
+}

@@ -1,0 +1,199 @@
+package replication
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/storage"
+	"github.com/strait-io/strait/storage/clock"
+	"github.com/strait-io/strait/wire"
+)
+
+// ReplicaManager owns the local replicas of this broker (Kafka's
+// ReplicaManager). It implements wire.ReplicaService.
+type ReplicaManager struct {
+	cfg     Config
+	nodeID  int32
+	logs    *storage.LogManager
+	logger  *slog.Logger
+	clock   clock.Clock
+	metrics Metrics
+
+	// image is the newest metadata image applied; table the local
+	// partitions it implies. Both are replaced whole, never mutated.
+	image atomic.Pointer[raftmeta.Image]
+	table atomic.Pointer[partitionTable]
+
+	// mu serialises ApplyDelta and OnLeadershipChange; it guards the
+	// fields below. The data path never takes it.
+	mu        sync.Mutex
+	listeners []LeadershipListener
+	loaded    bool
+
+	sessions *fetchSessionCache
+
+	startOnce sync.Once
+	stopOnce  sync.Once
+	done      chan struct{}
+	wg        sync.WaitGroup
+}
+
+var _ wire.ReplicaService = (*ReplicaManager)(nil)
+
+// LeadershipListener hears that this node became (leader=true) or stopped
+// being (leader=false) the leader of tp, or leads it in a new epoch.
+type LeadershipListener func(tp storage.TopicPartition, leader bool, epoch int32)
+
+// partitionTable is the immutable set of local partitions.
+type partitionTable struct {
+	byTP map[storage.TopicPartition]*Partition
+	// offline are local replicas whose log could not be opened or
+	// created; they answer KAFKA_STORAGE_ERROR.
+	offline map[storage.TopicPartition]error
+}
+
+func (t *partitionTable) clone() *partitionTable {
+	n := &partitionTable{
+		byTP:    make(map[storage.TopicPartition]*Partition, len(t.byTP)),
+		offline: make(map[storage.TopicPartition]error, len(t.offline)),
+	}
+	for k, v := range t.byTP {
+		n.byTP[k] = v
+	}
+	for k, v := range t.offline {
+		n.offline[k] = v
+	}
+	return n
+}
+
+// NewReplicaManager returns a manager with no partitions; ApplyDelta
+// brings them up.
+func NewReplicaManager(cfg Config) (*ReplicaManager, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r := &ReplicaManager{
+		cfg:     cfg,
+		nodeID:  cfg.NodeID,
+		logs:    cfg.Logs,
+		logger:  cfg.Logger.With("component", "replica-manager"),
+		clock:   cfg.Clock,
+		metrics: cfg.Metrics,
+		done:    make(chan struct{}),
+	}
+	r.sessions = newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionMs, cfg.Clock)
+	r.image.Store(raftmeta.EmptyImage())
+	r.table.Store(&partitionTable{byTP: map[storage.TopicPartition]*Partition{}, offline: map[storage.TopicPartition]error{}})
+	return r, nil
+}
+
+// Start runs the background work: log retention and maintenance every
+// log.retention.check.interval.ms, and the log directory checkpoints
+// (high watermark, recovery point, log start offset) every
+// replica.high.watermark.checkpoint.interval.ms. It returns at once; Stop
+// or ctx ends the work.
+func (r *ReplicaManager) Start(ctx context.Context) {
+	r.startOnce.Do(func() {
+		r.wg.Add(1)
+		go r.runBackground(ctx)
+	})
+}
+
+func (r *ReplicaManager) runBackground(ctx context.Context) {
+	defer r.wg.Done()
+	retention := time.NewTicker(time.Duration(r.cfg.RetentionCheckIntervalMs) * time.Millisecond)
+	defer retention.Stop()
+	checkpoint := time.NewTicker(time.Duration(r.cfg.HighWatermarkCheckpointIntervalMs) * time.Millisecond)
+	defer checkpoint.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.done:
+			return
+		case <-retention.C:
+			if err := r.logs.RunMaintenance(); err != nil {
+				r.logger.Warn("log maintenance failed", "err", err)
+			}
+		case <-checkpoint.C:
+			if err := r.logs.Checkpoint(); err != nil {
+				r.logger.Warn("writing log directory checkpoints failed", "err", err)
+			}
+		}
+	}
+}
+
+// Stop ends the background work and releases every parked request (long
+// polls answer with what they have, acks=all waits time out). It does not
+// close the LogManager: the broker does, after Stop.
+func (r *ReplicaManager) Stop() {
+	r.stopOnce.Do(func() { close(r.done) })
+	r.wg.Wait()
+}
+
+func (r *ReplicaManager) currentImage() *raftmeta.Image { return r.image.Load() }
+
+// Partition returns the local replica of tp.
+func (r *ReplicaManager) Partition(tp storage.TopicPartition) (*Partition, bool) {
+	p, ok := r.table.Load().byTP[tp]
+	return p, ok
+}
+
+// Partitions returns every local replica.
+func (r *ReplicaManager) Partitions() []*Partition {
+	t := r.table.Load()
+	out := make([]*Partition, 0, len(t.byTP))
+	for _, p := range t.byTP {
+		out = append(out, p)
+	}
+	return out
+}
+
+// getPartitionOrError finds the local replica of tp (Kafka's
+// getPartitionOrError): an offline log answers KAFKA_STORAGE_ERROR, a
+// partition the metadata knows but this broker does not host
+// NOT_LEADER_OR_FOLLOWER, anything else UNKNOWN_TOPIC_OR_PARTITION.
+func (r *ReplicaManager) getPartitionOrError(tp storage.TopicPartition, img *raftmeta.Image) (*Partition, error) {
+	t := r.table.Load()
+	if p, ok := t.byTP[tp]; ok {
+		return p, nil
+	}
+	if _, ok := t.offline[tp]; ok {
+		return nil, kerr.KafkaStorageError
+	}
+	if _, ok := img.Partition(tp.Topic, tp.Partition); ok {
+		return nil, kerr.NotLeaderForPartition
+	}
+	return nil, kerr.UnknownTopicOrPartition
+}
+
+// currentLeader is what a NOT_LEADER_OR_FOLLOWER answer tells the client
+// about the partition's leader (KIP-951): its id and epoch from the image,
+// -1/-1 when unknown.
+func currentLeader(img *raftmeta.Image, tp storage.TopicPartition) (leader, epoch int32) {
+	if pp, ok := img.Partition(tp.Topic, tp.Partition); ok {
+		return pp.Leader, pp.LeaderEpoch
+	}
+	return -1, -1
+}
+
+// leaderEndpoint returns the endpoint of broker id on the named listener.
+func leaderEndpoint(img *raftmeta.Image, id int32, listener string) (raftmeta.Endpoint, *raftmeta.Broker, bool) {
+	b, ok := img.Brokers[id]
+	if !ok {
+		return raftmeta.Endpoint{}, nil, false
+	}
+	for _, ep := range b.Endpoints {
+		if ep.Listener == listener || listener == "" {
+			return ep, b, true
+		}
+	}
+	return raftmeta.Endpoint{}, nil, false
+}

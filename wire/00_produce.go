@@ -1,0 +1,49 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Produce: v3-12
+//
+// Behavior:
+// * Appended by the replica manager; acks=-1 waits for the in-sync
+//   replicas, acks=1 for the leader's append, acks=0 for nothing.
+// * acks=0 sends no response. When such an append fails the connection is
+//   closed instead, which is how Kafka tells an acks=0 producer that
+//   something went wrong (KafkaApis.handleProduceRequest).
+// * A topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION: producers
+//   create topics through Metadata, as with Kafka.
+//
+// Version notes:
+// * v3: TransactionalID; record batches v2 only (the floor since Kafka 4.0,
+//   KIP-896)
+// * v4: KAFKA_STORAGE_ERROR
+// * v5: LogStartOffset in the response
+// * v7: zstd (KIP-110)
+// * v8: RecordErrors and ErrorMessage (KIP-467)
+// * v9: flexible versions
+// * v10: CurrentLeader and NodeEndpoints on NOT_LEADER_OR_FOLLOWER (KIP-951)
+// * v11, v12: no request change (KIP-890 transactions)
+
+func init() { register(api{key: 0, min: 3, max: 12, handle: (*Server).handleProduce}) }
+
+func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.ProduceRequest)
+	resp := s.svc.Replicas.Produce(ctx, req)
+	if req.Acks != 0 {
+		return resp, nil
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				return nil, fmt.Errorf("acks=0 produce to %s-%d failed: %w", t.Topic, p.Partition, kerr.ErrorForCode(p.ErrorCode))
+			}
+		}
+	}
+	return nil, nil
+}

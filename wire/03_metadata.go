@@ -1,0 +1,199 @@
+package wire
+
+import (
+	"context"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/wire/reqctx"
+)
+
+// Metadata: v0-12
+//
+// Behavior:
+// * Brokers are listed with the endpoint of the listener the request came
+//   in on (Kafka answers per listener so clients reach the same network).
+// * A null topic list (v1+; an empty one in v0) lists every topic.
+// * Missing topics are created when the request allows it (v4+; always in
+//   earlier versions) and auto.create.topics.enable is on; a topic created
+//   by this request answers LEADER_NOT_AVAILABLE until its partitions have
+//   leaders, which is what clients expect and retry on.
+// * Topics may be named by id (v10+); an unknown id is UNKNOWN_TOPIC_ID.
+// * Authorized operations are all operations: ACLs are stored but not yet
+//   enforced.
+//
+// Version notes:
+// * v1: ControllerID, IsInternal, Rack; null topics means all
+// * v2: ClusterID
+// * v3: ThrottleMillis
+// * v4: AllowAutoTopicCreation
+// * v5: OfflineReplicas
+// * v7: LeaderEpoch (KIP-320)
+// * v8: AuthorizedOperations (KIP-430)
+// * v9: flexible versions
+// * v10: TopicID (KIP-516)
+// * v11: cluster authorized operations removed (KIP-700)
+
+func init() { register(api{key: 3, min: 0, max: 12, handle: (*Server).handleMetadata}) }
+
+// allTopicOperations is the bitfield of every topic ACL operation (READ,
+// WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS,
+// ALTER_CONFIGS), reported while ACLs are not enforced.
+const allTopicOperations = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
+
+// allClusterOperations is every cluster ACL operation.
+const allClusterOperations = 1<<4 | 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12 | 1<<13
+
+func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.MetadataRequest)
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	info := reqctx.From(ctx)
+	img := s.svc.Cluster.Image()
+
+	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
+	if !all {
+		if missing := s.missingTopics(img, req); len(missing) > 0 && (req.AllowAutoTopicCreation || req.Version < 4) {
+			s.svc.Cluster.AutoCreateTopics(ctx, missing)
+			img = s.svc.Cluster.Image()
+		}
+	}
+
+	ids := make([]int32, 0, len(img.Brokers))
+	for id, b := range img.Brokers {
+		if !b.Fenced {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	alive := map[int32]bool{}
+	for _, id := range ids {
+		b := img.Brokers[id]
+		ep, ok := endpointFor(b, info.Listener)
+		if !ok {
+			continue
+		}
+		alive[id] = true
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID, mb.Host, mb.Port = id, ep.Host, ep.Port
+		if b.Rack != "" {
+			mb.Rack = kmsg.StringPtr(b.Rack)
+		}
+		resp.Brokers = append(resp.Brokers, mb)
+	}
+	resp.ClusterID = kmsg.StringPtr(img.ClusterID)
+	resp.ControllerID = s.svc.Cluster.ControllerID()
+	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = allClusterOperations
+	}
+
+	addTopic := func(t *raftmeta.Topic) {
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic = kmsg.StringPtr(t.Name)
+		mt.TopicID = t.ID
+		mt.IsInternal = isInternalTopic(t.Name)
+		if req.IncludeTopicAuthorizedOperations {
+			mt.AuthorizedOperations = allTopicOperations
+		}
+		for _, p := range t.Partitions {
+			mp := kmsg.NewMetadataResponseTopicPartition()
+			mp.Partition, mp.Leader, mp.LeaderEpoch = p.Index, p.Leader, p.LeaderEpoch
+			mp.Replicas = append([]int32{}, p.Replicas...)
+			mp.ISR = append([]int32{}, p.ISR...)
+			for _, r := range p.Replicas {
+				if !alive[r] {
+					mp.OfflineReplicas = append(mp.OfflineReplicas, r)
+				}
+			}
+			if mp.OfflineReplicas == nil {
+				mp.OfflineReplicas = []int32{}
+			}
+			if p.Leader < 0 || !alive[p.Leader] {
+				mp.ErrorCode = kerr.LeaderNotAvailable.Code
+			}
+			mt.Partitions = append(mt.Partitions, mp)
+		}
+		resp.Topics = append(resp.Topics, mt)
+	}
+	topicError := func(name *string, id [16]byte, code int16) {
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic, mt.TopicID, mt.ErrorCode = name, id, code
+		mt.Partitions = []kmsg.MetadataResponseTopicPartition{}
+		resp.Topics = append(resp.Topics, mt)
+	}
+
+	if all {
+		for _, name := range img.TopicNames() {
+			addTopic(img.Topics[name])
+		}
+		return resp, nil
+	}
+	for _, rt := range req.Topics {
+		var (
+			t  *raftmeta.Topic
+			ok bool
+		)
+		switch {
+		case rt.Topic != nil && *rt.Topic != "":
+			if err := raftmeta.ValidateTopicName(*rt.Topic); err != nil {
+				topicError(rt.Topic, rt.TopicID, kerr.InvalidTopicException.Code)
+				continue
+			}
+			t, ok = img.Topics[*rt.Topic]
+			if !ok {
+				topicError(rt.Topic, rt.TopicID, kerr.UnknownTopicOrPartition.Code)
+				continue
+			}
+		case rt.TopicID != [16]byte{}:
+			t, ok = img.TopicsByID[raftmeta.Uuid(rt.TopicID)]
+			if !ok {
+				topicError(nil, rt.TopicID, kerr.UnknownTopicID.Code)
+				continue
+			}
+		default:
+			topicError(rt.Topic, rt.TopicID, kerr.InvalidTopicException.Code)
+			continue
+		}
+		if len(t.Partitions) == 0 {
+			topicError(kmsg.StringPtr(t.Name), t.ID, kerr.LeaderNotAvailable.Code)
+			continue
+		}
+		addTopic(t)
+	}
+	return resp, nil
+}
+
+// missingTopics lists the valid, named topics of req not in img.
+func (s *Server) missingTopics(img *raftmeta.Image, req *kmsg.MetadataRequest) []string {
+	var missing []string
+	for _, rt := range req.Topics {
+		if rt.Topic == nil || *rt.Topic == "" {
+			continue
+		}
+		if _, ok := img.Topics[*rt.Topic]; ok {
+			continue
+		}
+		if raftmeta.ValidateTopicName(*rt.Topic) == nil && !isInternalTopic(*rt.Topic) {
+			missing = append(missing, *rt.Topic)
+		}
+	}
+	return missing
+}
+
+// endpointFor picks a broker's endpoint on the named listener; with no
+// name (tests) it takes the first.
+func endpointFor(b *raftmeta.Broker, listener string) (raftmeta.Endpoint, bool) {
+	for _, ep := range b.Endpoints {
+		if listener == "" || ep.Listener == listener {
+			return ep, true
+		}
+	}
+	return raftmeta.Endpoint{}, false
+}
+
+// isInternalTopic reports Kafka's internal topics.
+func isInternalTopic(name string) bool {
+	return name == "__consumer_offsets" || name == "__transaction_state"
+}

@@ -1,0 +1,23 @@
+package wire
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Heartbeat: v0-4
+//
+// Behavior:
+// * REBALANCE_IN_PROGRESS tells the member to rejoin.
+//
+// Version notes:
+// * v1: ThrottleMillis
+// * v3: GroupInstanceID
+// * v4: flexible versions
+
+func init() { register(api{key: 12, min: 0, max: 4, handle: (*Server).handleHeartbeat}) }
+
+func (s *Server) handleHeartbeat(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	return s.svc.Groups.Heartbeat(ctx, kreq.(*kmsg.HeartbeatRequest)), nil
+}
