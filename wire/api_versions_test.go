@@ -14,7 +14,8 @@ import (
 )
 
 func TestApiVersionsKadm(t *testing.T) {
-	s := newTestServer(t, Config{}, nil, metadataStandIn(), heartbeatStandIn(newProbe()))
+	md, hb := metadataStandIn(), heartbeatStandIn(newProbe())
+	s := newTestServer(t, Config{}, nil, md, hb)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(s.plaintextAddr()))
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +32,7 @@ func TestApiVersionsKadm(t *testing.T) {
 	if !ok || v.Err != nil {
 		t.Fatalf("node 1: present %t, err %v", ok, v.Err)
 	}
-	want := map[int16][2]int16{3: {0, 12}, 12: {0, 4}, 18: {0, 4}}
+	want := expectedRanges(md, hb)
 	got := map[int16][2]int16{}
 	v.EachKeySorted(func(key, minV, maxV int16) { got[key] = [2]int16{minV, maxV} })
 	if len(got) != len(want) {
@@ -50,12 +51,10 @@ func TestApiVersionsKadm(t *testing.T) {
 }
 
 func TestApiVersionsEveryVersion(t *testing.T) {
-	s := newTestServer(t, Config{}, nil, heartbeatStandIn(newProbe()))
+	hb := heartbeatStandIn(newProbe())
+	s := newTestServer(t, Config{}, nil, hb)
 	c := dialRaw(t, s.plaintextAddr())
-	want := []kmsg.ApiVersionsResponseApiKey{
-		{ApiKey: 12, MinVersion: 0, MaxVersion: 4},
-		{ApiKey: 18, MinVersion: 0, MaxVersion: 4},
-	}
+	want := expectedKeys(hb)
 	for v := int16(0); v <= 4; v++ {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.Version = v

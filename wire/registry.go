@@ -60,14 +60,16 @@ type apiTable struct {
 	versions []kmsg.ApiVersionsResponseApiKey
 }
 
-// newAPITable snapshots the registry, plus extra entries (tests register
-// stand-ins for handlers that do not exist yet; see newTestServer).
+// newAPITable snapshots the registry, plus extra entries: tests register
+// stand-ins that replace handlers (see newTestServer).
 func newAPITable(extra ...api) *apiTable {
 	m := make(map[int16]api, len(registry)+len(extra))
 	for k, a := range registry {
 		m[k] = a
 	}
 	for _, a := range extra {
+		// A stand-in replaces the real handler of its key.
+		delete(m, a.key)
 		registerIn(m, a)
 	}
 	t := &apiTable{byKey: m}

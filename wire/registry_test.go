@@ -47,7 +47,10 @@ func TestAPITable(t *testing.T) {
 	for _, v := range tab.versions {
 		got = append(got, [3]int16{v.ApiKey, v.MinVersion, v.MaxVersion})
 	}
-	want := [][3]int16{{3, 1, 12}, {18, 0, 4}, {36, 0, 2}}
+	var want [][3]int16
+	for _, k := range expectedKeys(api{key: 36, min: 0, max: 2}, api{key: 3, min: 1, max: 12}) {
+		want = append(want, [3]int16{k.ApiKey, k.MinVersion, k.MaxVersion})
+	}
 	if len(got) != len(want) {
 		t.Fatalf("versions %v, want %v", got, want)
 	}
@@ -56,11 +59,11 @@ func TestAPITable(t *testing.T) {
 			t.Fatalf("versions %v, want %v", got, want)
 		}
 	}
-	if _, ok := tab.lookup(12); ok {
+	if _, ok := tab.lookup(57); ok {
 		t.Fatal("lookup found an unregistered key")
 	}
-	// The package registry holds exactly the handlers written so far.
-	if a, ok := registry[18]; !ok || a.min != 0 || a.max != 4 || len(registry) != 1 {
+	// The stand-ins left the package registry as it was.
+	if a, ok := registry[3]; !ok || a.min != 0 || a.max != 12 {
 		t.Fatalf("registry %v", registry)
 	}
 }
