@@ -9,12 +9,15 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/strait-io/strait/bench"
 )
 
 const usage = `usage: strait <command> [arguments]
 
 commands:
   serve     start a broker
+  bench     run a load-generator workload (produce, consume, e2e, limits)
   version   print the version
 `
 
@@ -38,6 +41,8 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	switch args[0] {
 	case "serve":
 		return runServe(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return bench.MainContext(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "strait (development)")
 		return 0

@@ -1,0 +1,256 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/strait-io/strait/bench/limits"
+)
+
+// commonFlags are the flags of every workload: where to run, the producer
+// settings, and the output.
+type commonFlags struct {
+	target     string
+	targetName string
+	targetCmd  string
+	brokerPID  int
+	peer       string
+	peerProc   bool
+	peerExec   string
+	peerNodes  int
+
+	topic       string
+	partitions  int
+	rf          int
+	recordSize  sizeFlag
+	batchBytes  sizeFlag
+	linger      time.Duration
+	acks        string
+	compression string
+	producers   int
+	bufferBytes sizeFlag
+	maxInflight int
+	seed        uint64
+
+	json       bool
+	quiet      bool
+	limits     bool
+	limitsDir  string
+	limitsTime time.Duration
+}
+
+func (c *commonFlags) register(fs *flag.FlagSet) {
+	d := DefaultProducerConfig()
+	fs.StringVar(&c.target, "target", "", "bootstrap host:port[,host:port] of the broker under test")
+	fs.StringVar(&c.targetName, "target-name", "strait", "label of --target in the results")
+	fs.StringVar(&c.targetCmd, "target-cmd", "", "start the target with this command line (split on spaces) and measure it")
+	fs.IntVar(&c.brokerPID, "broker-pid", 0, "pid of the --target broker, to measure its CPU and memory from /proc")
+	fs.StringVar(&c.peer, "peer", "", `"kfake": run the same workload against franz-go's kfake too`)
+	fs.BoolVar(&c.peerProc, "peer-process", true, "run kfake in a child process, measured like the target (false: in this process, unmeasured)")
+	fs.StringVar(&c.peerExec, "peer-exec", "", `command line reaching "strait bench" for the kfake child (default: this executable + " bench")`)
+	fs.IntVar(&c.peerNodes, "peer-brokers", 1, "kfake brokers")
+
+	fs.StringVar(&c.topic, "topic", d.Topic, "topic (created when missing)")
+	fs.IntVar(&c.partitions, "partitions", int(d.Partitions), "partitions of a created topic")
+	fs.IntVar(&c.rf, "replication-factor", int(d.ReplicationFactor), "replication factor of a created topic (-1: broker default)")
+	c.recordSize = sizeFlag(d.RecordSize)
+	fs.Var(&c.recordSize, "record-size", "value bytes per record (incompressible)")
+	c.batchBytes = sizeFlag(d.BatchBytes)
+	fs.Var(&c.batchBytes, "batch-bytes", "max batch size (batch.size)")
+	fs.DurationVar(&c.linger, "linger", d.Linger, "linger (linger.ms)")
+	fs.StringVar(&c.acks, "acks", d.Acks, "all, 1 or 0")
+	fs.StringVar(&c.compression, "compression", d.Compression, "none, gzip, snappy, lz4 or zstd")
+	fs.IntVar(&c.producers, "producers", d.Producers, "producer clients")
+	c.bufferBytes = sizeFlag(d.BufferBytes)
+	fs.Var(&c.bufferBytes, "buffer-bytes", "bytes each producer buffers (buffer.memory)")
+	fs.IntVar(&c.maxInflight, "max-inflight", d.MaxInflight, "produce requests in flight per broker with acks 0 or 1")
+	fs.Uint64Var(&c.seed, "seed", d.Seed, "seed of the record values")
+
+	fs.BoolVar(&c.json, "json", false, "print the report as JSON")
+	fs.BoolVar(&c.quiet, "quiet", false, "no progress line")
+	fs.BoolVar(&c.limits, "limits", true, "probe and print the machine's limits first")
+	fs.StringVar(&c.limitsDir, "limits-dir", os.TempDir(), "where the limit probes write (use the broker's log dir)")
+	fs.DurationVar(&c.limitsTime, "limits-time", 500*time.Millisecond, "how long each limit probe runs")
+}
+
+func (c *commonFlags) producer(b *Broker) ProducerConfig {
+	return ProducerConfig{
+		Bootstrap:         b.Addrs,
+		Topic:             c.topic,
+		Partitions:        int32(c.partitions),
+		ReplicationFactor: int16(c.rf),
+		RecordSize:        int(c.recordSize),
+		BatchBytes:        int32(c.batchBytes),
+		Linger:            c.linger,
+		Acks:              c.acks,
+		Compression:       c.compression,
+		Producers:         c.producers,
+		BufferBytes:       int(c.bufferBytes),
+		MaxInflight:       c.maxInflight,
+		Seed:              c.seed,
+	}
+}
+
+// validate checks what the flag package cannot; the workloads check the
+// rest when they start.
+func (c *commonFlags) validate() error {
+	if c.target == "" && c.targetCmd != "" {
+		return fmt.Errorf("--target-cmd needs --target (the address it listens on)")
+	}
+	if c.peer != "" && c.peer != "kfake" {
+		return fmt.Errorf("--peer %q: the only peer is kfake", c.peer)
+	}
+	if c.peerNodes < 1 {
+		return fmt.Errorf("--peer-brokers %d < 1", c.peerNodes)
+	}
+	if c.target == "" && c.peer == "" {
+		return fmt.Errorf("nothing to run against: give --target host:port and/or --peer kfake")
+	}
+	p := c.producer(&Broker{Addrs: []string{"-"}})
+	p.fill()
+	return p.Validate()
+}
+
+// runFn runs one workload against one broker.
+type runFn func(ctx context.Context, b *Broker, progress io.Writer) ([]Result, error)
+
+// execute runs the workload against the target, then against a fresh
+// kfake, and prints both with their ratio. Each broker runs alone: the two
+// cores are not shared between them.
+func (c *commonFlags) execute(ctx context.Context, cmd string, fs *flag.FlagSet, stdout, stderr io.Writer, run runFn) int {
+	name := fs.Name()
+	if err := c.validate(); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 2
+	}
+	rep := &Report{Command: cmd, Config: map[string]any{}}
+	fs.VisitAll(func(f *flag.Flag) { rep.Config[f.Name] = f.Value.String() })
+	var progress io.Writer
+	if !c.quiet {
+		progress = stderr
+	}
+	if !c.json {
+		fmt.Fprintf(stdout, "strait bench %s: %s\n", cmd, c.describe(fs))
+	}
+	if c.limits {
+		l, err := limits.Run(ctx, limits.Config{Dir: c.limitsDir, Time: c.limitsTime})
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		rep.Limits = &l
+	}
+
+	var brokers []func() (*Broker, error)
+	if c.target != "" {
+		brokers = append(brokers, func() (*Broker, error) { return c.startTarget(ctx, stderr) })
+	}
+	if c.peer == "kfake" {
+		brokers = append(brokers, func() (*Broker, error) { return c.startKfake(ctx, stderr) })
+	}
+	failed := false
+	for _, start := range brokers {
+		b, err := start()
+		if err != nil {
+			rep.Errors = append(rep.Errors, err.Error())
+			failed = true
+			continue
+		}
+		res, err := run(ctx, b, progress)
+		if cerr := b.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		for _, r := range res {
+			// A workload that failed to start has no result to show.
+			if r.Workload != "" {
+				rep.Results = append(rep.Results, r)
+			}
+		}
+		if err != nil {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", b.Label, err))
+			failed = true
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if c.target != "" && c.peer != "" {
+		rep.Ratios = Ratios(rep.Results, c.targetName, "kfake")
+	}
+	if c.json {
+		if err := rep.WriteJSON(stdout); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+	} else {
+		rep.WriteText(stdout)
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// describe is the header line: every flag the workload runs with that
+// shapes the load.
+func (c *commonFlags) describe(fs *flag.FlagSet) string {
+	skip := map[string]bool{
+		"target": true, "target-name": true, "target-cmd": true, "broker-pid": true,
+		"peer": true, "peer-process": true, "peer-exec": true, "peer-brokers": true,
+		"json": true, "quiet": true, "limits": true, "limits-dir": true, "limits-time": true,
+	}
+	var parts []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if !skip[f.Name] {
+			parts = append(parts, f.Name+"="+f.Value.String())
+		}
+	})
+	return strings.Join(parts, " ")
+}
+
+func (c *commonFlags) startTarget(ctx context.Context, stderr io.Writer) (*Broker, error) {
+	addrs := strings.Split(c.target, ",")
+	if c.targetCmd == "" {
+		return &Broker{Label: c.targetName, Addrs: addrs, PID: c.brokerPID}, nil
+	}
+	b, err := StartCommand(ctx, c.targetName, strings.Fields(c.targetCmd), addrs[0], io.Discard, stderr)
+	if err != nil {
+		return nil, err
+	}
+	b.Addrs = addrs
+	return b, nil
+}
+
+func (c *commonFlags) startKfake(ctx context.Context, stderr io.Writer) (*Broker, error) {
+	if !c.peerProc {
+		return StartKfakeInProcess(c.peerNodes)
+	}
+	argv := strings.Fields(c.peerExec)
+	if len(argv) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("bench: find this executable for kfake-serve: %w", err)
+		}
+		argv = []string{exe, "bench"}
+	}
+	return StartKfakeProcess(ctx, argv, c.peerNodes, stderr)
+}
+
+// fetchFlags are the consumer settings of consume and e2e.
+type fetchFlags struct {
+	maxBytes, maxPartBytes sizeFlag
+}
+
+func (f *fetchFlags) register(fs *flag.FlagSet) {
+	fs.Var(&f.maxBytes, "fetch-max-bytes", "fetch.max.bytes (default kgo's 50MiB)")
+	fs.Var(&f.maxPartBytes, "fetch-max-partition-bytes", "max.partition.fetch.bytes (default kgo's 1MiB)")
+}
+
+func (f *fetchFlags) config() FetchConfig {
+	return FetchConfig{MaxBytes: int32(f.maxBytes), MaxPartitionBytes: int32(f.maxPartBytes)}
+}

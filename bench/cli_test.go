@@ -1,0 +1,190 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"os"
+	"strings"
+	"testing"
+)
+
+func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = MainContext(ctxT(t), args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestCLIFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{[]string{}, 2, "usage: strait bench"},
+		{[]string{"bogus"}, 2, `unknown workload "bogus"`},
+		{[]string{"produce", "--nope"}, 2, "unknown flag --nope"},
+		{[]string{"consume", "--peer", "kfake", "-frobnicate=1"}, 2, "unknown flag --frobnicate"},
+		{[]string{"e2e", "--target", "x:1", "--tail-duration", "1s"}, 2, "unknown flag --tail-duration"},
+		{[]string{"limits", "--target", "x:1"}, 2, "unknown flag --target"},
+		{[]string{"produce", "--records", "ten"}, 2, `invalid value "ten" for flag -records`},
+		{[]string{"produce", "--record-size", "1 parsec"}, 2, "bad size"},
+		{[]string{"produce"}, 2, "nothing to run against"},
+		{[]string{"produce", "--peer", "redpanda"}, 2, `--peer "redpanda"`},
+		{[]string{"produce", "--peer", "kfake", "--acks", "2"}, 2, `acks "2"`},
+		{[]string{"produce", "--peer", "kfake", "--compression", "brotli"}, 2, `compression "brotli"`},
+		{[]string{"produce", "--target-cmd", "strait serve"}, 2, "--target-cmd needs --target"},
+		{[]string{"produce", "--peer", "kfake", "extra"}, 2, `unexpected argument "extra"`},
+	} {
+		code, _, stderr := runMain(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d stderr %q, want exit %d naming %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}
+
+func TestCLIHelp(t *testing.T) {
+	code, stdout, _ := runMain(t, "produce", "-h")
+	if code != 0 || !strings.Contains(stdout, "-record-size") || !strings.Contains(stdout, "-peer-process") {
+		t.Fatalf("produce -h: exit %d, stdout %q", code, stdout)
+	}
+	if strings.Contains(runHelp(t), "kfake-serve") {
+		t.Fatal("help lists the hidden kfake-serve")
+	}
+}
+
+func runHelp(t *testing.T) string {
+	_, stdout, _ := runMain(t, "help")
+	return stdout
+}
+
+// TestCLIProduceJSON runs produce against an in-process kfake and checks
+// the JSON report.
+func TestCLIProduceJSON(t *testing.T) {
+	code, stdout, stderr := runMain(t, "produce", "--peer", "kfake", "--peer-process=false",
+		"--records", "300", "--partitions", "2", "--limits=false", "--quiet", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if stderr != "" {
+		t.Errorf("--quiet wrote to stderr: %q", stderr)
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v in %s", err, stdout)
+	}
+	if len(rep.Results) != 1 || rep.Results[0].Records != 300 || rep.Results[0].Broker != "kfake" || rep.Results[0].Errors != 0 {
+		t.Fatalf("results %+v, want 300 records from kfake", rep.Results)
+	}
+	if rep.Config["record-size"] != "1KiB" || rep.Config["acks"] != "all" || len(rep.Errors) != 0 {
+		t.Fatalf("config %v errors %v", rep.Config, rep.Errors)
+	}
+}
+
+// TestCLISideBySide runs the same workload against a "target" (an
+// in-process kfake standing in for strait) and the kfake child, with the
+// limits probed first: the shape `strait bench produce --peer kfake` prints.
+func TestCLISideBySide(t *testing.T) {
+	target := startKfake(t)
+	code, stdout, stderr := runMain(t, "consume", "--target", target.Addrs[0], "--target-name", "stand-in",
+		"--peer", "kfake", "--peer-exec", os.Args[0],
+		"--bytes", "512KiB", "--tail-duration", "200ms", "--tail-rate", "1000",
+		"--limits-time", "50ms", "--limits-dir", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"strait bench consume: ", "record-size=1KiB",
+		"machine limits", "append+fsync", "sendfile-loopback",
+		"prefill", "catch-up", "tail",
+		"ratio stand-in/kfake prefill: throughput", "ratio stand-in/kfake catch-up: throughput",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "\r") {
+		t.Errorf("no progress line on stderr: %q", stderr)
+	}
+	// The catch-up rows: 512 records from each broker.
+	rows := 0
+	for _, line := range strings.Split(stdout, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 3 && f[0] == "catch-up" {
+			rows++
+			if f[2] != "512" {
+				t.Errorf("catch-up row %q: want 512 records", line)
+			}
+			if f[1] == "kfake" && f[9] == "-" {
+				t.Errorf("kfake child row has no cost: %q", line)
+			}
+		}
+	}
+	if rows != 2 {
+		t.Errorf("%d catch-up rows, want 2:\n%s", rows, stdout)
+	}
+}
+
+func TestCLIE2E(t *testing.T) {
+	code, stdout, stderr := runMain(t, "e2e", "--peer", "kfake", "--peer-process=false",
+		"--rate", "1000", "--records", "200", "--limits=false", "--quiet", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Results[0]; r.Records != 200 || r.Produced != 200 || r.Latency == nil || r.Latency.Count != 200 {
+		t.Fatalf("%+v, want 200 produced, read and timed", r)
+	}
+}
+
+func TestCLILimits(t *testing.T) {
+	code, stdout, stderr := runMain(t, "limits", "--time", "30ms", "--dir", t.TempDir(), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Limits == nil || len(rep.Limits.Probes) != 4 {
+		t.Fatalf("limits %+v, want 4 probes", rep.Limits)
+	}
+}
+
+func TestSizeFlag(t *testing.T) {
+	for in, want := range map[string]int64{"16384": 16384, "16KiB": 16384, "1gib": 1 << 30, "1.5m": 3 << 19, "2 MB": 2 << 20, "7b": 7} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	if _, err := parseSize("-1k"); err == nil {
+		t.Error("negative size accepted")
+	}
+	if got := formatSize(16384); got != "16KiB" {
+		t.Errorf("formatSize(16384) = %q", got)
+	}
+}
+
+func TestCLIUnreachableTarget(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	code, stdout, _ := runMain(t, "produce", "--target", addr, "--records", "1", "--limits=false", "--quiet", "--json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 0 || len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0], addr) {
+		t.Fatalf("results %+v errors %q, want no result and one error naming %s", rep.Results, rep.Errors, addr)
+	}
+}

@@ -1,0 +1,19 @@
+// Package bench is Strait's load generator: the workloads behind
+// `strait bench` (produce, consume, e2e), the side-by-side runs against
+// franz-go's kfake, and the reporting of both with their ratio.
+//
+// Every workload is a library call (RunProduce, RunConsume, RunE2E) taking a
+// bootstrap address, so tests and `make bench` drive the same code the CLI
+// does. The clients are franz-go kgo clients configured identically for every
+// broker, so a ratio compares brokers, not client settings.
+//
+// Units: MiB is 2^20 bytes (Kafka's ProducerPerformance also divides by
+// 1024*1024 and calls it MB), GiB is 2^30 bytes; counted bytes are record
+// value bytes, as ProducerPerformance counts record size.
+//
+// Broker cost (CPU seconds per GiB, resident memory) is read from
+// /proc/<pid>, so it is only known for a broker running as a separate
+// process: a --broker-pid, a --target-cmd child, or kfake started as a child
+// with the hidden `kfake-serve` subcommand (the default for --peer kfake).
+// Timings are measured here and printed; no test asserts one (DESIGN.md §5).
+package bench

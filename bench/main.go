@@ -1,0 +1,238 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/strait-io/strait/bench/limits"
+)
+
+const usage = `usage: strait bench <workload> [flags]
+
+workloads:
+  produce   produce throughput and latency
+  consume   catch-up read from offset 0, then a tail read
+  e2e       end-to-end latency at a fixed rate
+  limits    this machine's ceilings: file append, fsync, loopback TCP, sendfile
+
+Run against a broker with --target host:port, against franz-go's kfake with
+--peer kfake, or both to print them side by side with their ratio.
+"strait bench <workload> -h" lists a workload's flags.
+`
+
+// Main is `strait bench`: args are what follows "bench". It ends gracefully
+// on SIGINT or SIGTERM, stopping any broker it started.
+func Main(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return MainContext(ctx, args, stdout, stderr)
+}
+
+// MainContext is Main with the caller's context.
+func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	// The progress line and a child broker's stderr write concurrently.
+	stderr = &syncWriter{w: stderr}
+	switch args[0] {
+	case "produce":
+		return cmdProduce(ctx, args[1:], stdout, stderr)
+	case "consume":
+		return cmdConsume(ctx, args[1:], stdout, stderr)
+	case "e2e":
+		return cmdE2E(ctx, args[1:], stdout, stderr)
+	case "limits":
+		return cmdLimits(ctx, args[1:], stdout, stderr)
+	case "kfake-serve":
+		// Hidden: the child process of --peer kfake.
+		return cmdKfakeServe(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "strait bench: unknown workload %q\n\n%s", args[0], usage)
+	return 2
+}
+
+// syncWriter serialises writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// parseFlags parses args into fs. It returns -1 to go on, or the exit code:
+// 0 after -h, 2 after a bad flag, which it names.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) int {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fmt.Fprintf(stdout, "usage: %s [flags]\n\nflags:\n", fs.Name())
+		fs.PrintDefaults()
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "%s: %s\nrun '%s -h' for the flags\n", fs.Name(), flagError(err), fs.Name())
+		return 2
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return 2
+	}
+	return -1
+}
+
+// flagError rewords the flag package's "flag provided but not defined: -x"
+// as "unknown flag --x", the spelling our usage uses.
+func flagError(err error) string {
+	const undefined = "flag provided but not defined: -"
+	if name, ok := strings.CutPrefix(err.Error(), undefined); ok {
+		return "unknown flag --" + name
+	}
+	return err.Error()
+}
+
+func cmdProduce(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("strait bench produce", flag.ContinueOnError)
+	var c commonFlags
+	c.register(fs)
+	records := fs.Int64("records", 0, "stop after this many records (over all producers)")
+	var bytes sizeFlag
+	fs.Var(&bytes, "bytes", "stop after this many value bytes (e.g. 1GiB)")
+	duration := fs.Duration("duration", 0, "stop after this long (default 10s when neither --records nor --bytes)")
+	rate := fs.Float64("rate", 0, "records per second over all producers; 0 = max throughput")
+	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
+		return code
+	}
+	if *records == 0 && bytes == 0 && *duration == 0 {
+		*duration = 10 * time.Second
+	}
+	return c.execute(ctx, "produce", fs, stdout, stderr, func(ctx context.Context, b *Broker, progress io.Writer) ([]Result, error) {
+		r, err := RunProduce(ctx, ProduceConfig{
+			ProducerConfig: c.producer(b),
+			Records:        *records,
+			Bytes:          int64(bytes),
+			Duration:       *duration,
+			Rate:           *rate,
+			Label:          b.Label,
+			BrokerPID:      b.PID,
+			Progress:       progress,
+		})
+		return []Result{r}, err
+	})
+}
+
+func cmdConsume(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("strait bench consume", flag.ContinueOnError)
+	var c commonFlags
+	c.register(fs)
+	bytes := sizeFlag(1 << 30)
+	fs.Var(&bytes, "bytes", "catch-up: value bytes to read from offset 0")
+	prefill := fs.Bool("prefill", true, "produce first when the topic holds less than --bytes")
+	tail := fs.Duration("tail-duration", 5*time.Second, "tail read: produce this long while a consumer reads the end; 0 skips")
+	tailRate := fs.Float64("tail-rate", 0, "tail producer records per second; 0 = max throughput")
+	var fc fetchFlags
+	fc.register(fs)
+	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
+		return code
+	}
+	return c.execute(ctx, "consume", fs, stdout, stderr, func(ctx context.Context, b *Broker, progress io.Writer) ([]Result, error) {
+		return RunConsume(ctx, ConsumeConfig{
+			ProducerConfig: c.producer(b),
+			Fetch:          fc.config(),
+			Bytes:          int64(bytes),
+			Prefill:        *prefill,
+			TailDuration:   *tail,
+			TailRate:       *tailRate,
+			Label:          b.Label,
+			BrokerPID:      b.PID,
+			Progress:       progress,
+		})
+	})
+}
+
+func cmdE2E(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("strait bench e2e", flag.ContinueOnError)
+	var c commonFlags
+	c.register(fs)
+	rate := fs.Float64("rate", 1000, "records per second, > 0")
+	records := fs.Int64("records", 0, "stop after this many records")
+	duration := fs.Duration("duration", 0, "stop after this long (default 10s without --records)")
+	var fc fetchFlags
+	fc.register(fs)
+	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
+		return code
+	}
+	if *records == 0 && *duration == 0 {
+		*duration = 10 * time.Second
+	}
+	return c.execute(ctx, "e2e", fs, stdout, stderr, func(ctx context.Context, b *Broker, progress io.Writer) ([]Result, error) {
+		r, err := RunE2E(ctx, E2EConfig{
+			ProducerConfig: c.producer(b),
+			Fetch:          fc.config(),
+			Rate:           *rate,
+			Records:        *records,
+			Duration:       *duration,
+			Label:          b.Label,
+			BrokerPID:      b.PID,
+			Progress:       progress,
+		})
+		return []Result{r}, err
+	})
+}
+
+func cmdLimits(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("strait bench limits", flag.ContinueOnError)
+	dir := fs.String("dir", os.TempDir(), "where the file probes write (use the broker's log dir)")
+	per := fs.Duration("time", time.Second, "how long each probe runs")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
+		return code
+	}
+	res, err := limits.Run(ctx, limits.Config{Dir: *dir, Time: *per})
+	if *asJSON {
+		_ = (&Report{Command: "limits", Limits: &res}).WriteJSON(stdout)
+	} else {
+		WriteLimits(stdout, &res)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "strait bench limits: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func cmdKfakeServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("strait bench kfake-serve", flag.ContinueOnError)
+	port := fs.Int("port", 0, "first port to listen on (0: random)")
+	brokers := fs.Int("brokers", 1, "kfake brokers")
+	watch := fs.Bool("exit-on-stdin-eof", false, "exit when stdin closes (set by the parent bench)")
+	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
+		return code
+	}
+	if *brokers < 1 {
+		fmt.Fprintf(stderr, "%s: --brokers %d < 1\n", fs.Name(), *brokers)
+		return 2
+	}
+	if err := serveKfake(ctx, *port, *brokers, *watch, stdout); err != nil {
+		fmt.Fprintf(stderr, "strait bench kfake-serve: %v\n", err)
+		return 1
+	}
+	return 0
+}

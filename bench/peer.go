@@ -1,0 +1,213 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// Broker is a broker a workload runs against, possibly one this process
+// started and must stop.
+type Broker struct {
+	Label string
+	Addrs []string // bootstrap host:ports
+	// PID is the broker's process when it runs apart from this one, 0 when
+	// it is unknown or this process (then its cost cannot be separated
+	// from the client's).
+	PID  int
+	stop func() error
+}
+
+// Close stops the broker if this process started it.
+func (b *Broker) Close() error {
+	if b == nil || b.stop == nil {
+		return nil
+	}
+	stop := b.stop
+	b.stop = nil
+	return stop()
+}
+
+// StartKfakeInProcess starts franz-go's kfake inside this process with
+// brokers nodes on random loopback ports. Its PID is 0: its CPU is this
+// process's.
+func StartKfakeInProcess(brokers int) (*Broker, error) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(brokers))
+	if err != nil {
+		return nil, fmt.Errorf("bench: start kfake: %w", err)
+	}
+	return &Broker{Label: "kfake", Addrs: c.ListenAddrs(), stop: func() error { c.Close(); return nil }}, nil
+}
+
+// listenPrefix starts the line kfake-serve prints once it listens.
+const listenPrefix = "kfake-serve listening on "
+
+// childStopWait is how long a child gets to exit after SIGTERM before it is
+// killed.
+const childStopWait = 5 * time.Second
+
+// StartKfakeProcess starts kfake in a child process, running the hidden
+// subcommand `kfake-serve` through argv (the command line that reaches
+// Main: ["/path/to/strait", "bench"] for the strait binary), so that its
+// CPU and memory are measured from /proc exactly as a strait broker's are.
+// The child exits when its stdin closes, so it dies with this process.
+func StartKfakeProcess(ctx context.Context, argv []string, brokers int, stderr io.Writer) (*Broker, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("bench: no command to start kfake-serve with")
+	}
+	args := append(append([]string(nil), argv[1:]...), "kfake-serve", "--brokers", fmt.Sprint(brokers), "--exit-on-stdin-eof")
+	cmd := exec.Command(argv[0], args...)
+	cmd.Stderr = stderr
+	// Linux only: should this process die without closing stdin, the
+	// kernel kills the child.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("bench: kfake-serve stdin: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("bench: kfake-serve stdout: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("bench: start kfake-serve: %w", err)
+	}
+	stop := stopChild(cmd, stdin)
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), listenPrefix); ok {
+				lines <- a
+				break
+			}
+		}
+		// Keep draining so a chatty child never blocks on a full pipe.
+		_, _ = io.Copy(io.Discard, stdout)
+		close(lines)
+	}()
+	select {
+	case a, ok := <-lines:
+		if !ok {
+			_ = stop()
+			return nil, errors.New("bench: kfake-serve exited before listening")
+		}
+		return &Broker{Label: "kfake", Addrs: strings.Split(a, ","), PID: cmd.Process.Pid, stop: stop}, nil
+	case <-time.After(30 * time.Second):
+		_ = stop()
+		return nil, errors.New("bench: kfake-serve did not listen within 30s")
+	case <-ctx.Done():
+		_ = stop()
+		return nil, fmt.Errorf("bench: start kfake-serve: %w", ctx.Err())
+	}
+}
+
+// StartCommand starts argv as the broker under test (`strait serve ...`)
+// and waits until addr accepts TCP connections; its PID is measured.
+func StartCommand(ctx context.Context, label string, argv []string, addr string, stdout, stderr io.Writer) (*Broker, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("bench: empty target command")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("bench: start %s: %w", argv[0], err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stop := func() error {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(childStopWait):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		return nil
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return &Broker{Label: label, Addrs: []string{addr}, PID: cmd.Process.Pid, stop: stop}, nil
+		}
+		select {
+		case err := <-exited:
+			return nil, fmt.Errorf("bench: %s exited before listening on %s: %v", argv[0], addr, err)
+		case <-ctx.Done():
+			_ = stop()
+			return nil, fmt.Errorf("bench: start %s: %w", argv[0], ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = stop()
+			return nil, fmt.Errorf("bench: %s did not listen on %s within 30s", argv[0], addr)
+		}
+	}
+}
+
+// stopChild closes the child's stdin (its signal to exit), then SIGTERM,
+// then SIGKILL, and reaps it.
+func stopChild(cmd *exec.Cmd, stdin io.Closer) func() error {
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return func() error {
+		_ = stdin.Close()
+		select {
+		case <-exited:
+			return nil
+		case <-time.After(time.Second):
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(childStopWait):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		return nil
+	}
+}
+
+// serveKfake is the hidden `kfake-serve` subcommand: kfake until ctx ends
+// or, with watchStdin, until stdin closes.
+func serveKfake(ctx context.Context, port, brokers int, watchStdin bool, stdout io.Writer) error {
+	opts := []kfake.Opt{kfake.NumBrokers(brokers)}
+	if port != 0 {
+		ports := make([]int, brokers)
+		for i := range ports {
+			ports[i] = port + i
+		}
+		opts = append(opts, kfake.Ports(ports...))
+	}
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		return fmt.Errorf("bench: kfake: %w", err)
+	}
+	defer c.Close()
+	fmt.Fprintf(stdout, "%s%s\n", listenPrefix, strings.Join(c.ListenAddrs(), ","))
+	eof := make(chan struct{})
+	if watchStdin {
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			close(eof)
+		}()
+	}
+	select {
+	case <-ctx.Done():
+	case <-eof:
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/storage/clock"
+)
+
+// OffsetsTopic is the internal topic holding committed offsets and group
+// metadata (Kafka's Topic.GROUP_METADATA_TOPIC_NAME).
+const OffsetsTopic = "__consumer_offsets"
+
+// OffsetsLog is how the coordinator reads and writes its partitions of
+// __consumer_offsets. The broker adapts replication's ReplicaManager to it.
+type OffsetsLog interface {
+	// Append appends one uncompressed v2 batch built by the coordinator as
+	// the partition's leader (AppendOrigin COORDINATOR: offsets and the
+	// leader epoch are assigned by the log) and returns once the batch is
+	// committed, that is acks=all: the high watermark passed it. Errors
+	// should be *kerr.Error where Kafka has a code (NOT_LEADER_OR_FOLLOWER,
+	// NOT_ENOUGH_REPLICAS, KAFKA_STORAGE_ERROR, REQUEST_TIMED_OUT ...).
+	Append(ctx context.Context, partition int32, batch []byte) (lastOffset int64, err error)
+	// Read returns whole batches starting at the batch that holds from (a
+	// from below the log start offset reads from the log start), up to
+	// about maxBytes but at least one batch if any is committed, and never
+	// past the high watermark. nextOffset is where the next Read should
+	// start; highWatermark is the partition's high watermark.
+	Read(ctx context.Context, partition int32, from int64, maxBytes int32) (data []byte, nextOffset int64, highWatermark int64, err error)
+}
+
+// EndpointFunc resolves the host and port a client reaches broker nodeID at
+// on the named listener (the one the request came in on). ok is false when
+// the broker is unknown, fenced, or has no such listener.
+type EndpointFunc func(img *raftmeta.Image, nodeID int32, listener string) (host string, port int32, ok bool)
+
+// Config configures a GroupCoordinator. Durations that Kafka configures in
+// milliseconds are time.Durations here; the broker converts. Zero values
+// take Kafka's defaults (see withDefaults).
+type Config struct {
+	// NodeID is this broker's node.id.
+	NodeID int32
+	// Log reads and writes the __consumer_offsets partitions.
+	Log OffsetsLog
+	// Image returns the newest metadata image (FindCoordinator, and the
+	// topic checks of OffsetCommit/OffsetDelete).
+	Image func() *raftmeta.Image
+	// EnsureOffsetsTopic creates __consumer_offsets (NumPartitions
+	// partitions, cleanup.policy=compact) if it is missing. FindCoordinator
+	// calls it when the image has no such topic.
+	EnsureOffsetsTopic func(ctx context.Context) error
+	// Endpoint resolves a broker's advertised endpoint; nil uses
+	// DefaultEndpoint.
+	Endpoint EndpointFunc
+	// AllocateProducerIDs hands out a block of producer ids through the
+	// controller (AllocateProducerIds).
+	AllocateProducerIDs func(ctx context.Context) (first int64, count int32, err error)
+
+	// NumPartitions is offsets.topic.num.partitions (50).
+	NumPartitions int32
+	// MinSessionTimeout is group.min.session.timeout.ms (6000).
+	MinSessionTimeout time.Duration
+	// MaxSessionTimeout is group.max.session.timeout.ms (1800000).
+	MaxSessionTimeout time.Duration
+	// InitialRebalanceDelay is group.initial.rebalance.delay.ms (3000). A
+	// negative value means no delay.
+	InitialRebalanceDelay time.Duration
+	// NewMemberJoinTimeout bounds how long a new member's JoinGroup may be
+	// parked (Kafka's GroupCoordinatorConfig.CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS,
+	// 5 minutes, not a broker property).
+	NewMemberJoinTimeout time.Duration
+	// MaxGroupSize is group.max.size (MaxInt32).
+	MaxGroupSize int32
+	// OffsetsRetention is offsets.retention.minutes (10080 = 7 days).
+	OffsetsRetention time.Duration
+	// OffsetsRetentionCheckInterval is offsets.retention.check.interval.ms
+	// (600000).
+	OffsetsRetentionCheckInterval time.Duration
+	// OffsetMetadataMaxBytes is offset.metadata.max.bytes (4096).
+	OffsetMetadataMaxBytes int32
+
+	// Clock tells the time; nil is the wall clock.
+	Clock clock.Clock
+	// Logger logs; nil discards.
+	Logger *slog.Logger
+}
+
+// Kafka's defaults (GroupCoordinatorConfig, OffsetConfig).
+const (
+	DefaultNumPartitions                 = 50
+	DefaultMinSessionTimeout             = 6 * time.Second
+	DefaultMaxSessionTimeout             = 30 * time.Minute
+	DefaultInitialRebalanceDelay         = 3 * time.Second
+	DefaultNewMemberJoinTimeout          = 5 * time.Minute
+	DefaultMaxGroupSize                  = math.MaxInt32
+	DefaultOffsetsRetention              = 7 * 24 * time.Hour
+	DefaultOffsetsRetentionCheckInterval = 10 * time.Minute
+	DefaultOffsetMetadataMaxBytes        = 4096
+)
+
+func (cfg Config) withDefaults() Config {
+	if cfg.NumPartitions == 0 {
+		cfg.NumPartitions = DefaultNumPartitions
+	}
+	if cfg.MinSessionTimeout == 0 {
+		cfg.MinSessionTimeout = DefaultMinSessionTimeout
+	}
+	if cfg.MaxSessionTimeout == 0 {
+		cfg.MaxSessionTimeout = DefaultMaxSessionTimeout
+	}
+	if cfg.InitialRebalanceDelay == 0 {
+		cfg.InitialRebalanceDelay = DefaultInitialRebalanceDelay
+	}
+	if cfg.InitialRebalanceDelay < 0 {
+		cfg.InitialRebalanceDelay = 0
+	}
+	if cfg.NewMemberJoinTimeout == 0 {
+		cfg.NewMemberJoinTimeout = DefaultNewMemberJoinTimeout
+	}
+	if cfg.MaxGroupSize == 0 {
+		cfg.MaxGroupSize = DefaultMaxGroupSize
+	}
+	if cfg.OffsetsRetention == 0 {
+		cfg.OffsetsRetention = DefaultOffsetsRetention
+	}
+	if cfg.OffsetsRetentionCheckInterval == 0 {
+		cfg.OffsetsRetentionCheckInterval = DefaultOffsetsRetentionCheckInterval
+	}
+	if cfg.OffsetMetadataMaxBytes == 0 {
+		cfg.OffsetMetadataMaxBytes = DefaultOffsetMetadataMaxBytes
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Endpoint == nil {
+		cfg.Endpoint = DefaultEndpoint
+	}
+	return cfg
+}
+
+// validate reports a configuration the coordinator cannot run with.
+func (cfg Config) validate() error {
+	switch {
+	case cfg.Log == nil:
+		return fmt.Errorf("coordinator: Config.Log is required")
+	case cfg.Image == nil:
+		return fmt.Errorf("coordinator: Config.Image is required")
+	case cfg.NumPartitions < 1:
+		return fmt.Errorf("coordinator: offsets.topic.num.partitions must be at least 1, got %d", cfg.NumPartitions)
+	case cfg.MinSessionTimeout > cfg.MaxSessionTimeout:
+		return fmt.Errorf("coordinator: group.min.session.timeout.ms (%d) is above group.max.session.timeout.ms (%d)",
+			cfg.MinSessionTimeout.Milliseconds(), cfg.MaxSessionTimeout.Milliseconds())
+	case cfg.MaxGroupSize < 1:
+		return fmt.Errorf("coordinator: group.max.size must be at least 1, got %d", cfg.MaxGroupSize)
+	case cfg.OffsetsRetentionCheckInterval < 0 || cfg.OffsetsRetention < 0:
+		return fmt.Errorf("coordinator: offsets retention settings must not be negative")
+	}
+	return nil
+}
+
+// DefaultEndpoint finds nodeID's endpoint for listener in the image, as
+// Kafka's MetadataCache.getAliveBrokerNode: the broker must be registered
+// and unfenced. An empty listener takes the broker's first endpoint.
+func DefaultEndpoint(img *raftmeta.Image, nodeID int32, listener string) (string, int32, bool) {
+	if img == nil {
+		return "", 0, false
+	}
+	b, ok := img.Brokers[nodeID]
+	if !ok || b.Fenced {
+		return "", 0, false
+	}
+	for _, ep := range b.Endpoints {
+		if listener == "" || ep.Listener == listener {
+			return ep.Host, ep.Port, true
+		}
+	}
+	return "", 0, false
+}

@@ -1,0 +1,106 @@
+package coordinator
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// DeleteGroups: v0-2
+//
+// Behavior:
+//   - Only Empty groups can be deleted (NON_EMPTY_GROUP otherwise;
+//     GROUP_ID_NOT_FOUND if there is no such group). A deletion writes a
+//     tombstone for every committed offset and one for the group, with
+//     acks=all, before it is answered (GroupCoordinatorShard.deleteGroups).
+func (c *GroupCoordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
+	resp := kmsg.NewPtrDeleteGroupsResponse()
+	resp.Version = req.Version
+	// Group the requested ids by shard, so each shard writes one batch.
+	type pending struct {
+		idx  []int
+		done <-chan error
+	}
+	var waits []pending
+	for _, id := range req.Groups {
+		r := kmsg.NewDeleteGroupsResponseGroup()
+		r.Group = id
+		resp.Groups = append(resp.Groups, r)
+	}
+	byShard := map[*shard][]int{}
+	var order []*shard
+	for i, id := range req.Groups {
+		s := c.shard(PartitionFor(id, c.cfg.NumPartitions))
+		if s == nil {
+			resp.Groups[i].ErrorCode = notCoordinator
+			continue
+		}
+		if _, ok := byShard[s]; !ok {
+			order = append(order, s)
+		}
+		byShard[s] = append(byShard[s], i)
+	}
+	for _, s := range order {
+		idx := byShard[s]
+		s.mu.Lock()
+		if code := s.stateErrorCode(); code != 0 {
+			s.mu.Unlock()
+			for _, i := range idx {
+				resp.Groups[i].ErrorCode = code
+			}
+			continue
+		}
+		var recs []coordRecord
+		var deleted []int
+		for _, i := range idx {
+			id := req.Groups[i]
+			g := s.group(id)
+			switch {
+			case g == nil || g.is(stateDead):
+				resp.Groups[i].ErrorCode = groupIDNotFound
+				continue
+			case !g.isEmpty():
+				resp.Groups[i].ErrorCode = nonEmptyGroup
+				continue
+			}
+			recs = append(recs, s.deleteGroupRecords(id)...)
+			deleted = append(deleted, i)
+		}
+		if len(recs) > 0 {
+			waits = append(waits, pending{idx: deleted, done: s.appendAndWait(recs, true)})
+		}
+		s.mu.Unlock()
+	}
+	for _, w := range waits {
+		var err error
+		select {
+		case err = <-w.done:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		if code := appendErrorCode(err); code != 0 {
+			for _, i := range w.idx {
+				resp.Groups[i].ErrorCode = code
+			}
+		}
+	}
+	return resp
+}
+
+// deleteGroupRecords removes an empty group and its offsets from memory and
+// returns the tombstones that remove them from the log.
+func (s *shard) deleteGroupRecords(id string) []coordRecord {
+	var recs []coordRecord
+	for _, topic := range s.offsets.topics(id) {
+		for _, p := range s.offsets.partitions(id, topic) {
+			recs = append(recs, newOffsetCommitTombstone(id, topic, p))
+			s.offsets.remove(id, topic, p)
+		}
+	}
+	if g := s.group(id); g != nil {
+		s.timer.cancel(joinKey(g))
+		s.timer.cancel(syncKey(g))
+	}
+	s.removeGroup(id)
+	return append(recs, newGroupMetadataTombstone(id))
+}

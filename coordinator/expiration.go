@@ -1,0 +1,105 @@
+package coordinator
+
+// Offset expiration (GroupCoordinatorShard.cleanupGroupMetadata,
+// OffsetMetadataManager.cleanupExpiredOffsets): every
+// offsets.retention.check.interval.ms, offsets older than
+// offsets.retention.minutes are tombstoned, and an Empty group left with
+// no offsets is deleted.
+
+func (s *shard) scheduleExpiration() {
+	s.timer.schedule(timerKey{kind: timerExpiration}, s.c.cfg.OffsetsRetentionCheckInterval, func() {
+		s.cleanupGroupMetadata()
+		s.scheduleExpiration()
+	})
+}
+
+// cleanupGroupMetadata runs one expiration pass. Called with mu held.
+func (s *shard) cleanupGroupMetadata() {
+	now := s.nowMs()
+	var recs []coordRecord
+	for _, id := range s.sortedGroupIDs() {
+		if s.cleanupExpiredOffsets(id, now, &recs) {
+			if g := s.group(id); g != nil && g.isEmpty() {
+				s.timer.cancel(joinKey(g))
+				s.removeGroup(id)
+				recs = append(recs, newGroupMetadataTombstone(id))
+			}
+		}
+	}
+	if len(recs) == 0 {
+		return
+	}
+	s.log.Info("expired offsets and groups", "tombstones", len(recs))
+	s.append(recs, true, func(err error) {
+		if err != nil {
+			s.log.Warn("writing expiration tombstones failed", "err", err)
+		}
+	})
+}
+
+// cleanupExpiredOffsets tombstones the group's expired offsets and reports
+// whether none remain.
+func (s *shard) cleanupExpiredOffsets(id string, now int64, recs *[]coordRecord) bool {
+	topics := s.offsets.topics(id)
+	if len(topics) == 0 {
+		return true
+	}
+	// Offsets whose group is gone (its tombstone was replayed before
+	// theirs) age like a simple group's.
+	base := func(om offsetAndMetadata) int64 { return om.commitTimestamp }
+	subscribed := func(string) bool { return false }
+	if g := s.group(id); g != nil {
+		var ok bool
+		if base, ok = s.expirationBase(g); !ok {
+			return false
+		}
+		subscribed = g.isSubscribedToTopic
+	}
+	retention := s.c.cfg.OffsetsRetention.Milliseconds()
+	all := true
+	for _, topic := range topics {
+		if subscribed(topic) {
+			all = false
+			continue
+		}
+		for _, p := range s.offsets.partitions(id, topic) {
+			om, _ := s.offsets.get(id, topic, p)
+			expired := now-base(om) >= retention
+			if om.expireTimestamp >= 0 {
+				// An explicit retention (OffsetCommit v2-v4) keeps its
+				// own deadline.
+				expired = now >= om.expireTimestamp
+			}
+			if !expired {
+				all = false
+				continue
+			}
+			*recs = append(*recs, newOffsetCommitTombstone(id, topic, p))
+			s.offsets.remove(id, topic, p)
+		}
+	}
+	return all
+}
+
+// expirationBase is the timestamp an offset's age counts from, or false
+// when the group's offsets do not expire now (ClassicGroup.offsetExpirationCondition):
+//   - a simple group (no protocol type): the commit time;
+//   - an Empty group: when it became Empty (its offsets are not consumed);
+//   - a Stable "consumer" group that knows its subscriptions: the commit
+//     time, for topics it no longer consumes;
+//   - otherwise nothing expires.
+func (s *shard) expirationBase(g *classicGroup) (func(offsetAndMetadata) int64, bool) {
+	commitTime := func(om offsetAndMetadata) int64 { return om.commitTimestamp }
+	switch {
+	case g.protocolType == "":
+		return commitTime, true
+	case g.is(stateEmpty):
+		if ts := g.currentStateTimestamp; ts >= 0 {
+			return func(offsetAndMetadata) int64 { return ts }, true
+		}
+		return commitTime, true
+	case g.usesConsumerProtocol() && g.subscribedKnown && g.is(stateStable):
+		return commitTime, true
+	}
+	return nil, false
+}

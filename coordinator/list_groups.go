@@ -1,0 +1,68 @@
+package coordinator
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// groupTypeClassic is the GroupType every group here has (KIP-848's
+// Group.GroupType.CLASSIC).
+const groupTypeClassic = "classic"
+
+// ListGroups: v0-5
+//
+// Behavior:
+//   - Lists the groups of every partition this broker coordinates, sorted
+//     by group id; while any of them loads the answer is
+//     COORDINATOR_LOAD_IN_PROGRESS, as Kafka's.
+//
+// Version notes:
+//   - v4: StatesFilter, case-insensitive (KIP-518).
+//   - v5: TypesFilter; only "classic" matches here (KIP-848).
+func (c *GroupCoordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
+	resp := kmsg.NewPtrListGroupsResponse()
+	resp.Version = req.Version
+	var states, types []string
+	if req.Version >= 4 {
+		states = req.StatesFilter
+	}
+	if req.Version >= 5 {
+		types = req.TypesFilter
+	}
+	typeOK := len(types) == 0
+	for _, t := range types {
+		if strings.EqualFold(strings.TrimSpace(t), groupTypeClassic) {
+			typeOK = true
+		}
+	}
+	for _, s := range c.allShards() {
+		s.mu.Lock()
+		switch s.state {
+		case shardLoading:
+			s.mu.Unlock()
+			resp.ErrorCode = coordinatorLoadInProgress
+			resp.Groups = nil
+			return resp
+		case shardClosed:
+			s.mu.Unlock()
+			continue
+		}
+		for _, g := range s.groups {
+			if !typeOK || (len(states) > 0 && !g.state.matchesFilter(states)) {
+				continue
+			}
+			lg := kmsg.NewListGroupsResponseGroup()
+			lg.Group = g.id
+			lg.ProtocolType = g.protocolType
+			lg.GroupState = g.state.String()
+			lg.GroupType = groupTypeClassic
+			resp.Groups = append(resp.Groups, lg)
+		}
+		s.mu.Unlock()
+	}
+	sort.Slice(resp.Groups, func(i, j int) bool { return resp.Groups[i].Group < resp.Groups[j].Group })
+	return resp
+}

@@ -1,0 +1,173 @@
+package coordinator
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// shardState is where a shard is in its life.
+type shardState int8
+
+const (
+	shardLoading shardState = iota // replaying the partition (or about to, after a failed append): COORDINATOR_LOAD_IN_PROGRESS
+	shardActive                    // serving its groups
+	shardClosed                    // resigned, failed to load, or replaced: NOT_COORDINATOR
+)
+
+// shard is the state of the groups of one __consumer_offsets partition led
+// by this broker (GroupCoordinatorShard: GroupMetadataManager and
+// OffsetMetadataManager together). Everything below mu is guarded by it.
+type shard struct {
+	c         *GroupCoordinator
+	partition int32
+	epoch     int32
+	log       *slog.Logger
+
+	ctx    context.Context // cancelled when the shard is unloaded
+	cancel context.CancelFunc
+	timer  *shardTimer
+	wake   chan struct{} // wakes the writer
+
+	mu      sync.Mutex
+	state   shardState
+	groups  map[string]*classicGroup
+	offsets offsetStore
+	queue   []*pendingWrite // records waiting for the writer, in decision order
+	writing bool            // the writer has a batch out
+}
+
+func newShard(c *GroupCoordinator, partition, epoch int32) *shard {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &shard{
+		c:         c,
+		partition: partition,
+		epoch:     epoch,
+		log:       c.log.With("partition", partition, "epoch", epoch),
+		ctx:       ctx,
+		cancel:    cancel,
+		wake:      make(chan struct{}, 1),
+		groups:    map[string]*classicGroup{},
+		offsets:   offsetStore{},
+	}
+	s.timer = newShardTimer(c.cfg.Clock, &s.mu)
+	return s
+}
+
+// nowMs is the coordinator clock in milliseconds, Kafka's time unit.
+func (s *shard) nowMs() int64 { return s.c.cfg.Clock.Now().UnixMilli() }
+
+// run loads the partition and then serves it until the shard is unloaded.
+func (s *shard) run() {
+	err := s.load(s.ctx)
+	s.mu.Lock()
+	if err != nil {
+		if s.state == shardLoading {
+			s.log.Error("loading group metadata failed; not coordinating this partition", "err", err)
+			s.state = shardClosed
+		}
+		s.mu.Unlock()
+		return
+	}
+	if s.state != shardLoading { // unloaded while loading
+		s.mu.Unlock()
+		return
+	}
+	s.state = shardActive
+	s.onLoaded()
+	groups := len(s.groups)
+	s.mu.Unlock()
+	s.log.Info("loaded group metadata", "groups", groups)
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); s.timer.run(s.ctx) }()
+	go func() { defer wg.Done(); s.runWriter(s.ctx) }()
+	wg.Wait()
+}
+
+// onLoaded starts serving loaded groups: every member's session timeout
+// starts now, a group over group.max.size (the config may have shrunk)
+// rebalances, and offset expiration is scheduled
+// (GroupMetadataManager.onLoaded, GroupCoordinatorShard.onLoaded).
+func (s *shard) onLoaded() {
+	for _, id := range s.sortedGroupIDs() {
+		g := s.groups[id]
+		for _, m := range g.members {
+			s.rescheduleHeartbeat(g, m)
+		}
+		if len(g.members) > int(s.c.cfg.MaxGroupSize) {
+			s.prepareRebalance(g, "freshly-loaded group is over group.max.size")
+		}
+	}
+	s.scheduleExpiration()
+}
+
+// unload stops serving: groups die, parked requests get NOT_COORDINATOR,
+// queued writes fail, and the goroutines stop (GroupMetadataManager.onUnloaded).
+func (s *shard) unload() {
+	s.mu.Lock()
+	if s.state == shardClosed {
+		s.mu.Unlock()
+		s.cancel()
+		return
+	}
+	s.state = shardClosed
+	now := s.nowMs()
+	for _, g := range s.groups {
+		prev := g.state
+		g.transitionTo(stateDead, now)
+		switch prev {
+		case statePreparingRebalance:
+			for _, m := range g.members {
+				g.completeJoin(m, &kmsg.JoinGroupResponse{ErrorCode: notCoordinator, Generation: -1, MemberID: m.id})
+			}
+		case stateCompletingRebalance, stateStable:
+			for _, m := range g.members {
+				g.completeSync(m, &kmsg.SyncGroupResponse{ErrorCode: notCoordinator, MemberAssignment: []byte{}})
+			}
+		}
+	}
+	s.timer.clear()
+	s.failQueued(errShardUnloaded)
+	s.mu.Unlock()
+	s.cancel()
+	s.log.Info("unloaded group metadata")
+}
+
+// group returns a group (nil if none), for callers holding mu.
+func (s *shard) group(id string) *classicGroup { return s.groups[id] }
+
+// getOrCreateGroup returns the group, creating an Empty one if missing
+// (GroupMetadataManager.getOrMaybeCreateClassicGroup).
+func (s *shard) getOrCreateGroup(id string) *classicGroup {
+	g := s.groups[id]
+	if g == nil {
+		g = newClassicGroup(id, stateEmpty, s.nowMs())
+		s.groups[id] = g
+	}
+	return g
+}
+
+// removeGroup drops a group: it goes Dead, so callbacks still holding it
+// see that it is gone.
+func (s *shard) removeGroup(id string) {
+	if g := s.groups[id]; g != nil {
+		g.transitionTo(stateDead, s.nowMs())
+		delete(s.groups, id)
+	}
+}
+
+func (s *shard) sortedGroupIDs() []string {
+	ids := make([]string, 0, len(s.groups))
+	for id := range s.groups {
+		ids = append(ids, id)
+	}
+	sortStrings(ids)
+	return ids
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,60 @@
+package coordinator
+
+import "github.com/strait-io/strait/raftmeta"
+
+// OnMetadataDelta removes the committed offsets of deleted topics from
+// every partition this broker coordinates, writing tombstones for them
+// (GroupCoordinatorService.onPartitionsDeleted): a topic created again
+// under the same name must not inherit them. It does not block on the
+// writes.
+func (c *GroupCoordinator) OnMetadataDelta(d *raftmeta.Delta) {
+	if d == nil || len(d.DeletedTopics) == 0 {
+		return
+	}
+	deleted := map[string]bool{}
+	for _, t := range d.DeletedTopics {
+		deleted[t.Name] = true
+	}
+	for _, s := range c.allShards() {
+		s.mu.Lock()
+		if s.state == shardActive {
+			s.deleteTopicOffsets(deleted)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// deleteTopicOffsets tombstones every offset of the given topics. Called
+// with mu held.
+func (s *shard) deleteTopicOffsets(topics map[string]bool) {
+	var recs []coordRecord
+	for _, group := range s.sortedGroupIDsWithOffsets() {
+		for _, topic := range s.offsets.topics(group) {
+			if !topics[topic] {
+				continue
+			}
+			for _, p := range s.offsets.partitions(group, topic) {
+				recs = append(recs, newOffsetCommitTombstone(group, topic, p))
+				s.offsets.remove(group, topic, p)
+			}
+		}
+	}
+	if len(recs) == 0 {
+		return
+	}
+	s.log.Info("deleting the offsets of deleted topics", "tombstones", len(recs))
+	s.append(recs, true, func(err error) {
+		if err != nil {
+			s.log.Warn("writing tombstones for deleted topics failed", "err", err)
+		}
+	})
+}
+
+func (s *shard) sortedGroupIDsWithOffsets() []string {
+	ids := make([]string, 0, len(s.offsets))
+	for id := range s.offsets {
+		ids = append(ids, id)
+	}
+	sortStrings(ids)
+	return ids
+}
