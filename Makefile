@@ -31,7 +31,7 @@ check-cc:
 
 test: check-cc
 	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -timeout 8m $(PKGS)
 
 test-long: check-cc
 	$(GO) test -race -count=1 -tags long -timeout 80m $(PKGS)

@@ -7,6 +7,7 @@ package raftmeta
 import (
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -68,6 +69,9 @@ type Broker struct {
 	Endpoints []Endpoint
 	Rack      string
 	Fenced    bool
+	// IncarnationID identifies the broker process that registered; a
+	// restarted broker registers again with a new one.
+	IncarnationID Uuid
 }
 
 // Endpoint is one advertised listener of a broker.
@@ -144,6 +148,19 @@ func (img *Image) Partition(topic string, index int32) (*Partition, bool) {
 		return nil, false
 	}
 	return t.Partitions[index], true
+}
+
+// UnfencedBrokers returns the ids of the registered brokers that are not
+// fenced, sorted: the brokers new replicas may be placed on.
+func (img *Image) UnfencedBrokers() []int32 {
+	ids := make([]int32, 0, len(img.Brokers))
+	for id, b := range img.Brokers {
+		if !b.Fenced {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // TopicConfig returns a topic's dynamic configs (nil if none).

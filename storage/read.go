@@ -141,10 +141,11 @@ func (l *Log) Read(offset int64, maxBytes int32, isolation FetchIsolation, minOn
 }
 
 // lastStableOffset is the first offset of an unfinished transaction,
-// bounded by the high watermark.
+// raised to the log start (a transaction may begin below it) and bounded by
+// the high watermark, as Kafka's maybeIncrementFirstUnstableOffset does.
 func (l *Log) lastStableOffset(hw int64) int64 {
 	if fu := l.firstUnstable.Load(); fu >= 0 && fu < hw {
-		return fu
+		return max(fu, l.logStartOffset.Load())
 	}
 	return hw
 }

@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
+	"github.com/strait-io/strait/broker"
 	"github.com/strait-io/strait/broker/config"
 )
 
@@ -43,6 +45,16 @@ func (o *overrides) Set(v string) error {
 // broker until ctx ends. A bad flag or config prints the problem on stderr
 // and returns 2.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, code := loadServeConfig(args, stdout, stderr)
+	if cfg == nil {
+		return code
+	}
+	return serve(ctx, cfg, stdout, stderr)
+}
+
+// loadServeConfig parses serve's flags and loads the configuration. A nil
+// config comes with the exit code: 0 after --help, 2 for a bad invocation.
+func loadServeConfig(args []string, stdout, stderr io.Writer) (*config.Config, int) {
 	var (
 		path string
 		sets overrides
@@ -59,10 +71,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fmt.Fprint(stdout, serveUsage)
-				return 0
+				return nil, 0
 			}
 			fmt.Fprintf(stderr, "strait serve: %s\n\n%s", flagError(err, args), serveUsage)
-			return 2
+			return nil, 2
 		}
 		if fs.NArg() == 0 {
 			break
@@ -73,10 +85,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	switch {
 	case len(positional) > 1:
 		fmt.Fprintf(stderr, "strait serve: unexpected argument %q\n\n%s", positional[1], serveUsage)
-		return 2
+		return nil, 2
 	case len(positional) == 1 && path != "":
 		fmt.Fprintf(stderr, "strait serve: config file given twice: --config %q and %q\n", path, positional[0])
-		return 2
+		return nil, 2
 	case len(positional) == 1:
 		path = positional[0]
 	}
@@ -84,7 +96,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg, err := config.Load(path, sets)
 	if err != nil {
 		fmt.Fprintf(stderr, "strait serve: bad configuration:\n%v\n", err)
-		return 2
+		return nil, 2
 	}
 	if len(cfg.Ignored) > 0 {
 		// Kafka keys Strait does not implement are accepted so that an
@@ -92,18 +104,33 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		slog.New(slog.NewTextHandler(stderr, nil)).Warn(
 			"ignoring configs Strait does not implement", "keys", strings.Join(cfg.Ignored, ","))
 	}
-	return serve(ctx, cfg, stdout, stderr)
+	return cfg, 0
 }
 
 // serve runs the broker described by cfg until ctx ends and returns the
 // process exit code.
 func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) int {
-	_ = ctx
-	_ = stderr
-	fmt.Fprintf(stdout, "strait: no broker yet (node.id=%d, listeners=%s, log.dirs=%s)\n",
-		cfg.NodeID, endpoints(cfg.Listeners), strings.Join(cfg.LogDirs, ","))
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	node := broker.NewNode(cfg, broker.Options{Logger: logger})
+	if err := node.Start(ctx); err != nil {
+		fmt.Fprintf(stderr, "strait serve: %v\n", err)
+		return 1
+	}
+	<-ctx.Done()
+	// SIGTERM or SIGINT: stop accepting, finish in-flight requests, flush
+	// and checkpoint, all within the 5 s the operator may wait.
+	stopCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := node.Stop(stopCtx); err != nil {
+		fmt.Fprintf(stderr, "strait serve: shutdown: %v\n", err)
+		return 1
+	}
 	return 0
 }
+
+// shutdownTimeout bounds a graceful stop; the requirement is exit within
+// 5 s of SIGTERM.
+const shutdownTimeout = 4 * time.Second
 
 func endpoints(eps []config.Endpoint) string {
 	s := make([]string, len(eps))

@@ -2,10 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/strait-io/strait/broker/config"
 )
 
 func runArgs(args ...string) (code int, stdout, stderr string) {
@@ -14,11 +20,21 @@ func runArgs(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
+// loadArgs parses serve's arguments as runServe does, without serving.
+func loadArgs(args ...string) (cfg *config.Config, code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	cfg, code = loadServeConfig(args, &out, &errb)
+	return cfg, code, out.String(), errb.String()
+}
+
 func TestServeNoFlags(t *testing.T) {
-	code, out, errs := runArgs("serve")
-	want := "strait: no broker yet (node.id=1, listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093, log.dirs=./data)\n"
-	if code != 0 || out != want || errs != "" {
+	cfg, code, out, errs := loadArgs()
+	if cfg == nil || code != 0 || out != "" || errs != "" {
 		t.Fatalf("code %d\nstdout %q\nstderr %q", code, out, errs)
+	}
+	if got := fmt.Sprintf("node.id=%d, listeners=%s, log.dirs=%s", cfg.NodeID, endpoints(cfg.Listeners), strings.Join(cfg.LogDirs, ",")); got !=
+		"node.id=1, listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093, log.dirs=./data" {
+		t.Fatalf("defaults: %s", got)
 	}
 }
 
@@ -33,31 +49,94 @@ func TestServeFlags(t *testing.T) {
 		args []string
 		out  string
 	}{
-		{"config and set", []string{"serve", "--config", props, "--set", "log.dirs=/from/set"},
+		{"config and set", []string{"--config", props, "--set", "log.dirs=/from/set"},
 			"node.id=2, listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093, log.dirs=/from/set"},
-		{"equals forms", []string{"serve", "--config=" + props, "--set=log.dirs=/a,/b"},
+		{"equals forms", []string{"--config=" + props, "--set=log.dirs=/a,/b"},
 			"log.dirs=/a,/b"},
-		{"single dash", []string{"serve", "-config", props},
+		{"single dash", []string{"-config", props},
 			"log.dirs=/from/file"},
-		{"repeated set, last wins", []string{"serve", "--set", "log.dirs=/x", "--set", "log.dirs=/y"},
+		{"repeated set, last wins", []string{"--set", "log.dirs=/x", "--set", "log.dirs=/y"},
 			"log.dirs=/y"},
-		{"kafka-server-start form", []string{"serve", props, "--override", "log.dirs=/o"},
+		{"kafka-server-start form", []string{props, "--override", "log.dirs=/o"},
 			"node.id=2, listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093, log.dirs=/o"},
-		{"set and override mix in order", []string{"serve", "--override", "log.dirs=/o", "--set", "log.dirs=/s"},
+		{"set and override mix in order", []string{"--override", "log.dirs=/o", "--set", "log.dirs=/s"},
 			"log.dirs=/s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, _ := runArgs(tc.args...)
-			if code != 0 || !strings.Contains(out, tc.out) {
-				t.Fatalf("code %d stdout %q, want it to contain %q", code, out, tc.out)
+			cfg, code, _, _ := loadArgs(tc.args...)
+			if cfg == nil || code != 0 {
+				t.Fatalf("code %d", code)
+			}
+			got := fmt.Sprintf("node.id=%d, listeners=%s, log.dirs=%s", cfg.NodeID, endpoints(cfg.Listeners), strings.Join(cfg.LogDirs, ","))
+			if !strings.Contains(got, tc.out) {
+				t.Fatalf("parsed %q, want it to contain %q", got, tc.out)
 			}
 		})
 	}
 	// Kafka keys Strait ignores are named in a warning on stderr.
-	_, _, errs := runArgs("serve", "--config", props)
+	_, _, _, errs := loadArgs("--config", props)
 	if !strings.Contains(errs, `level=WARN msg="ignoring configs Strait does not implement" keys=num.io.threads`) {
 		t.Fatalf("stderr %q", errs)
 	}
+}
+
+// TestServeRunsAndStops serves on free ports and stops on cancellation
+// with exit code 0, logging the ready line with the listener addresses.
+func TestServeRunsAndStops(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runContext(ctx, []string{"serve", "--set", "log.dirs=" + dir,
+			"--set", "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+			"--set", "controller.quorum.voters=1@127.0.0.1:0", "--set", "metrics.listener="}, &out, &errb)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(errb.String(), "strait broker ready") {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no ready line; stderr:\n%s", errb.String())
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited early with %d; stderr:\n%s", code, errb.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if !strings.Contains(errb.String(), "listener.PLAINTEXT=127.0.0.1:") {
+		t.Fatalf("ready line lacks the listener address:\n%s", errb.String())
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit code %d; stderr:\n%s", code, errb.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not stop within 5 s of cancellation")
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".kafka_cleanshutdown")); err != nil {
+		t.Fatalf("no clean shutdown marker after a graceful stop: %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestServeHelp(t *testing.T) {

@@ -1,0 +1,65 @@
+package broker
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// metrics are the broker's Prometheus metrics, registered on the node's own
+// registry (never the global default one).
+type metrics struct {
+	requests    *prometheus.CounterVec
+	errors      *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	bytesIn     prometheus.Counter
+	bytesOut    prometheus.Counter
+	connections prometheus.Gauge
+	connsTotal  prometheus.Counter
+}
+
+func newMetrics(reg *prometheus.Registry) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strait_requests_total", Help: "Kafka requests handled, by API.",
+		}, []string{"api"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strait_request_errors_total", Help: "Kafka requests that closed their connection, by API.",
+		}, []string{"api"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "strait_request_duration_seconds",
+			Help:    "Time from a request's arrival to its response being queued, by API.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
+		}, []string{"api"}),
+		bytesIn:     prometheus.NewCounter(prometheus.CounterOpts{Name: "strait_network_bytes_in_total", Help: "Request bytes read."}),
+		bytesOut:    prometheus.NewCounter(prometheus.CounterOpts{Name: "strait_network_bytes_out_total", Help: "Response bytes written."}),
+		connections: prometheus.NewGauge(prometheus.GaugeOpts{Name: "strait_connections", Help: "Open client connections."}),
+		connsTotal:  prometheus.NewCounter(prometheus.CounterOpts{Name: "strait_connections_total", Help: "Client connections accepted."}),
+	}
+	reg.MustRegister(m.requests, m.errors, m.latency, m.bytesIn, m.bytesOut, m.connections, m.connsTotal,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+// RequestDone implements wire.Metrics.
+func (m *metrics) RequestDone(key, _ int16, dur time.Duration, failed bool) {
+	name := kmsg.NameForKey(key)
+	m.requests.WithLabelValues(name).Inc()
+	m.latency.WithLabelValues(name).Observe(dur.Seconds())
+	if failed {
+		m.errors.WithLabelValues(name).Inc()
+	}
+}
+
+// BytesIn implements wire.Metrics.
+func (m *metrics) BytesIn(n int) { m.bytesIn.Add(float64(n)) }
+
+// BytesOut implements wire.Metrics.
+func (m *metrics) BytesOut(n int) { m.bytesOut.Add(float64(n)) }
+
+// ConnOpened implements wire.Metrics.
+func (m *metrics) ConnOpened() { m.connections.Inc(); m.connsTotal.Inc() }
+
+// ConnClosed implements wire.Metrics.
+func (m *metrics) ConnClosed() { m.connections.Dec() }

@@ -1,0 +1,399 @@
+// Package broker is Strait's composition root: it reads the configuration,
+// formats and opens the log directory, starts the metadata quorum, the
+// replica manager, the group coordinator and the Kafka protocol server, and
+// stops them in the reverse order.
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/strait-io/strait/broker/config"
+	"github.com/strait-io/strait/coordinator"
+	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/replication"
+	"github.com/strait-io/strait/storage"
+	"github.com/strait-io/strait/storage/clock"
+	"github.com/strait-io/strait/storage/vfs"
+	"github.com/strait-io/strait/wire"
+)
+
+// Options are a Node's dependencies beyond its configuration.
+type Options struct {
+	Logger *slog.Logger
+	Clock  clock.Clock
+	FS     vfs.FS
+	// RaftTimeouts shrink the quorum's election timing (tests); zero keeps
+	// the quorum's defaults.
+	RaftHeartbeatTimeout, RaftElectionTimeout time.Duration
+}
+
+// Node is one Strait process: broker and controller roles in one.
+type Node struct {
+	cfg    *config.Config
+	logger *slog.Logger
+	clock  clock.Clock
+	fs     vfs.FS
+	opts   Options
+
+	clusterID string
+	logs      *storage.LogManager
+	quorum    *raftmeta.Quorum
+	replicas  *replication.ReplicaManager
+	groups    *coordinator.GroupCoordinator
+	server    *wire.Server
+	registry  *prometheus.Registry
+	metrics   *metrics
+	httpSrv   *http.Server
+	httpAddr  string
+	unsub     func()
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// NewNode prepares a node; Start brings it up.
+func NewNode(cfg *config.Config, opts Options) *Node {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.FS == nil {
+		opts.FS = vfs.OS{}
+	}
+	return &Node{cfg: cfg, logger: opts.Logger, clock: opts.Clock, fs: opts.FS, opts: opts}
+}
+
+// Start opens everything and returns once the broker serves requests. On
+// failure everything already started is stopped again.
+func (n *Node) Start(ctx context.Context) (err error) {
+	started := time.Now()
+	defer func() {
+		if err != nil {
+			n.Stop(context.Background())
+		}
+	}()
+	cfg := n.cfg
+	if !cfg.Roles.Broker || !cfg.Roles.Controller {
+		return errors.New("process.roles must be broker,controller: a broker-only or controller-only node needs the cluster support of a later release")
+	}
+	if len(cfg.LogDirs) != 1 {
+		return fmt.Errorf("log.dirs lists %d directories; Strait serves one log directory per node for now", len(cfg.LogDirs))
+	}
+	for _, l := range cfg.Listeners {
+		if l.SecurityProtocol != config.Plaintext {
+			return fmt.Errorf("listener %s uses %s; only PLAINTEXT listeners are served for now", l.Name, l.SecurityProtocol)
+		}
+	}
+	if n.clusterID, err = formatLogDirs(n.fs, cfg.LogDirs, cfg.NodeID); err != nil {
+		return err
+	}
+
+	n.logs, err = storage.OpenManager(cfg.LogDirs[0], storage.ManagerOptions{
+		FS: n.fs, Clock: n.clock, Logger: n.logger, DefaultConfig: cfg.Log,
+	})
+	if err != nil {
+		return fmt.Errorf("opening log directory: %w", err)
+	}
+
+	if err := n.startQuorum(ctx); err != nil {
+		return err
+	}
+	if err := n.startReplicas(ctx); err != nil {
+		return err
+	}
+	n.startGroups()
+
+	n.registry = prometheus.NewRegistry()
+	n.metrics = newMetrics(n.registry)
+	n.server = wire.NewServer(n.wireConfig(), n.services(), n.logger, n.metrics)
+	if err := n.server.Start(ctx); err != nil {
+		return fmt.Errorf("starting listeners: %w", err)
+	}
+	if err := n.register(ctx); err != nil {
+		return err
+	}
+	if err := n.startMetricsListener(); err != nil {
+		return err
+	}
+	attrs := []any{"nodeID", cfg.NodeID, "clusterID", n.clusterID, "startup", time.Since(started).Round(time.Millisecond)}
+	for name, addr := range n.server.Addrs() {
+		attrs = append(attrs, "listener."+name, addr)
+	}
+	attrs = append(attrs, "listener.CONTROLLER", n.quorum.Addr())
+	if n.httpAddr != "" {
+		attrs = append(attrs, "metrics", n.httpAddr)
+	}
+	n.logger.Info("strait broker ready", attrs...)
+	return nil
+}
+
+func (n *Node) startQuorum(ctx context.Context) error {
+	cfg := n.cfg
+	dir := cfg.MetadataLogDir
+	if dir == "" || filepath.Clean(dir) == filepath.Clean(cfg.LogDirs[0]) {
+		// Under the log directory, named so the log manager never takes it
+		// for a partition directory ("<topic>-<partition>").
+		dir = filepath.Join(cfg.LogDirs[0], "__cluster_metadata")
+	}
+	voters := map[int32]string{}
+	for _, v := range cfg.QuorumVoters {
+		voters[v.ID] = net.JoinHostPort(v.Host, strconv.Itoa(v.Port))
+	}
+	var bind, advertise string
+	for _, l := range cfg.Listeners {
+		if isControllerListener(cfg, l.Name) {
+			bind = l.Addr()
+			break
+		}
+	}
+	if len(cfg.AdvertisedControllerListeners) > 0 {
+		advertise = cfg.AdvertisedControllerListeners[0].Addr()
+	}
+	q, err := raftmeta.Open(raftmeta.Config{
+		NodeID:                   cfg.NodeID,
+		Dir:                      dir,
+		ClusterID:                n.clusterID,
+		BindAddr:                 bind,
+		AdvertiseAddr:            advertise,
+		Voters:                   voters,
+		Logger:                   n.logger.With("component", "raftmeta"),
+		HeartbeatTimeout:         n.opts.RaftHeartbeatTimeout,
+		ElectionTimeout:          n.opts.RaftElectionTimeout,
+		NumPartitions:            cfg.NumPartitions,
+		DefaultReplicationFactor: int16(cfg.DefaultReplicationFactor),
+		ConfigValidator:          n.validateConfigs,
+		DescribeTopicConfigs:     n.describeNewTopicConfigs,
+	})
+	if err != nil {
+		return fmt.Errorf("opening metadata quorum: %w", err)
+	}
+	n.quorum = q
+	if err := q.Start(ctx); err != nil {
+		return fmt.Errorf("starting metadata quorum: %w", err)
+	}
+	if err := q.WaitReady(ctx); err != nil {
+		return fmt.Errorf("waiting for the metadata quorum: %w", err)
+	}
+	return nil
+}
+
+func isControllerListener(cfg *config.Config, name string) bool {
+	for _, c := range cfg.ControllerListenerNames {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *Node) startReplicas(ctx context.Context) error {
+	cfg := n.cfg
+	rm, err := replication.NewReplicaManager(replication.Config{
+		NodeID:                   cfg.NodeID,
+		Logs:                     n.logs,
+		LogConfigFor:             n.logConfigFor,
+		MinInsyncReplicasFor:     n.minInsyncReplicasFor,
+		Logger:                   n.logger.With("component", "replication"),
+		Clock:                    n.clock,
+		FetchSessionCacheSlots:   int(cfg.MaxIncrementalFetchSessionCacheSlots),
+		FetchMaxBytes:            cfg.FetchMaxBytes,
+		RetentionCheckIntervalMs: cfg.LogRetentionCheckIntervalMs,
+	})
+	if err != nil {
+		return err
+	}
+	n.replicas = rm
+	// Subscribe before applying the current image so no delta falls in
+	// between; ApplyDelta is safe to call concurrently and treats its first
+	// call as the whole image.
+	n.unsub = n.quorum.Subscribe(func(d *raftmeta.Delta, img *raftmeta.Image) {
+		rm.ApplyDelta(d, img)
+		if g := n.groups; g != nil {
+			g.OnMetadataDelta(d)
+		}
+	})
+	rm.ApplyDelta(&raftmeta.Delta{}, n.quorum.Image())
+	rm.Start(ctx)
+	return nil
+}
+
+func (n *Node) startGroups() {
+	cfg := n.cfg
+	g := cfg.Group
+	numPartitions := g.OffsetsTopicNumPartitions
+	if t, ok := n.quorum.Image().Topics[offsetsTopic]; ok {
+		// The partition count of an existing offsets topic wins, as in
+		// Kafka: groups must keep mapping to the partitions holding them.
+		numPartitions = int32(len(t.Partitions))
+	}
+	delay := time.Duration(g.InitialRebalanceDelayMs) * time.Millisecond
+	if delay == 0 {
+		delay = -1 // the coordinator reads 0 as "default"; -1 is none
+	}
+	n.groups = coordinator.NewGroupCoordinator(coordinator.Config{
+		NodeID:                        cfg.NodeID,
+		Log:                           offsetsLog{rm: n.replicas},
+		Image:                         n.quorum.Image,
+		EnsureOffsetsTopic:            n.ensureOffsetsTopic,
+		AllocateProducerIDs:           n.allocateProducerIDs,
+		NumPartitions:                 numPartitions,
+		MinSessionTimeout:             time.Duration(g.MinSessionTimeoutMs) * time.Millisecond,
+		MaxSessionTimeout:             time.Duration(g.MaxSessionTimeoutMs) * time.Millisecond,
+		InitialRebalanceDelay:         delay,
+		MaxGroupSize:                  g.MaxSize,
+		OffsetsRetention:              time.Duration(g.OffsetsRetentionMs) * time.Millisecond,
+		OffsetsRetentionCheckInterval: time.Duration(g.OffsetsRetentionCheckIntervalMs) * time.Millisecond,
+		OffsetMetadataMaxBytes:        g.OffsetMetadataMaxBytes,
+		Clock:                         n.clock,
+		Logger:                        n.logger.With("component", "groups"),
+	})
+	n.replicas.OnLeadershipChange(func(tp storage.TopicPartition, leader bool, epoch int32) {
+		if tp.Topic != offsetsTopic {
+			return
+		}
+		if leader {
+			n.groups.OnElection(tp.Partition, epoch)
+		} else {
+			n.groups.OnResignation(tp.Partition)
+		}
+	})
+}
+
+func (n *Node) wireConfig() wire.Config {
+	cfg := n.cfg
+	wc := wire.Config{
+		SocketRequestMaxBytes: cfg.SocketRequestMaxBytes,
+		ConnectionsMaxIdle:    time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
+	}
+	for _, l := range cfg.Listeners {
+		if isControllerListener(cfg, l.Name) {
+			continue
+		}
+		wc.Listeners = append(wc.Listeners, wire.Listener{Name: l.Name, Host: l.Host, Port: l.Port, SecurityProtocol: string(l.SecurityProtocol)})
+	}
+	return wc
+}
+
+// register records this broker and its advertised endpoints in the
+// metadata log. Ports advertised as 0 take the port actually bound (tests
+// listen on port 0), and an empty host the machine's name, as Kafka does.
+func (n *Node) register(ctx context.Context) error {
+	bound := n.server.Addrs()
+	b := raftmeta.Broker{ID: n.cfg.NodeID, Rack: n.cfg.BrokerRack}
+	for _, ep := range n.cfg.AdvertisedListeners {
+		host, port := ep.Host, ep.Port
+		if addr, ok := bound[ep.Name]; ok {
+			h, p, err := net.SplitHostPort(addr)
+			if err == nil {
+				if port == 0 {
+					port, _ = strconv.Atoi(p)
+				}
+				if host == "" && h != "0.0.0.0" && h != "::" {
+					host = h
+				}
+			}
+		}
+		if host == "" {
+			if hn, err := os.Hostname(); err == nil {
+				host = hn
+			}
+		}
+		b.Endpoints = append(b.Endpoints, raftmeta.Endpoint{
+			Listener: ep.Name, SecurityProtocol: string(ep.SecurityProtocol), Host: host, Port: int32(port),
+		})
+	}
+	if err := n.quorum.Controller().RegisterBroker(ctx, b); err != nil {
+		return fmt.Errorf("registering broker %d: %w", n.cfg.NodeID, err)
+	}
+	return nil
+}
+
+func (n *Node) startMetricsListener() error {
+	if n.cfg.MetricsListener == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", n.cfg.MetricsListener)
+	if err != nil {
+		return fmt.Errorf("metrics.listener %s: %w", n.cfg.MetricsListener, err)
+	}
+	n.httpAddr = ln.Addr().String()
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{}))
+	n.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go n.httpSrv.Serve(ln)
+	return nil
+}
+
+// Addrs returns the bound address of every listener, CONTROLLER and the
+// metrics listener included.
+func (n *Node) Addrs() map[string]string {
+	out := map[string]string{}
+	if n.server != nil {
+		for k, v := range n.server.Addrs() {
+			out[k] = v
+		}
+	}
+	if n.quorum != nil {
+		out["CONTROLLER"] = n.quorum.Addr()
+	}
+	if n.httpAddr != "" {
+		out["metrics"] = n.httpAddr
+	}
+	return out
+}
+
+// ClusterID is the id of the cluster the node belongs to.
+func (n *Node) ClusterID() string { return n.clusterID }
+
+// Stop shuts the node down in the reverse order of Start: stop reading
+// requests and finish those in flight, stop the coordinators and the
+// replica manager, close the logs (flush, checkpoints, clean shutdown
+// marker), close the quorum. Safe to call more than once.
+func (n *Node) Stop(ctx context.Context) error {
+	n.stopOnce.Do(func() {
+		var errs []error
+		if n.server != nil {
+			errs = append(errs, n.server.Shutdown(ctx))
+		}
+		if n.httpSrv != nil {
+			errs = append(errs, n.httpSrv.Close())
+		}
+		if n.unsub != nil {
+			n.unsub()
+		}
+		if n.groups != nil {
+			n.groups.Close()
+		}
+		if n.replicas != nil {
+			n.replicas.Stop()
+		}
+		if n.logs != nil {
+			errs = append(errs, n.logs.Close())
+		}
+		if n.quorum != nil {
+			errs = append(errs, n.quorum.Close())
+		}
+		n.stopErr = errors.Join(errs...)
+		if n.stopErr != nil {
+			n.logger.Error("shutdown finished with errors", "err", n.stopErr)
+		} else {
+			n.logger.Info("strait broker stopped")
+		}
+	})
+	return n.stopErr
+}

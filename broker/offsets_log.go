@@ -1,0 +1,69 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strait-io/strait/replication"
+	"github.com/strait-io/strait/storage"
+	"github.com/strait-io/strait/storage/record"
+)
+
+// offsetsLog is the group coordinator's view of __consumer_offsets over
+// the replica manager: coordinator appends with acks=all, and committed
+// reads of whole batches for loading.
+type offsetsLog struct{ rm *replication.ReplicaManager }
+
+func offsetsTP(p int32) storage.TopicPartition {
+	return storage.TopicPartition{Topic: offsetsTopic, Partition: p}
+}
+
+func (o offsetsLog) Append(ctx context.Context, partition int32, batch []byte) (int64, error) {
+	info, err := o.rm.AppendCoordinator(ctx, offsetsTP(partition), batch)
+	if err != nil {
+		return 0, kafkaError(err)
+	}
+	return info.LastOffset, nil
+}
+
+func (o offsetsLog) Read(_ context.Context, partition int32, from int64, maxBytes int32) ([]byte, int64, int64, error) {
+	tp := offsetsTP(partition)
+	fd, err := o.rm.ReadCommitted(tp, from, maxBytes)
+	if err != nil && errors.Is(err, kerr.OffsetOutOfRange) && from < fd.LogStartOffset {
+		// Loading starts at 0; retention may have moved the start since.
+		from = fd.LogStartOffset
+		fd, err = o.rm.ReadCommitted(tp, from, maxBytes)
+	}
+	if err != nil {
+		return nil, 0, 0, kafkaError(err)
+	}
+	if fd.Records.Size == 0 {
+		return nil, from, fd.HighWatermark, nil
+	}
+	data := make([]byte, fd.Records.Size)
+	if err := fd.Records.ReadInto(data); err != nil {
+		return nil, 0, 0, kerr.KafkaStorageError
+	}
+	// Keep whole batches only; the next read starts after the last one.
+	it := record.NewIter(data)
+	next := from
+	for b, ok := it.Next(); ok; b, ok = it.Next() {
+		next = b.NextOffset()
+	}
+	return data[:it.Pos()], next, fd.HighWatermark, nil
+}
+
+// kafkaError returns err's *kerr.Error, or UNKNOWN_SERVER_ERROR.
+func kafkaError(err error) error {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return kerr.CorruptMessage
+	}
+	return kerr.UnknownServerError
+}

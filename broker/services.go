@@ -1,0 +1,270 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/broker/configdef"
+	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/storage"
+	"github.com/strait-io/strait/wire"
+)
+
+// offsetsTopic is Kafka's consumer offsets topic.
+const offsetsTopic = "__consumer_offsets"
+
+// services wires the protocol handlers to the node's components.
+func (n *Node) services() wire.Services {
+	return wire.Services{
+		Cluster:   clusterView{n},
+		Replicas:  n.replicas,
+		Admin:     admin{n},
+		Groups:    n.groups,
+		Producers: n.groups,
+	}
+}
+
+// clusterView is wire.ClusterView over the metadata quorum.
+type clusterView struct{ n *Node }
+
+func (c clusterView) NodeID() int32          { return c.n.cfg.NodeID }
+func (c clusterView) Image() *raftmeta.Image { return c.n.quorum.Image() }
+func (c clusterView) ControllerID() int32    { return c.n.quorum.LeaderID() }
+
+// AutoCreateTopics creates missing topics with the broker defaults when
+// auto.create.topics.enable is on (Kafka's AutoTopicCreationManager). It
+// returns once the controller committed them, and the records are applied
+// to the replica manager synchronously on this node, so a produce right
+// after finds the partitions.
+func (c clusterView) AutoCreateTopics(ctx context.Context, topics []string) map[string]int16 {
+	out := make(map[string]int16, len(topics))
+	if !c.n.cfg.AutoCreateTopicsEnable {
+		for _, t := range topics {
+			out[t] = kerr.UnknownTopicOrPartition.Code
+		}
+		return out
+	}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 30000
+	for _, t := range topics {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = t, -1, -1
+		req.Topics = append(req.Topics, rt)
+	}
+	resp := c.n.quorum.Controller().CreateTopics(ctx, req)
+	for _, rt := range resp.Topics {
+		code := rt.ErrorCode
+		if code == kerr.TopicAlreadyExists.Code {
+			code = 0
+		}
+		out[rt.Topic] = code
+	}
+	return out
+}
+
+// ensureOffsetsTopic creates __consumer_offsets the way Kafka's
+// GroupCoordinator asks for it: offsets.topic.num.partitions partitions,
+// compacted, offsets.topic.segment.bytes segments, and a replication
+// factor of offsets.topic.replication.factor lowered to the brokers there
+// are (a single node cannot hold three replicas).
+func (n *Node) ensureOffsetsTopic(ctx context.Context) error {
+	img := n.quorum.Image()
+	if _, ok := img.Topics[offsetsTopic]; ok {
+		return nil
+	}
+	g := n.cfg.Group
+	rf := g.OffsetsTopicReplicationFactor
+	live := 0
+	for _, b := range img.Brokers {
+		if !b.Fenced {
+			live++
+		}
+	}
+	if int(rf) > live {
+		n.logger.Warn("lowering the replication factor of __consumer_offsets to the live broker count",
+			"offsets.topic.replication.factor", rf, "brokers", live)
+		rf = int16(max(live, 1))
+	}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 30000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = offsetsTopic, g.OffsetsTopicNumPartitions, rf
+	for k, v := range map[string]string{
+		"cleanup.policy":   "compact",
+		"compression.type": "producer",
+		"segment.bytes":    fmt.Sprint(g.OffsetsTopicSegmentBytes),
+	} {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = k, kmsg.StringPtr(v)
+		rt.Configs = append(rt.Configs, c)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp := n.quorum.Controller().CreateTopics(ctx, req)
+	if len(resp.Topics) != 1 {
+		return kerr.CoordinatorNotAvailable
+	}
+	if code := resp.Topics[0].ErrorCode; code != 0 && code != kerr.TopicAlreadyExists.Code {
+		return kerr.ErrorForCode(code)
+	}
+	return nil
+}
+
+func (n *Node) allocateProducerIDs(ctx context.Context) (int64, int32, error) {
+	var epoch int64
+	if b, ok := n.quorum.Image().Brokers[n.cfg.NodeID]; ok {
+		epoch = b.Epoch
+	}
+	return n.quorum.Controller().AllocateProducerIDs(ctx, n.cfg.NodeID, epoch)
+}
+
+// sources is the static configuration plus the dynamic broker configs of
+// img (the cluster default "" and this broker's own resource).
+func (n *Node) sources(img *raftmeta.Image) configdef.Sources {
+	return n.cfg.Sources(
+		img.Configs[raftmeta.ConfigResource{Type: raftmeta.ConfigResourceBroker, Name: ""}],
+		img.Configs[raftmeta.ConfigResource{Type: raftmeta.ConfigResourceBroker, Name: fmt.Sprint(n.cfg.NodeID)}],
+	)
+}
+
+func (n *Node) logConfigFor(topic string, img *raftmeta.Image) (storage.LogConfig, error) {
+	return configdef.EffectiveLogConfig(n.sources(img), img.TopicConfig(topic))
+}
+
+func (n *Node) minInsyncReplicasFor(topic string, img *raftmeta.Image) int32 {
+	eff, err := configdef.EffectiveTopicConfigs(n.sources(img), img.TopicConfig(topic))
+	if err != nil {
+		return 1
+	}
+	var v int32
+	if _, err := fmt.Sscan(eff["min.insync.replicas"], &v); err != nil || v < 1 {
+		return 1
+	}
+	return v
+}
+
+// validateConfigs is the controller's config validator.
+func (n *Node) validateConfigs(res raftmeta.ConfigResource, configs map[string]*string) error {
+	switch res.Type {
+	case raftmeta.ConfigResourceTopic:
+		return configdef.ValidateTopicConfigsWith(n.sources(n.quorum.Image()).TopicDefaults(), configs)
+	case raftmeta.ConfigResourceBroker:
+		return configdef.ValidateBrokerConfigs(configs)
+	}
+	return fmt.Errorf("config resource type %d is not supported", res.Type)
+}
+
+func (n *Node) describeNewTopicConfigs(topic string, dynamic map[string]string) []kmsg.CreateTopicsResponseTopicConfig {
+	entries := configdef.DescribeTopic(dynamic, n.sources(n.quorum.Image()), configdef.DescribeOptions{})
+	out := make([]kmsg.CreateTopicsResponseTopicConfig, 0, len(entries))
+	for _, e := range entries {
+		c := kmsg.NewCreateTopicsResponseTopicConfig()
+		c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.Value, e.ReadOnly, int8(e.Source), e.IsSensitive
+		out = append(out, c)
+	}
+	return out
+}
+
+// admin is wire.AdminService: the controller for changes, the image and
+// the config definitions for DescribeConfigs.
+type admin struct{ n *Node }
+
+func (a admin) ctrl() *raftmeta.Controller { return a.n.quorum.Controller() }
+
+func (a admin) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
+	return a.ctrl().CreateTopics(ctx, req)
+}
+
+func (a admin) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
+	if !a.n.cfg.DeleteTopicEnable {
+		resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+		for _, t := range req.Topics {
+			rt := kmsg.NewDeleteTopicsResponseTopic()
+			rt.Topic, rt.TopicID, rt.ErrorCode = t.Topic, t.TopicID, kerr.TopicDeletionDisabled.Code
+			resp.Topics = append(resp.Topics, rt)
+		}
+		for _, name := range req.TopicNames {
+			rt := kmsg.NewDeleteTopicsResponseTopic()
+			rt.Topic, rt.ErrorCode = kmsg.StringPtr(name), kerr.TopicDeletionDisabled.Code
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
+	return a.ctrl().DeleteTopics(ctx, req)
+}
+
+func (a admin) CreatePartitions(ctx context.Context, req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
+	return a.ctrl().CreatePartitions(ctx, req)
+}
+
+func (a admin) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsRequest) *kmsg.AlterConfigsResponse {
+	return a.ctrl().AlterConfigs(ctx, req)
+}
+
+func (a admin) IncrementalAlterConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse {
+	return a.ctrl().IncrementalAlterConfigs(ctx, req)
+}
+
+func (a admin) CreateACLs(ctx context.Context, req *kmsg.CreateACLsRequest) *kmsg.CreateACLsResponse {
+	return a.ctrl().CreateACLs(ctx, req)
+}
+
+func (a admin) DescribeACLs(ctx context.Context, req *kmsg.DescribeACLsRequest) *kmsg.DescribeACLsResponse {
+	return a.ctrl().DescribeACLs(ctx, req)
+}
+
+func (a admin) DeleteACLs(ctx context.Context, req *kmsg.DeleteACLsRequest) *kmsg.DeleteACLsResponse {
+	return a.ctrl().DeleteACLs(ctx, req)
+}
+
+// DescribeConfigs answers topic and broker resources from the image's
+// dynamic configs, the static configuration and the definitions' defaults
+// (Kafka's ConfigHelper).
+func (a admin) DescribeConfigs(_ context.Context, req *kmsg.DescribeConfigsRequest) *kmsg.DescribeConfigsResponse {
+	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	img := a.n.quorum.Image()
+	src := a.n.sources(img)
+	for _, r := range req.Resources {
+		rr := kmsg.NewDescribeConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+		opts := configdef.DescribeOptions{Names: r.ConfigNames, IncludeSynonyms: req.IncludeSynonyms, IncludeDocumentation: req.IncludeDocumentation}
+		switch r.ResourceType {
+		case kmsg.ConfigResourceTypeTopic:
+			if _, ok := img.Topics[r.ResourceName]; !ok {
+				rr.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				rr.ErrorMessage = kmsg.StringPtr("Topic " + r.ResourceName + " does not exist")
+				break
+			}
+			rr.Configs = configdef.DescribeTopic(img.TopicConfig(r.ResourceName), src, opts)
+		case kmsg.ConfigResourceTypeBroker:
+			configs, err := configdef.DescribeBroker(r.ResourceName, src, opts)
+			if err != nil {
+				rr.ErrorCode, rr.ErrorMessage = errorCode(err), kmsg.StringPtr(err.Error())
+				break
+			}
+			rr.Configs = configs
+		default:
+			rr.ErrorCode = kerr.InvalidRequest.Code
+			rr.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("resource type %d is not supported", r.ResourceType))
+		}
+		if req.Version < 1 {
+			for i := range rr.Configs {
+				rr.Configs[i].ConfigSynonyms = nil
+			}
+		}
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp
+}
+
+// errorCode is err's Kafka code, UNKNOWN_SERVER_ERROR if it has none.
+func errorCode(err error) int16 {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return kerr.UnknownServerError.Code
+}

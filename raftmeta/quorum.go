@@ -1,0 +1,378 @@
+package raftmeta
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// ErrNotController is returned when a write reaches a node that is not the
+// raft leader; it wraps kerr.NotController.
+var ErrNotController = fmt.Errorf("raftmeta: not the active controller: %w", kerr.NotController)
+
+// clusterIDKey holds the cluster id in the stable store.
+var clusterIDKey = []byte("strait.cluster.id")
+
+// closeTimeout bounds how long Close waits for raft to stop.
+const closeTimeout = 10 * time.Second
+
+// Quorum is this node's member of the metadata quorum: the raft node, its
+// stores and transport, the FSM and the controller (KRaft's
+// QuorumController and RaftManager roles in one). One voter in issue 3;
+// the code path is the same for three.
+type Quorum struct {
+	cfg    Config
+	store  *Store
+	snaps  *raft.FileSnapshotStore
+	trans  *raft.NetworkTransport
+	fsm    *FSM
+	ctrl   *Controller
+	hlog   hclog.Logger
+	raft   atomic.Pointer[raft.Raft]
+	synced atomic.Uint64 // the term whose entries the FSM is known to have applied
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens the metadata directory and binds the CONTROLLER listener;
+// Start starts raft.
+func Open(cfg Config) (*Quorum, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger.With("component", "raftmeta", "node", cfg.NodeID)
+	cfg.Logger = logger
+	q := &Quorum{cfg: cfg, hlog: newHclog(logger, hclogLevel(cfg.RaftLogLevel.Level()))}
+	ok := false
+	defer func() {
+		if !ok {
+			q.closeResources()
+		}
+	}()
+
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, "raft"), 0o755); err != nil {
+		return nil, fmt.Errorf("raftmeta: %w", err)
+	}
+	store, err := OpenStore(filepath.Join(cfg.Dir, "raft"), logger)
+	if err != nil {
+		return nil, err
+	}
+	q.store = store
+	if err := q.checkClusterID(); err != nil {
+		return nil, err
+	}
+	// FileSnapshotStore keeps its files in <base>/snapshots.
+	q.snaps, err = raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, q.hlog.Named("snapshots"))
+	if err != nil {
+		return nil, fmt.Errorf("raftmeta: snapshot store: %w", err)
+	}
+	var advertise net.Addr
+	if a := q.advertiseAddr(); a != "" {
+		if advertise, err = net.ResolveTCPAddr("tcp", a); err != nil {
+			return nil, fmt.Errorf("raftmeta: advertised address %q: %w", a, err)
+		}
+	}
+	q.trans, err = raft.NewTCPTransportWithConfig(cfg.BindAddr, advertise, &raft.NetworkTransportConfig{
+		MaxPool: 3,
+		Timeout: 10 * time.Second,
+		Logger:  q.hlog.Named("transport"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("raftmeta: controller listener %s: %w", cfg.BindAddr, err)
+	}
+	q.fsm = NewFSM(q.cfg.ClusterID, logger)
+	q.ctrl = newController(&q.cfg, quorumLog{q}, logger)
+	ok = true
+	return q, nil
+}
+
+// checkClusterID compares the configured cluster id with the stored one
+// (Kafka refuses to join a quorum of another cluster:
+// InconsistentClusterIdException) and stores it in a new directory.
+func (q *Quorum) checkClusterID() error {
+	stored, err := q.store.Get(clusterIDKey)
+	switch {
+	case errors.Is(err, ErrKeyNotFound):
+		if q.cfg.ClusterID == "" {
+			return nil
+		}
+		return q.store.Set(clusterIDKey, []byte(q.cfg.ClusterID))
+	case err != nil:
+		return err
+	case q.cfg.ClusterID == "":
+		q.cfg.ClusterID = string(stored)
+	case q.cfg.ClusterID != string(stored):
+		return fmt.Errorf("raftmeta: the metadata log in %s belongs to cluster %q, not %q", q.cfg.Dir, stored, q.cfg.ClusterID)
+	}
+	return nil
+}
+
+// advertiseAddr is the address this node tells the others, or "" to use
+// the bound one.
+func (q *Quorum) advertiseAddr() string {
+	if q.cfg.AdvertiseAddr != "" {
+		return q.cfg.AdvertiseAddr
+	}
+	if a, ok := q.cfg.Voters[q.cfg.NodeID]; ok && !strings.HasSuffix(a, ":0") {
+		return a
+	}
+	return ""
+}
+
+// Addr is the CONTROLLER listener's address.
+func (q *Quorum) Addr() string { return string(q.trans.LocalAddr()) }
+
+// Start starts raft: it restores the newest snapshot and, on an empty
+// directory, bootstraps the voter set from Voters. It does not wait for a
+// leader (WaitReady does).
+func (q *Quorum) Start(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if q.raft.Load() != nil {
+		return errors.New("raftmeta: quorum already started")
+	}
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(strconv.Itoa(int(q.cfg.NodeID)))
+	rc.HeartbeatTimeout = q.cfg.HeartbeatTimeout
+	rc.ElectionTimeout = q.cfg.ElectionTimeout
+	rc.LeaderLeaseTimeout = q.cfg.HeartbeatTimeout
+	rc.CommitTimeout = q.cfg.CommitTimeout
+	rc.SnapshotThreshold = q.cfg.SnapshotThreshold
+	rc.SnapshotInterval = q.cfg.SnapshotInterval
+	rc.TrailingLogs = q.cfg.TrailingLogs
+	rc.Logger = q.hlog.Named("raft")
+
+	has, err := raft.HasExistingState(q.store, q.store, q.snaps)
+	if err != nil {
+		return fmt.Errorf("raftmeta: %w", err)
+	}
+	if !has {
+		if err := raft.BootstrapCluster(rc, q.store, q.store, q.snaps, q.trans, q.voterConfiguration()); err != nil {
+			return fmt.Errorf("raftmeta: bootstrap: %w", err)
+		}
+	}
+	r, err := raft.NewRaft(rc, q.fsm, q.store, q.store, q.snaps, q.trans)
+	if err != nil {
+		return fmt.Errorf("raftmeta: start raft: %w", err)
+	}
+	q.raft.Store(r)
+	return nil
+}
+
+func (q *Quorum) voterConfiguration() raft.Configuration {
+	voters := maps.Clone(q.cfg.Voters)
+	if voters == nil {
+		voters = map[int32]string{}
+	}
+	if a, ok := voters[q.cfg.NodeID]; !ok || strings.HasSuffix(a, ":0") {
+		voters[q.cfg.NodeID] = string(q.trans.LocalAddr())
+	}
+	var c raft.Configuration
+	for _, id := range slices.SortedFunc(maps.Keys(voters), cmp.Compare[int32]) {
+		c.Servers = append(c.Servers, raft.Server{
+			Suffrage: raft.Voter,
+			ID:       raft.ServerID(strconv.Itoa(int(id))),
+			Address:  raft.ServerAddress(voters[id]),
+		})
+	}
+	return c
+}
+
+// WaitReady waits until a leader is known and this node's FSM has applied
+// everything the leader had committed: the image is then current.
+func (q *Quorum) WaitReady(ctx context.Context) error {
+	r := q.raft.Load()
+	if r == nil {
+		return errors.New("raftmeta: quorum not started")
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if r.State() == raft.Leader {
+			if err := q.sync(ctx); err == nil {
+				return nil
+			} else if ctx.Err() != nil {
+				return fmt.Errorf("raftmeta: wait for the metadata quorum: %w", err)
+			}
+		} else if _, id := r.LeaderWithID(); id != "" && r.CommitIndex() > 0 && r.AppliedIndex() >= r.CommitIndex() {
+			// A follower's commit index is what the leader told it.
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("raftmeta: wait for the metadata quorum: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// sync makes sure the FSM applied every entry of earlier terms before the
+// controller reads the image: a new leader may still be applying the
+// entries it inherited. A barrier per term is enough, since afterwards the
+// leader's own writes wait to be applied.
+func (q *Quorum) sync(ctx context.Context) error {
+	r := q.raft.Load()
+	if r == nil {
+		return ErrNotController
+	}
+	term := r.CurrentTerm()
+	if q.synced.Load() == term {
+		return nil
+	}
+	f := r.Barrier(timeoutOf(ctx))
+	if err := waitFuture(ctx, f); err != nil {
+		return err
+	}
+	q.synced.Store(term)
+	return nil
+}
+
+// timeoutOf turns a context's deadline into raft's enqueue timeout (0 is
+// none).
+func timeoutOf(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return max(time.Until(dl), time.Millisecond)
+	}
+	return 0
+}
+
+// waitFuture waits for a raft future or the context, mapping raft's
+// leadership errors to ErrNotController.
+func waitFuture(ctx context.Context, f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return raftError(err)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func raftError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost),
+		errors.Is(err, raft.ErrRaftShutdown), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return fmt.Errorf("%w: %w", ErrNotController, err)
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		return fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+	}
+	return err
+}
+
+// Image returns the newest applied metadata image.
+func (q *Quorum) Image() *Image { return q.fsm.Image() }
+
+// Subscribe registers fn for every delta applied from now on (see
+// FSM.Subscribe: fn runs on the FSM goroutine and must not block for long).
+func (q *Quorum) Subscribe(fn func(d *Delta, img *Image)) (cancel func()) {
+	return q.fsm.Subscribe(fn)
+}
+
+// IsLeader reports whether this node is the raft leader, the active
+// controller.
+func (q *Quorum) IsLeader() bool {
+	r := q.raft.Load()
+	return r != nil && r.State() == raft.Leader
+}
+
+// LeaderID is the active controller's node id, -1 when unknown.
+func (q *Quorum) LeaderID() int32 {
+	r := q.raft.Load()
+	if r == nil {
+		return -1
+	}
+	_, id := r.LeaderWithID()
+	n, err := strconv.ParseInt(string(id), 10, 32)
+	if id == "" || err != nil {
+		return -1
+	}
+	return int32(n)
+}
+
+// Controller is the controller that validates admin requests and appends
+// their records; its writes answer NOT_CONTROLLER on a follower.
+func (q *Quorum) Controller() *Controller { return q.ctrl }
+
+// Close shuts raft down gracefully (pending writes fail with
+// NOT_CONTROLLER), then closes the transport and the stores. It waits at
+// most 10s for raft; if raft does not stop by then, the stores stay open
+// (closing them under raft would corrupt nothing but could crash it) and
+// Close returns an error.
+func (q *Quorum) Close() error {
+	q.closeOnce.Do(func() {
+		if r := q.raft.Load(); r != nil {
+			done := make(chan error, 1)
+			go func() { done <- r.Shutdown().Error() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					q.closeErr = fmt.Errorf("raftmeta: raft shutdown: %w", err)
+				}
+			case <-time.After(closeTimeout):
+				q.closeErr = fmt.Errorf("raftmeta: raft did not stop within %s", closeTimeout)
+				return
+			}
+		}
+		q.closeErr = errors.Join(q.closeErr, q.closeResources())
+	})
+	return q.closeErr
+}
+
+func (q *Quorum) closeResources() error {
+	var errs []error
+	if q.trans != nil {
+		errs = append(errs, q.trans.Close())
+	}
+	if q.store != nil {
+		errs = append(errs, q.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// quorumLog is the Controller's view of the quorum.
+type quorumLog struct{ q *Quorum }
+
+func (l quorumLog) Image() *Image                  { return l.q.fsm.Image() }
+func (l quorumLog) IsLeader() bool                 { return l.q.IsLeader() }
+func (l quorumLog) Sync(ctx context.Context) error { return l.q.sync(ctx) }
+
+func (l quorumLog) Propose(records []Record) <-chan error {
+	ch := make(chan error, 1)
+	r := l.q.raft.Load()
+	if r == nil {
+		ch <- ErrNotController
+		return ch
+	}
+	f := r.Apply(EncodeBatch(records), 0)
+	go func() {
+		err := raftError(f.Error())
+		if err == nil {
+			if rerr, ok := f.Response().(error); ok {
+				err = rerr
+			}
+		}
+		ch <- err
+	}()
+	return ch
+}
