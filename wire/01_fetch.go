@@ -13,10 +13,10 @@ import (
 //   to MaxWaitMillis until MinBytes are available, read_uncommitted reads
 //   up to the high watermark and read_committed up to the last stable
 //   offset with the aborted transactions in range.
-// * The record data comes back as segment file slices; this handler reads
-//   each slice once into the response. A slice cut short by a concurrent
-//   truncation sends what was read: a trailing partial batch is dropped by
-//   clients, as with Kafka.
+// * The record data comes back as segment file slices, read straight into
+//   the response buffer by the fetch encoder (fetch_encode.go). A slice cut
+//   short by a concurrent truncation sends what was read: a trailing
+//   partial batch is dropped by clients, as with Kafka.
 //
 // Version notes:
 // * v4: IsolationLevel, LastStableOffset, AbortedTransactions (KIP-98)
@@ -33,15 +33,6 @@ func init() { register(api{key: 1, min: 4, max: 17, handle: (*Server).handleFetc
 
 func (s *Server) handleFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	res := s.svc.Replicas.Fetch(ctx, kreq.(*kmsg.FetchRequest))
-	var total int64
-	for i := range res.Slices {
-		for j := range res.Slices[i] {
-			total += int64(res.Slices[i][j].Size)
-		}
-	}
-	// One buffer for all partitions' data; each partition's records alias
-	// a part of it until the response is encoded.
-	buf := make([]byte, 0, total)
 	for i := range res.Resp.Topics {
 		for j := range res.Resp.Topics[i].Partitions {
 			// Empty, never null: librdkafka rejects null records.
@@ -50,17 +41,5 @@ func (s *Server) handleFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Respo
 			}
 		}
 	}
-	for i := range res.Slices {
-		for j, sl := range res.Slices[i] {
-			if sl.Size <= 0 || sl.File == nil {
-				continue
-			}
-			start := len(buf)
-			buf = buf[:start+int(sl.Size)]
-			n, _ := sl.File.ReadAt(buf[start:], sl.Position)
-			buf = buf[:start+n]
-			res.Resp.Topics[i].Partitions[j].RecordBatches = buf[start : start+n : start+n]
-		}
-	}
-	return res.Resp, nil
+	return &fetchResponse{FetchResponse: res.Resp, slices: res.Slices}, nil
 }

@@ -13,6 +13,16 @@ import (
 // a client that sent a version the broker does not know can still read
 // the answer (ApiVersionsResponse.json, KIP-511).
 func encodeResponse(corr int32, resp kmsg.Response) []byte {
+	if fe, ok := resp.(framedEncoder); ok {
+		if buf, err := fe.encodeFramed(corr); err == nil {
+			return buf
+		}
+		// Unknown tagged fields: kmsg encodes them.
+		if fr, ok := resp.(*fetchResponse); ok {
+			fr.fillRecords()
+			resp = fr.FetchResponse
+		}
+	}
 	buf := make([]byte, 8, 64)
 	binary.BigEndian.PutUint32(buf[4:], uint32(corr))
 	if resp.IsFlexible() && resp.Key() != int16(kmsg.ApiVersions) {
