@@ -46,6 +46,10 @@ type RecordReader struct {
 	count int32
 	read  int32
 	n     int64 // bytes consumed from src
+	// data is set for an uncompressed batch: the records are decoded from
+	// the slice directly, without a method call per byte (the produce
+	// path validates every record of every batch).
+	data []byte
 }
 
 // NewRecordReader reads count records from src.
@@ -55,7 +59,8 @@ func NewRecordReader(src ByteSource, count int32) *RecordReader {
 
 // NewUncompressedReader reads the records of an uncompressed batch.
 func NewUncompressedReader(b Batch) *RecordReader {
-	return NewRecordReader(bytes.NewReader(b.Records()), b.RecordCount())
+	data := b.Records()
+	return &RecordReader{src: bytes.NewReader(data), count: b.RecordCount(), data: data}
 }
 
 // Remaining is the number of records not yet read.
@@ -67,6 +72,14 @@ func (r *RecordReader) BytesRead() int64 { return r.n }
 var errRecordStructure = invalidf("found invalid record structure")
 
 func (r *RecordReader) readByte() (byte, error) {
+	if r.data != nil {
+		if r.n >= int64(len(r.data)) {
+			return 0, io.EOF
+		}
+		c := r.data[r.n]
+		r.n++
+		return c, nil
+	}
 	c, err := r.src.ReadByte()
 	if err != nil {
 		return 0, err
@@ -115,6 +128,14 @@ func (r *RecordReader) skip(n int64) error {
 	if n == 0 {
 		return nil
 	}
+	if r.data != nil {
+		if rem := int64(len(r.data)) - r.n; rem < n {
+			r.n = int64(len(r.data))
+			return io.ErrUnexpectedEOF
+		}
+		r.n += n
+		return nil
+	}
 	type discarder interface{ Discard(int) (int, error) }
 	var got int64
 	var err error
@@ -145,6 +166,15 @@ func (r *RecordReader) bytes(n int32, keep bool) ([]byte, error) {
 	}
 	if !keep {
 		return nil, r.skip(int64(n))
+	}
+	if r.data != nil {
+		if int64(len(r.data))-r.n < int64(n) {
+			r.n = int64(len(r.data))
+			return nil, io.ErrUnexpectedEOF
+		}
+		buf := append([]byte(nil), r.data[r.n:r.n+int64(n)]...)
+		r.n += int64(n)
+		return buf, nil
 	}
 	buf := make([]byte, n)
 	got, err := io.ReadFull(r.src, buf)
@@ -267,6 +297,12 @@ func (r *RecordReader) next(full bool) (Record, error) {
 func (r *RecordReader) Finish() error {
 	if r.read < r.count {
 		return invalidf("only %d of %d declared records were read", r.read, r.count)
+	}
+	if r.data != nil {
+		if r.n < int64(len(r.data)) {
+			return invalidf("incorrect declared batch size, records still remaining in the batch after %d records", r.count)
+		}
+		return nil
 	}
 	if _, err := r.src.ReadByte(); err == nil {
 		return invalidf("incorrect declared batch size, records still remaining in the batch after %d records", r.count)
