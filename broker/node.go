@@ -161,8 +161,10 @@ func (n *Node) startQuorum(ctx context.Context) error {
 			break
 		}
 	}
-	if len(cfg.AdvertisedControllerListeners) > 0 {
-		advertise = cfg.AdvertisedControllerListeners[0].Addr()
+	if a := cfg.AdvertisedControllerListeners; len(a) > 0 && a[0].Port != 0 {
+		// Port 0 means the port the listener binds (tests): leave it to
+		// the quorum, which then advertises the bound address.
+		advertise = a[0].Addr()
 	}
 	q, err := raftmeta.Open(raftmeta.Config{
 		NodeID:                   cfg.NodeID,
@@ -228,7 +230,9 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		}
 	})
 	rm.ApplyDelta(&raftmeta.Delta{}, n.quorum.Image())
-	rm.Start(ctx)
+	// Start's ctx bounds starting up, not the node's life: the background
+	// work (retention, checkpoints) runs until Stop.
+	rm.Start(context.WithoutCancel(ctx))
 	return nil
 }
 
@@ -396,4 +400,38 @@ func (n *Node) Stop(ctx context.Context) error {
 		}
 	})
 	return n.stopErr
+}
+
+// Abandon stops the node the way a killed process stops, for crash tests
+// that run brokers in-process (broker/brokertest): connections are dropped
+// without finishing what they read, the coordinators, the replica manager
+// and the quorum stop (raft's own stores are durable per write and must be
+// closed to release their lock), but the log directory is left as it is:
+// no flush, no checkpoints, no clean shutdown marker. The open segment
+// files are abandoned, not closed. The next Start on the directory
+// recovers it as after a crash. Stop after Abandon does nothing.
+func (n *Node) Abandon() {
+	n.stopOnce.Do(func() {
+		if n.server != nil {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel() // close every connection at once, answer nothing more
+			_ = n.server.Shutdown(ctx)
+		}
+		if n.httpSrv != nil {
+			_ = n.httpSrv.Close()
+		}
+		if n.unsub != nil {
+			n.unsub()
+		}
+		if n.groups != nil {
+			n.groups.Close()
+		}
+		if n.replicas != nil {
+			n.replicas.Stop()
+		}
+		if n.quorum != nil {
+			_ = n.quorum.Close()
+		}
+		n.logger.Info("strait broker abandoned (simulated crash)")
+	})
 }

@@ -78,6 +78,10 @@ func (c *GroupCoordinator) JoinGroup(ctx context.Context, req *kmsg.JoinGroupReq
 		return resp
 	case <-ctx.Done():
 		return fail(coordinatorNotAvailable)
+	case <-reqctx.Draining(ctx):
+		// The broker is shutting down: the member rejoins elsewhere
+		// (Kafka answers pending joins NOT_COORDINATOR on resignation).
+		return fail(coordinatorNotAvailable)
 	}
 }
 

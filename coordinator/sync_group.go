@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // SyncGroup: v0-5
@@ -45,6 +47,10 @@ func (c *GroupCoordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupReq
 		}
 		return resp
 	case <-ctx.Done():
+		return fail(coordinatorNotAvailable)
+	case <-reqctx.Draining(ctx):
+		// The broker is shutting down: the member rejoins elsewhere
+		// (Kafka answers pending joins NOT_COORDINATOR on resignation).
 		return fail(coordinatorNotAvailable)
 	}
 }

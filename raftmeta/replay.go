@@ -324,7 +324,9 @@ func (b *builder) configs() map[ConfigResource]map[string]string {
 func (b *builder) setConfig(res ConfigResource, key string, value *string) {
 	all := b.configs()
 	m := all[res]
-	if !b.configCopied[res] {
+	// A resource emptied earlier in this batch was dropped from all: it
+	// needs a new map even though it was already copied.
+	if !b.configCopied[res] || m == nil {
 		m = maps.Clone(m)
 		if m == nil {
 			m = map[string]string{}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // waiter is one parked request (a delayed operation). Its channel holds at
@@ -70,11 +72,13 @@ func (ws *watchers) notify() {
 
 // await is one delayed operation's life (Kafka's
 // DelayedOperationPurgatory.tryCompleteElseWatch plus expiry): it returns
-// true as soon as tryComplete does, and false when timeout passes, ctx ends
-// or the manager stops. tryComplete runs on the caller's goroutine only, so
-// it needs no synchronisation of its own. It is checked once before
-// watching (the common case completes without registering) and once after,
-// so a change that lands between the two is not missed.
+// true as soon as tryComplete does, and false when timeout passes, ctx ends,
+// the server begins a graceful shutdown (reqctx.Draining: answer now, as
+// DelayedOperation.forceComplete does) or the manager stops. tryComplete
+// runs on the caller's goroutine only, so it needs no synchronisation of
+// its own. It is checked once before watching (the common case completes
+// without registering) and once after, so a change that lands between the
+// two is not missed.
 func (r *ReplicaManager) await(ctx context.Context, parts []*Partition, timeout time.Duration, tryComplete func() bool) bool {
 	if tryComplete() {
 		return true
@@ -96,6 +100,7 @@ func (r *ReplicaManager) await(ctx context.Context, parts []*Partition, timeout 
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
+	draining := reqctx.Draining(ctx) // a graceful shutdown expires the wait
 	for {
 		select {
 		case <-w.ch:
@@ -103,6 +108,8 @@ func (r *ReplicaManager) await(ctx context.Context, parts []*Partition, timeout 
 				return true
 			}
 		case <-t.C:
+			return false
+		case <-draining:
 			return false
 		case <-ctx.Done():
 			return false

@@ -31,7 +31,9 @@ type conn struct {
 	info reqctx.Info // ConnID, ClientHost, Listener, Principal; copied per request
 
 	// ctx is canceled when the connection closes, so handlers parked on
-	// its behalf (long polls, group joins) give up.
+	// its behalf (long polls, group joins) give up; it carries the
+	// server's drain channel (reqctx.Draining) so they answer at once
+	// when a graceful shutdown begins.
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -93,7 +95,7 @@ func newConn(l *listener, gc gnet.Conn) *conn {
 	if fd, ok := pollFD(gc); ok {
 		cn.pollFD = fd
 	}
-	cn.ctx, cn.cancel = context.WithCancel(s.baseCtx)
+	cn.ctx, cn.cancel = context.WithCancel(reqctx.WithDraining(s.baseCtx, s.drainCh))
 	cn.touch()
 	return cn
 }

@@ -27,7 +27,8 @@ type Server struct {
 
 	baseCtx    context.Context // parent of every connection's context
 	cancelBase context.CancelFunc
-	draining   atomic.Bool // Shutdown began: admit no connection, read no request
+	draining   atomic.Bool   // Shutdown began: admit no connection, read no request
+	drainCh    chan struct{} // closed when Shutdown begins: parked requests answer now (reqctx.Draining)
 	nextConnID atomic.Uint64
 
 	mu        sync.Mutex
@@ -67,6 +68,7 @@ func newServer(cfg Config, svc Services, logger *slog.Logger, metrics Metrics, a
 		clock:   cfg.Clock,
 		apis:    apis,
 		addrs:   make(map[string]string),
+		drainCh: make(chan struct{}),
 	}
 	s.baseCtx, s.cancelBase = context.WithCancel(context.Background())
 	return s
@@ -149,6 +151,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 
 	s.draining.Store(true)
+	close(s.drainCh) // long polls and other parked requests answer now
 	err := s.drain(ctx, lns)
 	for _, l := range lns {
 		l.stop()

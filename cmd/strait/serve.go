@@ -113,6 +113,13 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) in
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	node := broker.NewNode(cfg, broker.Options{Logger: logger})
 	if err := node.Start(ctx); err != nil {
+		if ctx.Err() != nil {
+			// SIGTERM or SIGINT before the broker was ready: Start has
+			// stopped what it started, which is the graceful stop asked
+			// for, not a failure to start.
+			logger.Info("strait broker stopped before it was ready", "reason", context.Cause(ctx))
+			return 0
+		}
 		fmt.Fprintf(stderr, "strait serve: %v\n", err)
 		return 1
 	}

@@ -55,3 +55,25 @@ func Unmute(ctx context.Context) {
 		f()
 	}
 }
+
+var drainingKey = &ctxKey{"reqctx.draining"}
+
+// WithDraining returns ctx carrying the channel the server closes when a
+// graceful shutdown begins (the wire layer sets it once per connection).
+func WithDraining(ctx context.Context, draining <-chan struct{}) context.Context {
+	return context.WithValue(ctx, drainingKey, draining)
+}
+
+// Draining returns a channel that is closed once the server that read the
+// request begins a graceful shutdown. The server then reads no more
+// requests and waits for those in flight, so a service parking a request
+// (a long-poll Fetch, an acks=all Produce, a JoinGroup waiting for the
+// rebalance) answers it at once with what it has, as an expired delayed
+// operation does, instead of holding the shutdown for up to its timeout.
+// Kafka drops such requests when its SocketServer stops; answering them
+// lets the client retry at once. Nil (never closed) for a context without
+// the channel.
+func Draining(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(drainingKey).(<-chan struct{})
+	return ch
+}
