@@ -173,7 +173,7 @@ func (n *Node) startQuorum(ctx context.Context) error {
 		BindAddr:                 bind,
 		AdvertiseAddr:            advertise,
 		Voters:                   voters,
-		Logger:                   n.logger.With("component", "raftmeta"),
+		Logger:                   n.logger,
 		HeartbeatTimeout:         n.opts.RaftHeartbeatTimeout,
 		ElectionTimeout:          n.opts.RaftElectionTimeout,
 		NumPartitions:            cfg.NumPartitions,
@@ -210,7 +210,7 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		Logs:                     n.logs,
 		LogConfigFor:             n.logConfigFor,
 		MinInsyncReplicasFor:     n.minInsyncReplicasFor,
-		Logger:                   n.logger.With("component", "replication"),
+		Logger:                   n.logger,
 		Clock:                    n.clock,
 		FetchSessionCacheSlots:   int(cfg.MaxIncrementalFetchSessionCacheSlots),
 		FetchMaxBytes:            cfg.FetchMaxBytes,
@@ -264,7 +264,7 @@ func (n *Node) startGroups() {
 		OffsetsRetentionCheckInterval: time.Duration(g.OffsetsRetentionCheckIntervalMs) * time.Millisecond,
 		OffsetMetadataMaxBytes:        g.OffsetMetadataMaxBytes,
 		Clock:                         n.clock,
-		Logger:                        n.logger.With("component", "groups"),
+		Logger:                        n.logger,
 	})
 	n.replicas.OnLeadershipChange(func(tp storage.TopicPartition, leader bool, epoch int32) {
 		if tp.Topic != offsetsTopic {

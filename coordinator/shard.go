@@ -80,7 +80,7 @@ func (s *shard) run() {
 	s.onLoaded()
 	groups := len(s.groups)
 	s.mu.Unlock()
-	s.log.Info("loaded group metadata", "groups", groups)
+	s.log.Debug("loaded group metadata", "groups", groups)
 
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -135,7 +135,7 @@ func (s *shard) unload() {
 	s.failQueued(errShardUnloaded)
 	s.mu.Unlock()
 	s.cancel()
-	s.log.Info("unloaded group metadata")
+	s.log.Debug("unloaded group metadata")
 }
 
 // group returns a group (nil if none), for callers holding mu.
