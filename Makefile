@@ -36,8 +36,20 @@ test: check-cc
 test-long: check-cc
 	$(GO) test -race -count=1 -tags long -timeout 80m $(PKGS)
 
-bench:
+BENCH_DATA ?= /tmp/strait-bench-data
+BENCH_SERVE = ./$(BIN) serve --set log.dirs=$(BENCH_DATA) --set listeners=PLAINTEXT://127.0.0.1:29092,CONTROLLER://127.0.0.1:29093 --set controller.quorum.voters=1@127.0.0.1:29093 --set metrics.listener=
+
+# Storage micro-benchmarks, then Strait and franz-go's kfake side by side:
+# 1 KiB records, 16 KiB batches, acks=1, 8 partitions, 1 GiB produced and
+# read back from offset 0 (the figures issue 3 names).
+bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./storage/...
+	rm -rf $(BENCH_DATA)
+	./$(BIN) bench produce --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE)" --peer kfake \
+		--acks 1 --partitions 8 --record-size 1KiB --batch-bytes 16KiB --bytes 1GiB --limits-dir /tmp
+	./$(BIN) bench consume --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE)" --peer kfake \
+		--partitions 8 --bytes 1GiB --limits=false
+	rm -rf $(BENCH_DATA)
 
 # Each fuzz target runs on its own: go test allows one -fuzz pattern per package.
 fuzz:
