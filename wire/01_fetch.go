@@ -13,10 +13,16 @@ import (
 //   to MaxWaitMillis until MinBytes are available, read_uncommitted reads
 //   up to the high watermark and read_committed up to the last stable
 //   offset with the aborted transactions in range.
-// * The record data comes back as segment file slices, read straight into
-//   the response buffer by the fetch encoder (fetch_encode.go). A slice cut
-//   short by a concurrent truncation sends what was read: a trailing
-//   partial batch is dropped by clients, as with Kafka.
+// * The record data comes back as segment file slices. On a plaintext
+//   listener a response with at least 64 KiB of it is sent with
+//   sendfile(2) from the files when nothing is queued ahead on the
+//   connection (sendfile.go); otherwise the fetch encoder reads it straight
+//   into one pooled response buffer (fetch_encode.go, bufpool.go).
+// * A slice cut short by a concurrent truncation: the pooled path sends
+//   what was read (a trailing partial batch is dropped by clients); the
+//   sendfile path, whose length prefix is already out, closes the
+//   connection, as Kafka's FileRecords.writeTo throws on a file truncated
+//   during a transfer.
 //
 // Version notes:
 // * v4: IsolationLevel, LastStableOffset, AbortedTransactions (KIP-98)

@@ -66,6 +66,14 @@ type Config struct {
 	EventLoops int
 	// Clock times requests and idle connections (default the wall clock).
 	Clock clock.Clock
+	// DisableSendfile makes Fetch responses always go through a pooled
+	// buffer and gnet instead of sendfile(2) on the socket (which is used
+	// on Linux for plaintext listeners). Kafka has no such switch; it is
+	// here for benchmarks and for ruling sendfile out when diagnosing.
+	DisableSendfile bool
+
+	// sendfileMin overrides defaultSendfileMin (tests); negative: none.
+	sendfileMin int
 }
 
 // withDefaults returns cfg with zero values replaced by the defaults.

@@ -20,10 +20,11 @@ const maxIovecs = 256
 // per-connection bookkeeping.
 //
 // Ownership. Fields marked (loop) belong to the connection's gnet event
-// loop (OnOpen, OnTraffic, OnClose and the AsyncWritev callbacks all run
-// there). Request goroutines put responses in the queue under mu. The
-// atomics are read from anywhere: the loop's pause decisions, the
-// listener's ticker and Shutdown.
+// loop (OnOpen, OnTraffic, OnClose, the AsyncWritev callbacks and the
+// sendfile grant all run there). Request goroutines put responses in the
+// queue under mu, and one of them at a time writes the queue out (see
+// complete). The atomics are read from anywhere: the loop's pause
+// decisions, the listener's ticker and Shutdown.
 type conn struct {
 	srv  *Server
 	ln   *listener
@@ -45,8 +46,8 @@ type conn struct {
 	pollFD      int           // (loop) epoll descriptor of the loop, -1 when unknown
 	inboundCap  int           // hard cap on buffered input while paused
 
-	inflight   atomic.Int32 // requests read whose response is not yet handed to gnet
-	unsent     atomic.Int64 // encoded response bytes not yet taken by gnet
+	inflight   atomic.Int32 // requests read whose response is not yet handed to gnet or to a direct write
+	unsent     atomic.Int64 // encoded response bytes not yet taken by gnet or written directly
 	outbound   atomic.Int64 // gnet's OutboundBuffered as last seen by the loop
 	inbound    atomic.Int64 // InboundBuffered as last seen by the loop
 	lastActive atomic.Int64 // clock nanoseconds of the last request read or response written
@@ -55,16 +56,22 @@ type conn struct {
 	flushClose atomic.Bool  // close once the responses before the failure are written
 	drainSeen  atomic.Bool  // the loop saw Shutdown begin and reads no more requests
 
+	loopClosed bool         // (loop) OnClose ran: the socket descriptor is no longer this conn's
+	gnetWrites atomic.Int32 // AsyncWritev tasks queued whose callback has not run
+	direct     bool         // Fetch responses may go out with sendfile (plaintext listener)
+
 	mu        sync.Mutex
 	closed    bool                 // OnClose ran, or a failure was reached in order
+	writing   bool                 // a goroutine is writing the queue out (complete)
 	pending   map[uint32]*outFrame // finished responses waiting for earlier ones
 	nextWrite uint32               // sequence number of the next response to send
 }
 
 // outFrame is a finished request waiting for its turn to be written.
 type outFrame struct {
-	buf          []byte // the framed response; nil sends nothing (acks=0)
-	err          error  // the request failed: close the connection here
+	buf          []byte       // the framed response, from srv.bufs; nil sends nothing (acks=0)
+	direct       *directFetch // instead of buf: a Fetch response to send from its files
+	err          error        // the request failed: close the connection here
 	key, version int16
 	received     time.Time
 }
@@ -95,6 +102,7 @@ func newConn(l *listener, gc gnet.Conn) *conn {
 	if fd, ok := pollFD(gc); ok {
 		cn.pollFD = fd
 	}
+	cn.direct = s.sendfile && l.cfg.SecurityProtocol == SecurityProtocolPlaintext
 	cn.ctx, cn.cancel = context.WithCancel(reqctx.WithDraining(s.baseCtx, s.drainCh))
 	cn.touch()
 	return cn
@@ -105,19 +113,45 @@ var closedTurn = func() chan struct{} { c := make(chan struct{}); close(c); retu
 
 func (cn *conn) touch() { cn.lastActive.Store(cn.srv.clock.Now().UnixNano()) }
 
-// complete queues the finished request seq and hands every response that
-// is now next in line to gnet, so responses leave in request order however
-// their handlers interleave (kfake's clientConn.write with its seq and
-// out-of-order map). A failed request closes the connection after the
-// responses before it; what comes after it is dropped.
+// complete queues the finished request seq and makes sure every response
+// that is now next in line gets written, so responses leave in request
+// order however their handlers interleave (kfake's clientConn.write with
+// its seq and out-of-order map). A failed request closes the connection
+// after the responses before it; what comes after it is dropped.
+//
+// One goroutine at a time is the connection's writer: the first to find
+// nobody writing takes the role and writes out everything in line,
+// including frames other requests queue meanwhile; they only queue. A
+// single writer is what lets a Fetch response go out with sendfile on the
+// request's goroutine while the responses behind it wait (sendfile.go).
 func (cn *conn) complete(seq uint32, out *outFrame) {
-	var done []*outFrame
-	dropped := 1 // out itself, unless it is queued below
 	cn.mu.Lock()
-	if !cn.closed {
-		dropped = 0
-		cn.pending[seq] = out
-		var batch [][]byte
+	if cn.closed {
+		cn.mu.Unlock()
+		cn.release(out)
+		cn.finished(1)
+		return
+	}
+	cn.pending[seq] = out
+	if cn.writing {
+		cn.mu.Unlock()
+		return
+	}
+	cn.writing = true
+	cn.writeOut()
+}
+
+// writeOut is the writer's loop. mu is held on entry and released on
+// return. Frames are written outside mu: no one else writes, and queuing
+// AsyncWritev tasks in sequence order is what keeps the order.
+func (cn *conn) writeOut() {
+	for {
+		var (
+			batch   []*outFrame // plain frames in line, in order
+			fetch   *outFrame   // a Fetch to send from its files, after batch
+			failure *outFrame   // a failed request, after batch: close
+			dropped []*outFrame // frames after the failure
+		)
 		for {
 			o, ok := cn.pending[cn.nextWrite]
 			if !ok {
@@ -125,68 +159,138 @@ func (cn *conn) complete(seq uint32, out *outFrame) {
 			}
 			delete(cn.pending, cn.nextWrite)
 			cn.nextWrite++
-			done = append(done, o)
 			if o.err != nil {
+				failure = o
 				dropped = cn.dropPendingLocked()
 				break
 			}
-			if o.buf != nil {
-				batch = append(batch, o.buf)
+			if o.direct != nil {
+				fetch = o
+				break
 			}
+			batch = append(batch, o)
 		}
-		// Still under mu: AsyncWritev only queues a task for the loop,
-		// and queuing in sequence order is what keeps the order.
-		cn.writeLocked(batch)
-		if cn.closed {
+		if batch == nil && fetch == nil && failure == nil {
+			cn.writing = false
+			cn.mu.Unlock()
+			return
+		}
+		cn.mu.Unlock()
+
+		cn.writeFrames(batch)
+		if failure != nil {
+			// Close once what is queued before it is out (onTraffic).
 			cn.flushClose.Store(true)
 			_ = cn.gc.Wake(nil)
+			for _, o := range dropped {
+				cn.release(o)
+			}
+			cn.srv.metrics.RequestDone(failure.key, failure.version, cn.srv.clock.Now().Sub(failure.received), true)
+			cn.finished(1 + len(dropped))
 		}
+		if fetch != nil {
+			cn.sendFetch(fetch)
+		}
+		cn.mu.Lock()
 	}
-	cn.mu.Unlock()
+}
 
-	cn.inflight.Add(-int32(len(done) + dropped))
-	now := cn.srv.clock.Now()
-	for _, o := range done {
-		cn.srv.metrics.RequestDone(o.key, o.version, now.Sub(o.received), o.err != nil)
+// dropPendingLocked marks the queue closed and returns the responses
+// still in it for release. mu must be held.
+func (cn *conn) dropPendingLocked() []*outFrame {
+	dropped := make([]*outFrame, 0, len(cn.pending))
+	for _, o := range cn.pending {
+		dropped = append(dropped, o)
 	}
-	if len(done)+dropped > 0 && cn.wantWake.CompareAndSwap(true, false) {
+	cn.closed = true
+	cn.pending = nil
+	return dropped
+}
+
+// release gives a response's buffers back that never reached gnet.
+func (cn *conn) release(o *outFrame) {
+	if o.buf != nil {
+		cn.srv.bufs.put(o.buf)
+		o.buf = nil
+	}
+	if o.direct != nil {
+		cn.srv.bufs.put(o.direct.hdr)
+		o.direct = nil
+	}
+}
+
+// finished counts n requests as answered (or dropped) and wakes the loop
+// if it paused reading for them.
+func (cn *conn) finished(n int) {
+	cn.inflight.Add(-int32(n))
+	cn.wakeIfWanted()
+}
+
+func (cn *conn) wakeIfWanted() {
+	if cn.wantWake.CompareAndSwap(true, false) {
 		_ = cn.gc.Wake(nil)
 	}
 }
 
-// dropPendingLocked marks the queue closed and forgets the responses still
-// in it, returning how many. mu must be held.
-func (cn *conn) dropPendingLocked() int {
-	n := len(cn.pending)
-	cn.closed = true
-	cn.pending = nil
-	return n
+// writeFrames hands frames to gnet in chunks writev accepts. Writer only.
+func (cn *conn) writeFrames(frames []*outFrame) {
+	if len(frames) == 0 {
+		return
+	}
+	now := cn.srv.clock.Now()
+	var bufs [][]byte
+	for _, o := range frames {
+		if o.buf != nil {
+			bufs = append(bufs, o.buf)
+		}
+	}
+	for len(bufs) > 0 {
+		chunk := bufs[:min(len(bufs), maxIovecs)]
+		bufs = bufs[len(chunk):]
+		cn.writev(chunk)
+	}
+	for _, o := range frames {
+		cn.srv.metrics.RequestDone(o.key, o.version, now.Sub(o.received), false)
+	}
+	cn.finished(len(frames))
 }
 
-// writeLocked hands batch to gnet in chunks writev accepts. mu must be held.
-func (cn *conn) writeLocked(batch [][]byte) {
-	for len(batch) > 0 {
-		chunk := batch[:min(len(batch), maxIovecs)]
-		batch = batch[len(chunk):]
-		n := 0
-		for _, b := range chunk {
-			n += len(b)
-		}
-		cn.unsent.Add(int64(n))
-		err := cn.gc.AsyncWritev(chunk, func(gc gnet.Conn, err error) error {
-			cn.written(gc, n, err)
-			return nil
-		})
-		if err != nil {
-			cn.unsent.Add(-int64(n))
+// writev queues one AsyncWritev of pooled buffers; they go back to the
+// pool in its callback, when gnet holds no reference to them any more.
+func (cn *conn) writev(chunk [][]byte) {
+	n := 0
+	for _, b := range chunk {
+		n += len(b)
+	}
+	// gnet re-slices the [][]byte it is given as it writes; keep the
+	// buffers as they were for the pool.
+	owned := append([][]byte(nil), chunk...)
+	cn.unsent.Add(int64(n))
+	cn.gnetWrites.Add(1)
+	err := cn.gc.AsyncWritev(chunk, func(gc gnet.Conn, err error) error {
+		cn.written(gc, owned, n, err)
+		return nil
+	})
+	if err != nil {
+		// The task was not queued: nothing will call back.
+		cn.gnetWrites.Add(-1)
+		cn.unsent.Add(-int64(n))
+		for _, b := range owned {
+			cn.srv.bufs.put(b)
 		}
 	}
 }
 
 // written runs on the loop once gnet has taken n response bytes: written
-// them to the socket or copied them into its outbound buffer.
-func (cn *conn) written(gc gnet.Conn, n int, err error) {
+// them to the socket or copied them into its outbound buffer, or failed
+// because the connection is closed. Either way it holds no reference to
+// bufs any more.
+func (cn *conn) written(gc gnet.Conn, bufs [][]byte, n int, err error) {
+	for _, b := range bufs {
+		cn.srv.bufs.put(b)
+	}
 	cn.unsent.Add(-int64(n))
+	cn.gnetWrites.Add(-1)
 	if err != nil {
 		return // the connection is closed; gc is no longer usable
 	}
@@ -200,14 +304,35 @@ func (cn *conn) written(gc gnet.Conn, n int, err error) {
 
 // closeConn runs on the loop from OnClose.
 func (cn *conn) closeConn() {
+	cn.loopClosed = true
 	cn.mu.Lock()
-	dropped := 0
+	var dropped []*outFrame
 	if !cn.closed {
 		dropped = cn.dropPendingLocked()
 	}
 	cn.mu.Unlock()
-	cn.inflight.Add(-int32(dropped))
+	for _, o := range dropped {
+		cn.release(o)
+	}
+	cn.inflight.Add(-int32(len(dropped)))
 	cn.cancel()
+}
+
+// abort closes the connection from the writer after a write that may
+// have left a partial frame on the socket: nothing more may follow it.
+func (cn *conn) abort() {
+	cn.failed.Store(true)
+	cn.mu.Lock()
+	var dropped []*outFrame
+	if !cn.closed {
+		dropped = cn.dropPendingLocked()
+	}
+	cn.mu.Unlock()
+	for _, o := range dropped {
+		cn.release(o)
+	}
+	cn.finished(len(dropped))
+	_ = cn.gc.Close()
 }
 
 // overLimit reports whether the connection has as many requests in flight

@@ -22,6 +22,16 @@
 // takes EPOLLIN off the socket, so a client that never reads its responses
 // is stopped by TCP flow control instead of growing the server's memory.
 //
+// Fetch. A Fetch response's record data stays in the segment files until
+// it is written. When it reaches the head of its connection's queue on a
+// plaintext listener and gnet holds no output for the connection, the
+// request's goroutine borrows the socket from the event loop and sends the
+// response itself with write(2) and sendfile(2), as Kafka does with
+// FileChannel.transferTo; the responses behind it wait. Otherwise the data
+// is read into one pooled buffer that goes back to its pool when gnet's
+// write completes. See sendfile.go for why nothing else can write the
+// socket meanwhile, and bufpool.go for when a buffer may be reused.
+//
 // Handler files are named after their API key (18_api_versions.go) and
 // open with a kfake-style comment: versions, behaviour, version notes with
 // KIPs. Each registers itself in init; ApiVersions is built from that

@@ -21,11 +21,6 @@ type fetchResponse struct {
 	slices [][]storage.FileSlice
 }
 
-// framedEncoder is a response that frames itself (see encodeResponse).
-type framedEncoder interface {
-	encodeFramed(corr int32) ([]byte, error)
-}
-
 func appendI16(b []byte, v int16) []byte { return binary.BigEndian.AppendUint16(b, uint16(v)) }
 func appendI32(b []byte, v int32) []byte { return binary.BigEndian.AppendUint32(b, uint32(v)) }
 func appendI64(b []byte, v int64) []byte { return binary.BigEndian.AppendUint64(b, uint64(v)) }
@@ -117,30 +112,55 @@ func (f *fetchResponse) recordsLen(i, j int) (int, bool) {
 	return len(f.Topics[i].Partitions[j].RecordBatches), false
 }
 
-// encodeFramed writes the size prefix, the response header and the body,
-// reading each record slice directly into its place. A slice that reads
-// short (the segment was truncated meanwhile) is sent as far as it was
-// read, with its length prefix corrected: a trailing partial batch is what
-// clients already handle.
-func (f *fetchResponse) encodeFramed(corr int32) ([]byte, error) {
+// sizes estimates the encoded response: meta bounds every byte that is not
+// record data (generously: 96 bytes a partition covers its fixed fields
+// and tags), data is the record data in files and in memory.
+func (f *fetchResponse) sizes() (meta, data int) {
 	r := f.FetchResponse
-	if hasUnknownTags(r) {
-		return nil, fmt.Errorf("fetch response with unknown tagged fields")
-	}
-	version := r.Version
-	flexible := version >= 12
-	total := 64
+	meta = 64
 	for i := range r.Topics {
-		total += 64 + len(r.Topics[i].Topic)
+		meta += 64 + len(r.Topics[i].Topic)
 		for j := range r.Topics[i].Partitions {
 			n, _ := f.recordsLen(i, j)
-			total += 96 + 24*len(r.Topics[i].Partitions[j].AbortedTransactions) + n
+			data += n
+			meta += 96 + 24*len(r.Topics[i].Partitions[j].AbortedTransactions)
 		}
 	}
 	for i := range r.Brokers {
-		total += 32 + len(r.Brokers[i].Host)
+		meta += 32 + len(r.Brokers[i].Host)
 	}
-	b := make([]byte, 4, total)
+	return meta, data
+}
+
+// encodeFramed writes the size prefix, the response header and the body
+// into one buffer from pool (nil: a fresh one), reading each record slice
+// directly into its place. A slice that reads short (the segment was
+// truncated meanwhile) is sent as far as it was read, with its length
+// prefix corrected: a trailing partial batch is what clients already
+// handle.
+func (f *fetchResponse) encodeFramed(corr int32, pool *bufferPool) ([]byte, error) {
+	if hasUnknownTags(f.FetchResponse) {
+		return nil, fmt.Errorf("fetch response with unknown tagged fields")
+	}
+	meta, data := f.sizes()
+	var b []byte
+	if pool != nil {
+		b = pool.get(meta + data)
+	} else {
+		b = make([]byte, 0, meta+data)
+	}
+	b = f.appendFramed(b, corr, f.appendRecords)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b, nil
+}
+
+// appendFramed appends the whole frame, its size prefix left zero, with
+// records writing each partition's records field.
+func (f *fetchResponse) appendFramed(b []byte, corr int32, records func(b []byte, i, j int, flexible bool) []byte) []byte {
+	r := f.FetchResponse
+	version := r.Version
+	flexible := version >= 12
+	b = append(b, 0, 0, 0, 0)
 	b = appendI32(b, corr)
 	if flexible {
 		b = append(b, 0) // response header v1: no tagged fields
@@ -186,7 +206,7 @@ func (f *fetchResponse) encodeFramed(corr int32) ([]byte, error) {
 			if version >= 11 {
 				b = appendI32(b, p.PreferredReadReplica)
 			}
-			b = f.appendRecords(b, i, j, flexible)
+			b = records(b, i, j, flexible)
 			if flexible {
 				b = appendPartitionTags(b, p)
 			}
@@ -213,8 +233,28 @@ func (f *fetchResponse) encodeFramed(corr int32) ([]byte, error) {
 			b = append(b, 0)
 		}
 	}
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	return b, nil
+	return b
+}
+
+// appendRecordsPrefix writes the length of a records field holding n bytes.
+func appendRecordsPrefix(b []byte, n int, flexible bool) []byte {
+	if flexible {
+		return binary.AppendUvarint(b, uint64(n)+1)
+	}
+	return appendI32(b, int32(n))
+}
+
+// appendMemRecords writes a records field whose data is in memory
+// (RecordBatches; nil is a null field).
+func appendMemRecords(b []byte, p *kmsg.FetchResponseTopicPartition, flexible bool) []byte {
+	if p.RecordBatches == nil {
+		if flexible {
+			return append(b, 0)
+		}
+		return appendI32(b, -1)
+	}
+	b = appendRecordsPrefix(b, len(p.RecordBatches), flexible)
+	return append(b, p.RecordBatches...)
 }
 
 // appendRecords writes partition (i, j)'s records field: the length prefix
@@ -223,18 +263,7 @@ func (f *fetchResponse) appendRecords(b []byte, i, j int, flexible bool) []byte 
 	p := &f.Topics[i].Partitions[j]
 	n, fromFile := f.recordsLen(i, j)
 	if !fromFile {
-		if p.RecordBatches == nil {
-			if flexible {
-				return append(b, 0)
-			}
-			return appendI32(b, -1)
-		}
-		if flexible {
-			b = binary.AppendUvarint(b, uint64(n)+1)
-		} else {
-			b = appendI32(b, int32(n))
-		}
-		return append(b, p.RecordBatches...)
+		return appendMemRecords(b, p, flexible)
 	}
 	sl := f.slices[i][j]
 	// Read first, then write the prefix for what was actually read: in the
@@ -254,12 +283,8 @@ func (f *fetchResponse) appendRecords(b []byte, i, j int, flexible bool) []byte 
 	}
 	data := b[dataAt : dataAt+n]
 	got, _ := sl.File.ReadAt(data, sl.Position)
-	var prefix []byte
-	if flexible {
-		prefix = binary.AppendUvarint(nil, uint64(got)+1)
-	} else {
-		prefix = appendI32(nil, int32(got))
-	}
+	var tmp [binary.MaxVarintLen32]byte
+	prefix := appendRecordsPrefix(tmp[:0], got, flexible)
 	// Move the data down next to the prefix when the prefix is shorter
 	// than the room left for it (only ever a few bytes of move for the
 	// flexible encoding, nothing for the fixed one).

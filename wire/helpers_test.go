@@ -33,13 +33,22 @@ func testLogger() *slog.Logger {
 // in this server's table only, never in the package registry).
 func newTestServer(t *testing.T, cfg Config, metrics Metrics, extra ...api) *Server {
 	t.Helper()
+	return newTestServerSvc(t, cfg, Services{}, metrics, extra...)
+}
+
+// newTestServerSvc is newTestServer with services for the real handlers.
+// Released response buffers are scribbled on, so a buffer still in use
+// after its release shows up as corrupt data (or a race under -race).
+func newTestServerSvc(t *testing.T, cfg Config, svc Services, metrics Metrics, extra ...api) *Server {
+	t.Helper()
 	if cfg.Listeners == nil {
 		cfg.Listeners = []Listener{{Name: "PLAINTEXT", Host: "127.0.0.1"}}
 	}
 	if cfg.EventLoops == 0 {
 		cfg.EventLoops = 2
 	}
-	s := newServer(cfg, Services{}, testLogger(), metrics, newAPITable(extra...))
+	s := newServer(cfg, svc, testLogger(), metrics, newAPITable(extra...))
+	s.bufs.scribble = true
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.Start(ctx); err != nil {

@@ -118,7 +118,7 @@ func (r *request) run() {
 		if !r.fallback {
 			resp.SetVersion(r.hdr.version)
 		}
-		out.buf = encodeResponse(r.hdr.correlationID, resp)
+		cn.encodeOut(out, r.hdr.correlationID, resp)
 	}
 	cn.complete(r.seq, out)
 }

@@ -31,6 +31,12 @@ type Server struct {
 	drainCh    chan struct{} // closed when Shutdown begins: parked requests answer now (reqctx.Draining)
 	nextConnID atomic.Uint64
 
+	bufs            bufferPool   // response buffers (bufpool.go)
+	sendfile        bool         // Fetch data may go out with sendfile (sendfile.go)
+	sendfileMin     int          // least file data a response needs for sendfile
+	directSends     atomic.Int64 // Fetch responses written with sendfile
+	directFallbacks atomic.Int64 // sendfile-eligible responses the loop could not lend the socket for
+
 	mu        sync.Mutex
 	state     serverState
 	listeners []*listener
@@ -69,6 +75,12 @@ func newServer(cfg Config, svc Services, logger *slog.Logger, metrics Metrics, a
 		apis:    apis,
 		addrs:   make(map[string]string),
 		drainCh: make(chan struct{}),
+
+		sendfile:    sendfileSupported && !cfg.DisableSendfile,
+		sendfileMin: defaultSendfileMin,
+	}
+	if cfg.sendfileMin != 0 {
+		s.sendfileMin = max(cfg.sendfileMin, 0)
 	}
 	s.baseCtx, s.cancelBase = context.WithCancel(context.Background())
 	return s

@@ -1,0 +1,139 @@
+package wire
+
+import (
+	"math/bits"
+	"sync"
+	"sync/atomic"
+)
+
+// Response buffers come from size-classed free lists and go back once gnet
+// has let go of them: a Fetch response is up to fetch.max.bytes (50 MiB by
+// default) and a catch-up consumer asks for one after another, so
+// allocating (and zeroing) each afresh costs as much as the copy itself
+// and keeps the GC busy. Kafka needs no such pool because its Fetch path
+// sends from the page cache (FileRecords.writeTo); ours does too where it
+// can (sendfile.go) and uses these buffers otherwise.
+//
+// When a buffer may be reused. Only after the AsyncWritev callback that
+// carried it has run: by then gnet has written the bytes to the socket or
+// copied the rest into its own outbound buffer (conn.writev and
+// elastic.Buffer.Writev both copy), and it keeps no reference. A response
+// dropped before it reached gnet (the connection closed, an earlier
+// request failed) goes back at once. A response gnet never calls back for
+// (its engine stopped with the task still queued) is simply left to the
+// garbage collector: leaking to the GC is safe, reusing early is not.
+//
+// Why not sync.Pool. Buffers are taken on request goroutines and given
+// back on event loops, i.e. on different Ps; sync.Pool's per-P private
+// slot is invisible to the other Ps, so takes kept missing and allocating
+// while the pool kept every buffer given back until the next two GCs: a
+// 1 GiB catch-up read grew the broker to 270 MiB resident. One shared
+// free list per class, holding at most maxPooledBytes in all, reuses
+// every buffer and bounds what idle buffers cost.
+const (
+	minBufShift    = 9  // 512 B: most non-Fetch responses fit
+	maxBufShift    = 26 // 64 MiB: fetch.max.bytes (50 MiB) plus framing
+	classesPerStep = 4  // four classes per power of two: at most 25% waste
+	numBufClass    = (maxBufShift-minBufShift)*classesPerStep + 1
+	maxPooledBytes = 64 << 20
+)
+
+// bufferPool is one server's response buffers. There is no package-level
+// pool, so servers (and tests) do not share buffers or counters.
+type bufferPool struct {
+	mu     sync.Mutex
+	free   [numBufClass][][]byte // buffers of capacity bufClassSize(i), zero length
+	pooled int                   // bytes in free
+
+	gets atomic.Int64 // buffers handed out
+	puts atomic.Int64 // buffers given back
+
+	// scribble overwrites every buffer given back (tests): a buffer
+	// still read after its release then shows as corrupt data on the
+	// wire, or as a race under -race.
+	scribble bool
+}
+
+// get returns an empty buffer with room for at least n bytes.
+func (p *bufferPool) get(n int) []byte {
+	p.gets.Add(1)
+	if n > 1<<maxBufShift {
+		return make([]byte, 0, n)
+	}
+	c := bufClassCeil(n)
+	p.mu.Lock()
+	if k := len(p.free[c]); k > 0 {
+		b := p.free[c][k-1]
+		p.free[c][k-1] = nil
+		p.free[c] = p.free[c][:k-1]
+		p.pooled -= cap(b)
+		p.mu.Unlock()
+		return b
+	}
+	p.mu.Unlock()
+	return make([]byte, 0, bufClassSize(c))
+}
+
+// put gives b back. b may have been regrown by append since get: it goes
+// to the largest class its capacity fills, or to the GC when it fits no
+// class or the free lists are full.
+func (p *bufferPool) put(b []byte) {
+	p.puts.Add(1)
+	if p.scribble && cap(b) > 0 {
+		b = b[:cap(b)]
+		b[0] = 0xdb
+		for i := 1; i < len(b); i *= 2 {
+			copy(b[i:], b[:i])
+		}
+	}
+	c, ok := bufClassFloor(cap(b))
+	if !ok {
+		return
+	}
+	size := bufClassSize(c)
+	p.mu.Lock()
+	if p.pooled+size <= maxPooledBytes {
+		p.free[c] = append(p.free[c], b[:0:size])
+		p.pooled += size
+	}
+	p.mu.Unlock()
+}
+
+// outstanding is the number of buffers handed out and not given back.
+func (p *bufferPool) outstanding() int64 { return p.gets.Load() - p.puts.Load() }
+
+// bufClassSize is class c's capacity: 2^s·(4+q)/4 for s = minBufShift +
+// c/4 and q = c%4, i.e. 512, 640, 768, 896, 1024, 1280, ...
+func bufClassSize(c int) int {
+	s, q := minBufShift+c/classesPerStep, c%classesPerStep
+	return (classesPerStep + q) << s / classesPerStep
+}
+
+// bufClassCeil is the smallest class holding n bytes; n <= 1<<maxBufShift.
+func bufClassCeil(n int) int {
+	if n <= 1<<minBufShift {
+		return 0
+	}
+	s := bits.Len(uint(n-1)) - 1 // 2^s < n <= 2^(s+1)
+	c := (s-minBufShift)*classesPerStep + 1
+	for bufClassSize(c) < n {
+		c++
+	}
+	return c
+}
+
+// bufClassFloor is the largest class a buffer of capacity n fills.
+func bufClassFloor(n int) (int, bool) {
+	if n < 1<<minBufShift {
+		return 0, false
+	}
+	if n >= 1<<maxBufShift {
+		return numBufClass - 1, true
+	}
+	s := bits.Len(uint(n)) - 1 // 2^s <= n < 2^(s+1)
+	c := (s - minBufShift) * classesPerStep
+	for c+1 < numBufClass && bufClassSize(c+1) <= n {
+		c++
+	}
+	return c, true
+}

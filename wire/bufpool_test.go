@@ -1,0 +1,80 @@
+package wire
+
+import "testing"
+
+// The size classes: ceil is the smallest class that holds n, floor the
+// largest a capacity fills, and a class wastes at most a quarter.
+func TestBufferClasses(t *testing.T) {
+	if got := bufClassSize(0); got != 512 {
+		t.Fatalf("class 0 holds %d bytes", got)
+	}
+	if got := bufClassSize(numBufClass - 1); got != 64<<20 {
+		t.Fatalf("last class holds %d bytes", got)
+	}
+	for c := 1; c < numBufClass; c++ {
+		if bufClassSize(c) <= bufClassSize(c-1) {
+			t.Fatalf("class %d (%d bytes) not above class %d", c, bufClassSize(c), c-1)
+		}
+	}
+	for _, n := range []int{0, 1, 511, 512, 513, 640, 641, 1000, 1 << 20, 1<<20 + 1, 8<<20 + 1024, 50 << 20, 64 << 20} {
+		c := bufClassCeil(n)
+		if size := bufClassSize(c); size < n || (c > 0 && bufClassSize(c-1) >= n) || (n > 512 && size > n+n/4) {
+			t.Fatalf("ceil(%d) = class %d of %d bytes", n, c, size)
+		}
+	}
+	for _, n := range []int{512, 513, 700, 1 << 20, 3<<20 + 5, 64 << 20, 100 << 20} {
+		c, ok := bufClassFloor(n)
+		if !ok || bufClassSize(c) > n || (c+1 < numBufClass && bufClassSize(c+1) <= n) {
+			t.Fatalf("floor(%d) = class %d of %d bytes, ok %t", n, c, bufClassSize(c), ok)
+		}
+	}
+	if _, ok := bufClassFloor(511); ok {
+		t.Fatal("a 511-byte buffer has a class")
+	}
+}
+
+// Buffers given back are handed out again, from whichever goroutine,
+// and the free lists keep at most maxPooledBytes.
+func TestBufferPoolReuseAndBound(t *testing.T) {
+	p := &bufferPool{scribble: true}
+	b := p.get(8<<20 + 1024)
+	if cap(b) != 10<<20 || len(b) != 0 {
+		t.Fatalf("get(8 MiB + 1 KiB): len %d cap %d, want 0 and 10 MiB", len(b), cap(b))
+	}
+	b = append(b, 1, 2, 3)
+	done := make(chan struct{})
+	go func() { p.put(b); close(done) }()
+	<-done
+	if b[:1][0] != 0xdb {
+		t.Fatal("released buffer not scribbled on")
+	}
+	again := p.get(9 << 20)
+	if &again[:1][0] != &b[:1][0] {
+		t.Fatal("a buffer given back on another goroutine was not reused")
+	}
+	p.put(again)
+	p.scribble = false
+	// Fill past the bound: 10 buffers of 10 MiB, 6 are kept.
+	var bufs [][]byte
+	for range 10 {
+		bufs = append(bufs, p.get(10<<20))
+	}
+	for _, b := range bufs {
+		p.put(b)
+	}
+	if p.pooled != 60<<20 || len(p.free[bufClassCeil(10<<20)]) != 6 {
+		t.Fatalf("free lists hold %d bytes in %d buffers, want 60 MiB in 6", p.pooled, len(p.free[bufClassCeil(10<<20)]))
+	}
+	if n := p.outstanding(); n != 0 {
+		t.Fatalf("%d outstanding", n)
+	}
+	// Larger than any class: allocated to size, never kept whole.
+	big := p.get(100 << 20)
+	if cap(big) != 100<<20 {
+		t.Fatalf("get(100 MiB): cap %d", cap(big))
+	}
+	p.put(big)
+	if p.pooled > maxPooledBytes {
+		t.Fatalf("free lists hold %d bytes", p.pooled)
+	}
+}
