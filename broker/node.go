@@ -178,8 +178,11 @@ func (n *Node) startQuorum(ctx context.Context) error {
 		ElectionTimeout:          n.opts.RaftElectionTimeout,
 		NumPartitions:            cfg.NumPartitions,
 		DefaultReplicationFactor: int16(cfg.DefaultReplicationFactor),
-		ConfigValidator:          n.validateConfigs,
-		DescribeTopicConfigs:     n.describeNewTopicConfigs,
+		// The broker registers in process and sends no heartbeats yet:
+		// no session fencing until it uses raftmeta.BrokerLifecycle.
+		BrokerSessionTimeout: -1,
+		ConfigValidator:      n.validateConfigs,
+		DescribeTopicConfigs: n.describeNewTopicConfigs,
 	})
 	if err != nil {
 		return fmt.Errorf("opening metadata quorum: %w", err)

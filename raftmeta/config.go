@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/raftmeta/ctrlrpc"
+	"github.com/strait-io/strait/storage/clock"
 )
 
 // ConfigValidator checks a change to a resource's dynamic configs. configs
@@ -39,8 +43,22 @@ type Config struct {
 	AdvertiseAddr string
 	// Voters is controller.quorum.voters: node id → host:port. Empty means
 	// this node alone. This node's address in it may have port 0, then the
-	// bound address is used.
+	// bound address is used. A node not among the voters is a raft
+	// non-voter (Kafka's observer, process.roles=broker): it starts raft
+	// without bootstrapping, and the active controller adds it when its
+	// broker registers.
 	Voters map[int32]string
+	// ControllerListenerName is the listener name under which a broker
+	// registers its CONTROLLER address (controller.listener.names; default
+	// "CONTROLLER"): the controller adds a non-voter at that address and
+	// leaves the listener out of the broker's advertised endpoints.
+	ControllerListenerName string
+	// Dialer opens connections to other nodes' CONTROLLER listeners, for
+	// raft and the controller RPC (nil: ctrlrpc.DefaultDialer); tests cut
+	// links with it. WrapListener wraps the CONTROLLER listener (nil: as
+	// bound), for the same reason.
+	Dialer       ctrlrpc.Dialer
+	WrapListener func(net.Listener) net.Listener
 	// Logger receives the quorum's logs and raft's (nil: discarded).
 	Logger *slog.Logger
 	// RaftLogLevel is the lowest level of raft's own lines that reach
@@ -81,6 +99,44 @@ type Config struct {
 	ConfigDefault func(t ConfigResourceType, key string) (string, bool)
 	// Rand is the source of topic and ACL ids (nil: crypto/rand).
 	Rand io.Reader
+
+	// Clock drives broker sessions and the leader rebalance timer on the
+	// active controller (nil: the wall clock).
+	Clock clock.Clock
+	// BrokerSessionTimeout is broker.session.timeout.ms (default 9s): the
+	// active controller fences an unfenced broker that has not heartbeated
+	// for this long. Negative disables session fencing, for nodes whose
+	// broker registers without heartbeating (the single-node setup of
+	// issue 3).
+	BrokerSessionTimeout time.Duration
+	// SessionCheckInterval is how often, in wall time, the active
+	// controller looks for expired sessions, leaderless partitions to elect
+	// unclean leaders for and a due rebalance (default 100ms); the
+	// decisions themselves read Clock.
+	SessionCheckInterval time.Duration
+	// UncleanLeaderElectionEnable is the static
+	// unclean.leader.election.enable; a topic's config or the cluster-wide
+	// dynamic broker config overrides it.
+	UncleanLeaderElectionEnable bool
+	// AutoLeaderRebalanceEnable (auto.leader.rebalance.enable) moves
+	// leadership back to preferred replicas every
+	// LeaderImbalanceCheckInterval (leader.imbalance.check.interval.seconds,
+	// default 300s) for brokers whose share of partitions led by another
+	// replica exceeds LeaderImbalancePerBrokerPercentage
+	// (leader.imbalance.per.broker.percentage, default 10). Off unless set.
+	AutoLeaderRebalanceEnable          bool
+	LeaderImbalanceCheckInterval       time.Duration
+	LeaderImbalancePerBrokerPercentage int
+}
+
+// IsVoter reports whether this node is one of the voters (every node is
+// when Voters is empty).
+func (c *Config) IsVoter() bool {
+	if len(c.Voters) == 0 {
+		return true
+	}
+	_, ok := c.Voters[c.NodeID]
+	return ok
 }
 
 func (c *Config) setDefaults() {
@@ -114,6 +170,27 @@ func (c *Config) setDefaults() {
 	if c.DefaultReplicationFactor <= 0 {
 		c.DefaultReplicationFactor = 1
 	}
+	if c.ControllerListenerName == "" {
+		c.ControllerListenerName = "CONTROLLER"
+	}
+	if c.Dialer == nil {
+		c.Dialer = ctrlrpc.DefaultDialer
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.BrokerSessionTimeout == 0 {
+		c.BrokerSessionTimeout = 9 * time.Second
+	}
+	if c.SessionCheckInterval <= 0 {
+		c.SessionCheckInterval = 100 * time.Millisecond
+	}
+	if c.LeaderImbalanceCheckInterval <= 0 {
+		c.LeaderImbalanceCheckInterval = 300 * time.Second
+	}
+	if c.LeaderImbalancePerBrokerPercentage <= 0 {
+		c.LeaderImbalancePerBrokerPercentage = 10
+	}
 }
 
 func (c *Config) validate() error {
@@ -127,10 +204,12 @@ func (c *Config) validate() error {
 	if c.BindAddr == "" {
 		errs = append(errs, errors.New("empty controller bind address"))
 	}
-	if len(c.Voters) > 0 {
-		if _, ok := c.Voters[c.NodeID]; !ok {
-			// Observers (brokers that are not voters) come with issue 4.
-			errs = append(errs, fmt.Errorf("node %d is not one of the controller.quorum.voters", c.NodeID))
+	for id, addr := range c.Voters {
+		if id < 0 {
+			errs = append(errs, fmt.Errorf("voter id %d is negative", id))
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			errs = append(errs, fmt.Errorf("voter %d address %q: %w", id, addr, err))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

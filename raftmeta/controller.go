@@ -19,11 +19,22 @@ type metadataLog interface {
 	Image() *Image
 	// IsLeader reports whether writes can be proposed here.
 	IsLeader() bool
+	// Term identifies the current leadership: broker sessions start again
+	// when it changes.
+	Term() uint64
 	// Sync waits until the image holds every entry committed before it.
 	Sync(ctx context.Context) error
 	// Propose appends a batch; the channel yields nil once it is applied,
 	// or why it was not.
 	Propose(records []Record) <-chan error
+}
+
+// observerAdder is implemented by a metadata log that can add a raft
+// non-voter (the quorum; tests' logs need not).
+type observerAdder interface {
+	// addObserver makes node id at addr a non-voter unless it already is
+	// a member at that address.
+	addObserver(ctx context.Context, id int32, addr string) error
 }
 
 // maxRecordsPerOp bounds the records one admin request may append
@@ -51,6 +62,9 @@ type Controller struct {
 	// sem is the write slot: a channel so that waiting for it honours the
 	// caller's context.
 	sem chan struct{}
+	// sessions are the broker sessions; only build functions (holding the
+	// write slot) touch them.
+	sessions *sessions
 }
 
 func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controller {
@@ -58,7 +72,19 @@ func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controlle
 	if r == nil {
 		r = rand.Reader
 	}
-	return &Controller{cfg: cfg, log: log, logger: logger, rand: r, sem: make(chan struct{}, 1)}
+	return &Controller{
+		cfg: cfg, log: log, logger: logger, rand: r, sem: make(chan struct{}, 1),
+		sessions: newSessions(cfg.Clock, cfg.BrokerSessionTimeout),
+	}
+}
+
+// sessionsFor returns the broker sessions, started afresh when this
+// controller's leadership is new. Call it from a build function only.
+func (c *Controller) sessionsFor(img *Image) *sessions {
+	if t := c.log.Term(); c.sessions.term != t {
+		c.sessions.activate(t, img)
+	}
+	return c.sessions
 }
 
 // write runs build on the newest image and appends the records it returns

@@ -14,13 +14,15 @@ import (
 const ProducerIDBlockSize = 1000
 
 // RegisterBroker registers this or another broker with the endpoints, rack
-// and fencing given (ClusterControlManager.registerBroker). The controller
-// assigns the epoch (b.Epoch is ignored): above every epoch the broker had,
-// and above the image's offset, as Kafka uses the registration record's
-// offset; read it from the image afterwards. A zero IncarnationID gets a
-// random one; registering again with the incarnation and fields the image
-// already holds appends nothing (a retried registration). Issue 3 registers
-// brokers unfenced; issue 4 adds the heartbeats that fence and unfence.
+// and fencing given, in process, without the BrokerRegistration RPC (the
+// single-node setup, and tests). The epoch is the registration record's
+// offset, as in Kafka (b.Epoch is ignored); read it from the image
+// afterwards. A zero IncarnationID gets a random one; registering again
+// with the incarnation and fields the image already holds appends nothing
+// (a retried registration). A broker registered unfenced this way and
+// never heartbeating is fenced when its session expires, unless
+// Config.BrokerSessionTimeout is negative; BrokerLifecycle registers and
+// heartbeats through the controller channel instead.
 func (c *Controller) RegisterBroker(ctx context.Context, b Broker) error {
 	if b.ID < 0 {
 		return fmt.Errorf("raftmeta: register broker: invalid broker id %d", b.ID)
@@ -38,14 +40,10 @@ func (c *Controller) RegisterBroker(ctx context.Context, b Broker) error {
 				return nil
 			}
 		}
-		epoch := int64(img.Offset) + 1
-		if ok && cur.Epoch >= epoch {
-			epoch = cur.Epoch + 1
-		}
 		return []Record{&RegisterBrokerRecord{
 			BrokerID:      b.ID,
 			IncarnationID: inc,
-			BrokerEpoch:   epoch,
+			BrokerEpoch:   AssignedBrokerEpoch,
 			EndPoints:     slices.Clone(b.Endpoints),
 			Rack:          b.Rack,
 			Fenced:        b.Fenced,

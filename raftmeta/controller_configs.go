@@ -63,8 +63,9 @@ func (c *Controller) validateConfigs(res ConfigResource, configs map[string]*str
 // checkConfigResource validates a resource's type and name and that it
 // exists (ConfigAdminManager.preprocess, ControllerConfigurationValidator
 // and ConfigurationControlManager's existence check): a topic must exist;
-// a broker resource is the cluster default "" or this node's id.
-func (c *Controller) checkConfigResource(img *Image, res ConfigResource) *apiError {
+// a broker resource is the cluster default "" or the id of the node the
+// request came from (origin).
+func (c *Controller) checkConfigResource(img *Image, res ConfigResource, origin int32) *apiError {
 	switch res.Type {
 	case ConfigResourceTopic:
 		if res.Name == "" {
@@ -84,8 +85,8 @@ func (c *Controller) checkConfigResource(img *Image, res ConfigResource) *apiErr
 		if err != nil {
 			return errorf(kerr.InvalidRequest, "Node id must be an integer, but it is: %s", res.Name)
 		}
-		if int32(id) != c.cfg.NodeID {
-			return errorf(kerr.InvalidRequest, "Unexpected broker id, expected %d, but received %s", c.cfg.NodeID, res.Name)
+		if int32(id) != origin {
+			return errorf(kerr.InvalidRequest, "Unexpected broker id, expected %d, but received %s", origin, res.Name)
 		}
 	default:
 		return errorf(kerr.InvalidRequest, "Unknown resource type %d", res.Type)
@@ -175,6 +176,7 @@ func (c *Controller) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsReq
 	resOf := func(i int) ConfigResource {
 		return ConfigResource{Type: ConfigResourceType(req.Resources[i].ResourceType), Name: req.Resources[i].ResourceName}
 	}
+	origin := c.requestingNode(ctx)
 	dups := resourceDuplicates(len(req.Resources), resOf)
 	errs := make([]*apiError, len(req.Resources))
 	for i, rr := range req.Resources {
@@ -203,7 +205,7 @@ func (c *Controller) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsReq
 				continue
 			}
 			res := resOf(i)
-			if e := c.checkConfigResource(img, res); e != nil {
+			if e := c.checkConfigResource(img, res, origin); e != nil {
 				errs[i] = e
 				continue
 			}
@@ -266,6 +268,7 @@ func (c *Controller) IncrementalAlterConfigs(ctx context.Context, req *kmsg.Incr
 	resOf := func(i int) ConfigResource {
 		return ConfigResource{Type: ConfigResourceType(req.Resources[i].ResourceType), Name: req.Resources[i].ResourceName}
 	}
+	origin := c.requestingNode(ctx)
 	dups := resourceDuplicates(len(req.Resources), resOf)
 	errs := make([]*apiError, len(req.Resources))
 	for i, rr := range req.Resources {
@@ -301,7 +304,7 @@ func (c *Controller) IncrementalAlterConfigs(ctx context.Context, req *kmsg.Incr
 				continue
 			}
 			res := resOf(i)
-			if e := c.checkConfigResource(img, res); e != nil {
+			if e := c.checkConfigResource(img, res, origin); e != nil {
 				errs[i] = e
 				continue
 			}

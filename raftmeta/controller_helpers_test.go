@@ -24,6 +24,7 @@ type memLog struct {
 
 func (m *memLog) Image() *Image                  { return m.fsm.Image() }
 func (m *memLog) IsLeader() bool                 { m.mu.Lock(); defer m.mu.Unlock(); return m.leader }
+func (m *memLog) Term() uint64                   { return 1 }
 func (m *memLog) Sync(ctx context.Context) error { return nil }
 
 func (m *memLog) Propose(records []Record) <-chan error {

@@ -240,7 +240,7 @@ func (c *Controller) createTopic(img *Image, rt *kmsg.CreateTopicsRequestTopic, 
 		if np > maxRecordsPerOp {
 			return nil, errorf(kerr.InvalidPartitions, "Creating topic '%s' with %d partitions would append more than %d metadata records in one request.", name, np, maxRecordsPerOp)
 		}
-		placed, e := placeReplicas(img.UnfencedBrokers(), name, 0, np, rf)
+		placed, e := placeReplicas(img.ActiveBrokers(), name, 0, np, rf)
 		if e != nil {
 			return nil, e
 		}
@@ -536,7 +536,7 @@ func (c *Controller) createPartitions(img *Image, rt *kmsg.CreatePartitionsReque
 		}
 		return records, nil
 	}
-	placed, e := placeReplicas(img.UnfencedBrokers(), rt.Topic, have, additional, rf)
+	placed, e := placeReplicas(img.ActiveBrokers(), rt.Topic, have, additional, rf)
 	if e != nil {
 		return nil, e
 	}

@@ -114,7 +114,7 @@ func (f *FSM) Apply(l *raft.Log) any {
 
 // applyRecords replays a batch at a raft index and publishes the result.
 func (f *FSM) applyRecords(index uint64, records []Record) error {
-	b := newBuilder(f.img.Load())
+	b := newBuilder(f.img.Load(), index)
 	if err := b.replay(records); err != nil {
 		f.logger.Error("dropping metadata batch", "index", index, "err", err)
 		return err

@@ -127,6 +127,7 @@ func parseInt32s(s string) []int32 {
 //
 //	register-broker id= epoch= [fenced] [rack=] [endpoint=NAME:host:port] [incarnation=]
 //	fence|unfence id= epoch=
+//	broker-change id= epoch= [fence|unfence] [shutdown]
 //	topic name= id=
 //	partition topic= p= replicas=1,2 isr=1,2 leader= [leader-epoch=] [partition-epoch=]
 //	change topic= p= [leader=] [isr=] [replicas=] [min-leader-epoch=]
@@ -158,6 +159,18 @@ func parseRecord(line string) (Record, error) {
 			parts := strings.Split(ep, ":")
 			port, _ := strconv.Atoi(parts[2])
 			r.EndPoints = []Endpoint{{Listener: parts[0], SecurityProtocol: parts[0], Host: parts[1], Port: int32(port)}}
+		}
+		return r, nil
+	case "broker-change":
+		r := &BrokerRegistrationChangeRecord{BrokerID: int32(num("id")), BrokerEpoch: num("epoch")}
+		switch {
+		case flags["fence"]:
+			r.Fenced = FenceChangeFence
+		case flags["unfence"]:
+			r.Fenced = FenceChangeUnfence
+		}
+		if flags["shutdown"] {
+			r.InControlledShutdown = 1
 		}
 		return r, nil
 	case "fence":
@@ -253,7 +266,11 @@ func formatImage(img *Image) string {
 		for _, e := range br.Endpoints {
 			eps = append(eps, fmt.Sprintf("%s://%s:%d", e.Listener, e.Host, e.Port))
 		}
-		fmt.Fprintf(&b, "broker %d epoch=%d fenced=%v rack=%q incarnation=%s endpoints=%v\n", id, br.Epoch, br.Fenced, br.Rack, fmtID(br.IncarnationID), eps)
+		cs := ""
+		if br.InControlledShutdown {
+			cs = " in-controlled-shutdown"
+		}
+		fmt.Fprintf(&b, "broker %d epoch=%d fenced=%v%s rack=%q incarnation=%s endpoints=%v\n", id, br.Epoch, br.Fenced, cs, br.Rack, fmtID(br.IncarnationID), eps)
 	}
 	for _, name := range img.TopicNames() {
 		t := img.Topics[name]
@@ -292,7 +309,7 @@ func TestFSMDoesNotMutatePublishedImages(t *testing.T) {
 			"config type=topic name=a key=k value=v", "acl id=1 type=2 name=a pattern=3 principal=User:x host=* op=3 perm=3"},
 		{"fence id=1 epoch=1", "change topic=1 p=0 leader=-1 isr=", "config type=topic name=a key=k2 value=v2",
 			"partition topic=1 p=1 replicas=1 isr=1 leader=1", "acl id=2 type=2 name=b pattern=3 principal=User:x host=* op=3 perm=3"},
-		{"unfence id=1 epoch=1", "remove-acl id=1", "config type=topic name=a key=k", "producer-ids broker=1 epoch=1 next=1000"},
+		{"unfence id=1 epoch=1", "broker-change id=1 epoch=1 shutdown", "remove-acl id=1", "config type=topic name=a key=k", "producer-ids broker=1 epoch=1 next=1000"},
 		{"remove-topic id=1"},
 	}
 	for i, lines := range batches {

@@ -69,6 +69,10 @@ type Broker struct {
 	Endpoints []Endpoint
 	Rack      string
 	Fenced    bool
+	// InControlledShutdown is set while the broker moves its leadership
+	// away before stopping (heartbeat WantShutdown); it is then no
+	// candidate for leadership or ISR membership.
+	InControlledShutdown bool
 	// IncarnationID identifies the broker process that registered; a
 	// restarted broker registers again with a new one.
 	IncarnationID Uuid
@@ -151,7 +155,7 @@ func (img *Image) Partition(topic string, index int32) (*Partition, bool) {
 }
 
 // UnfencedBrokers returns the ids of the registered brokers that are not
-// fenced, sorted: the brokers new replicas may be placed on.
+// fenced, sorted.
 func (img *Image) UnfencedBrokers() []int32 {
 	ids := make([]int32, 0, len(img.Brokers))
 	for id, b := range img.Brokers {
@@ -161,6 +165,27 @@ func (img *Image) UnfencedBrokers() []int32 {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// ActiveBrokers returns the ids of the brokers that are neither fenced nor
+// in controlled shutdown, sorted: those new replicas are placed on.
+func (img *Image) ActiveBrokers() []int32 {
+	ids := make([]int32, 0, len(img.Brokers))
+	for id := range img.Brokers {
+		if img.BrokerActive(id) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// BrokerActive reports whether a broker is registered, unfenced and not in
+// controlled shutdown: one that may lead and join ISRs
+// (ClusterControlManager.isActive).
+func (img *Image) BrokerActive(id int32) bool {
+	b, ok := img.Brokers[id]
+	return ok && !b.Fenced && !b.InControlledShutdown
 }
 
 // TopicConfig returns a topic's dynamic configs (nil if none).

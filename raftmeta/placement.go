@@ -27,7 +27,7 @@ func (e *apiError) message() *string {
 }
 
 // placeReplicas assigns replicas to numPartitions new partitions numbered
-// from startPartition, over the usable (registered, unfenced) brokers,
+// from startPartition, over the usable (registered, active) brokers,
 // sorted. It is Kafka's rack-unaware assignment
 // (AdminUtils.assignReplicasToBrokersRackUnaware, the idea
 // StripedReplicaPlacer keeps): leaders go round-robin from a start index,
@@ -69,7 +69,7 @@ func placeReplicas(brokers []int32, topic string, startPartition, numPartitions 
 // validateManualAssignment is ReplicationControlManager's
 // validateManualPartitionAssignment: a non-empty list of distinct
 // registered brokers, as many as the other partitions have (rf, or any
-// when rf is 0). It returns the ISR: the replicas on unfenced brokers.
+// when rf is 0). It returns the ISR: the replicas on active brokers.
 func validateManualAssignment(img *Image, replicas []int32, rf int, partition int32) ([]int32, *apiError) {
 	if len(replicas) == 0 {
 		return nil, errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes an empty replica list.")
@@ -98,12 +98,13 @@ func validateManualAssignment(img *Image, replicas []int32, rf int, partition in
 	return isr, nil
 }
 
-// activeReplicas keeps the replicas on registered, unfenced brokers, in
-// order.
+// activeReplicas keeps the replicas on active brokers (registered,
+// unfenced, not shutting down), in order: a new partition's ISR
+// (ReplicationControlManager's isActive filter).
 func activeReplicas(img *Image, replicas []int32) []int32 {
 	isr := make([]int32, 0, len(replicas))
 	for _, id := range replicas {
-		if b, ok := img.Brokers[id]; ok && !b.Fenced {
+		if img.BrokerActive(id) {
 			isr = append(isr, id)
 		}
 	}

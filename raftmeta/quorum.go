@@ -19,6 +19,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strait-io/strait/raftmeta/ctrlrpc"
 )
 
 // ErrNotController is returned when a write reaches a node that is not the
@@ -33,18 +35,26 @@ const closeTimeout = 10 * time.Second
 
 // Quorum is this node's member of the metadata quorum: the raft node, its
 // stores and transport, the FSM and the controller (KRaft's
-// QuorumController and RaftManager roles in one). One voter in issue 3;
-// the code path is the same for three.
+// QuorumController and RaftManager roles in one). A voter (one of
+// Config.Voters, or the only node) may become the active controller; any
+// other node is a raft non-voter that follows the log. Raft and the
+// controller RPC share the CONTROLLER listener (ctrlrpc.StreamLayer).
 type Quorum struct {
 	cfg    Config
 	store  *Store
 	snaps  *raft.FileSnapshotStore
+	stream *ctrlrpc.StreamLayer
 	trans  *raft.NetworkTransport
 	fsm    *FSM
 	ctrl   *Controller
 	hlog   hclog.Logger
 	raft   atomic.Pointer[raft.Raft]
 	synced atomic.Uint64 // the term whose entries the FSM is known to have applied
+
+	// stop ends the periodic controller work started by Start; ticks is
+	// done when it has.
+	stop  context.CancelFunc
+	ticks sync.WaitGroup
 
 	closeOnce sync.Once
 	closeErr  error
@@ -89,16 +99,31 @@ func Open(cfg Config) (*Quorum, error) {
 			return nil, fmt.Errorf("raftmeta: advertised address %q: %w", a, err)
 		}
 	}
-	q.trans, err = raft.NewTCPTransportWithConfig(cfg.BindAddr, advertise, &raft.NetworkTransportConfig{
+	q.fsm = NewFSM(q.cfg.ClusterID, logger)
+	q.ctrl = newController(&q.cfg, quorumLog{q}, logger)
+	ln, err := net.Listen("tcp", cfg.BindAddr)
+	if err != nil {
+		return nil, fmt.Errorf("raftmeta: controller listener %s: %w", cfg.BindAddr, err)
+	}
+	if cfg.WrapListener != nil {
+		ln = cfg.WrapListener(ln)
+	}
+	if advertise == nil {
+		// Other nodes dial the address raft gives them (as
+		// raft.NewTCPTransport refuses an unadvertisable one).
+		if ta, ok := ln.Addr().(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
+			ln.Close()
+			return nil, fmt.Errorf("raftmeta: controller listener %s binds every interface: set an advertised address", ln.Addr())
+		}
+	}
+	server := ctrlrpc.NewServer(q.ctrl, logger.With("component", "ctrlrpc"))
+	q.stream = ctrlrpc.NewStreamLayer(ln, advertise, cfg.Dialer, server, logger)
+	q.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:  q.stream,
 		MaxPool: 3,
 		Timeout: 10 * time.Second,
 		Logger:  q.hlog.Named("transport"),
 	})
-	if err != nil {
-		return nil, fmt.Errorf("raftmeta: controller listener %s: %w", cfg.BindAddr, err)
-	}
-	q.fsm = NewFSM(q.cfg.ClusterID, logger)
-	q.ctrl = newController(&q.cfg, quorumLog{q}, logger)
 	ok = true
 	return q, nil
 }
@@ -139,9 +164,54 @@ func (q *Quorum) advertiseAddr() string {
 // Addr is the CONTROLLER listener's address.
 func (q *Quorum) Addr() string { return string(q.trans.LocalAddr()) }
 
+// ControllerAddr is the active controller's CONTROLLER address as this
+// node knows it ("" when no leader is known): raft's leader id mapped to
+// its voter address, else the address raft has for it.
+func (q *Quorum) ControllerAddr() string {
+	r := q.raft.Load()
+	if r == nil {
+		return ""
+	}
+	addr, id := r.LeaderWithID()
+	if n, err := strconv.ParseInt(string(id), 10, 32); err == nil {
+		if a, ok := q.cfg.Voters[int32(n)]; ok && !strings.HasSuffix(a, ":0") {
+			return a
+		}
+	}
+	return string(addr)
+}
+
+// NewClient returns a client of the controller channel for this node: it
+// follows raft's leader, falls back on the voters' addresses, and dials
+// with Config.Dialer. Close it when done.
+func (q *Quorum) NewClient() *ctrlrpc.Client {
+	var bootstrap []string
+	for _, id := range slices.Sorted(maps.Keys(q.cfg.Voters)) {
+		if a := q.cfg.Voters[id]; !strings.HasSuffix(a, ":0") {
+			bootstrap = append(bootstrap, a)
+		}
+	}
+	if len(bootstrap) == 0 {
+		bootstrap = []string{q.Addr()}
+	}
+	return ctrlrpc.NewClient(ctrlrpc.ClientConfig{
+		ClientID:  ctrlrpc.NodeClientID(q.cfg.NodeID),
+		Resolve:   q.ControllerAddr,
+		Bootstrap: bootstrap,
+		Dialer:    q.cfg.Dialer,
+		Logger:    q.cfg.Logger.With("component", "ctrlrpc"),
+	})
+}
+
+// IsVoter reports whether this node is a voter of the quorum.
+func (q *Quorum) IsVoter() bool { return q.cfg.IsVoter() }
+
 // Start starts raft: it restores the newest snapshot and, on an empty
-// directory, bootstraps the voter set from Voters. It does not wait for a
-// leader (WaitReady does).
+// directory of a voter, bootstraps the voter set from Voters (a non-voter
+// waits for the active controller to add it when its broker registers).
+// It does not wait for a leader (WaitReady does). The active controller's
+// periodic work (session expiry, unclean elections, rebalance) runs from
+// here until Close.
 func (q *Quorum) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -164,7 +234,9 @@ func (q *Quorum) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("raftmeta: %w", err)
 	}
-	if !has {
+	// Every voter bootstraps the same configuration; raft then elects. A
+	// non-voter starts empty and waits to be added.
+	if !has && q.cfg.IsVoter() {
 		if err := raft.BootstrapCluster(rc, q.store, q.store, q.snaps, q.trans, q.voterConfiguration()); err != nil {
 			return fmt.Errorf("raftmeta: bootstrap: %w", err)
 		}
@@ -174,7 +246,34 @@ func (q *Quorum) Start(ctx context.Context) error {
 		return fmt.Errorf("raftmeta: start raft: %w", err)
 	}
 	q.raft.Store(r)
+	tctx, stop := context.WithCancel(context.Background())
+	q.stop = stop
+	q.ticks.Add(1)
+	go q.runTicks(tctx)
 	return nil
+}
+
+// runTicks runs the active controller's periodic work (Controller.tick)
+// every SessionCheckInterval while this node leads.
+func (q *Quorum) runTicks(ctx context.Context) {
+	defer q.ticks.Done()
+	t := time.NewTicker(q.cfg.SessionCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !q.IsLeader() {
+			continue
+		}
+		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := q.ctrl.tick(tctx); err != nil && !errors.Is(err, ErrNotController) && ctx.Err() == nil {
+			q.cfg.Logger.Warn("controller periodic work failed", "err", err)
+		}
+		cancel()
+	}
 }
 
 func (q *Quorum) voterConfiguration() raft.Configuration {
@@ -310,6 +409,21 @@ func (q *Quorum) LeaderID() int32 {
 	return int32(n)
 }
 
+// TransferLeadership hands the active controller role to another voter,
+// for a node about to stop gracefully (Kafka's controller resigns on
+// shutdown): the others then need not wait for an election timeout. It
+// does nothing on a node that does not lead or has no other voter.
+func (q *Quorum) TransferLeadership(ctx context.Context) error {
+	r := q.raft.Load()
+	if r == nil || r.State() != raft.Leader || len(q.cfg.Voters) < 2 {
+		return nil
+	}
+	if err := waitFuture(ctx, r.LeadershipTransfer()); err != nil {
+		return fmt.Errorf("raftmeta: leadership transfer: %w", err)
+	}
+	return nil
+}
+
 // Controller is the controller that validates admin requests and appends
 // their records; its writes answer NOT_CONTROLLER on a follower.
 func (q *Quorum) Controller() *Controller { return q.ctrl }
@@ -321,6 +435,10 @@ func (q *Quorum) Controller() *Controller { return q.ctrl }
 // Close returns an error.
 func (q *Quorum) Close() error {
 	q.closeOnce.Do(func() {
+		if q.stop != nil {
+			q.stop()
+			q.ticks.Wait()
+		}
 		if r := q.raft.Load(); r != nil {
 			done := make(chan error, 1)
 			go func() { done <- r.Shutdown().Error() }()
@@ -342,7 +460,10 @@ func (q *Quorum) Close() error {
 func (q *Quorum) closeResources() error {
 	var errs []error
 	if q.trans != nil {
+		// The transport closes its stream layer.
 		errs = append(errs, q.trans.Close())
+	} else if q.stream != nil {
+		errs = append(errs, q.stream.Close())
 	}
 	if q.store != nil {
 		errs = append(errs, q.store.Close())
@@ -356,6 +477,34 @@ type quorumLog struct{ q *Quorum }
 func (l quorumLog) Image() *Image                  { return l.q.fsm.Image() }
 func (l quorumLog) IsLeader() bool                 { return l.q.IsLeader() }
 func (l quorumLog) Sync(ctx context.Context) error { return l.q.sync(ctx) }
+
+func (l quorumLog) Term() uint64 {
+	if r := l.q.raft.Load(); r != nil {
+		return r.CurrentTerm()
+	}
+	return 0
+}
+
+// addObserver adds a broker as a raft non-voter (the KRaft observer), or
+// updates its address.
+func (l quorumLog) addObserver(ctx context.Context, id int32, addr string) error {
+	r := l.q.raft.Load()
+	if r == nil {
+		return ErrNotController
+	}
+	sid := raft.ServerID(strconv.Itoa(int(id)))
+	cf := r.GetConfiguration()
+	if err := waitFuture(ctx, cf); err != nil {
+		return err
+	}
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == sid && string(s.Address) == addr {
+			return nil
+		}
+	}
+	l.q.cfg.Logger.Info("adding broker to the metadata quorum as a non-voter", "broker", id, "addr", addr)
+	return waitFuture(ctx, r.AddNonvoter(sid, raft.ServerAddress(addr), 0, timeoutOf(ctx)))
+}
 
 func (l quorumLog) Propose(records []Record) <-chan error {
 	ch := make(chan error, 1)

@@ -271,7 +271,7 @@ func TestQuorumOpenErrors(t *testing.T) {
 		want string
 	}{
 		{"other cluster", Config{NodeID: 1, Dir: dir, ClusterID: "B", BindAddr: "127.0.0.1:0"}, `belongs to cluster "A", not "B"`},
-		{"not a voter", Config{NodeID: 1, Dir: dir, BindAddr: "127.0.0.1:0", Voters: map[int32]string{2: "127.0.0.1:1"}}, "node 1 is not one of the controller.quorum.voters"},
+		{"bad voter", Config{NodeID: 1, Dir: dir, BindAddr: "127.0.0.1:0", Voters: map[int32]string{2: "127.0.0.1"}}, `voter 2 address "127.0.0.1"`},
 		{"no dir", Config{NodeID: 1, BindAddr: "127.0.0.1:0"}, "empty metadata dir"},
 		{"negative id", Config{NodeID: -1, Dir: dir, BindAddr: "127.0.0.1:0"}, "node id -1 is negative"},
 		{"bad bind", Config{NodeID: 1, Dir: t.TempDir(), BindAddr: "127.0.0.1:notaport"}, "controller listener 127.0.0.1:notaport"},

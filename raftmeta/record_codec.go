@@ -26,6 +26,13 @@ func (r *UnfenceBrokerRecord) appendTo(b []byte) []byte {
 	return appendInt(appendInt(b, int64(r.ID)), r.Epoch)
 }
 
+func (r *BrokerRegistrationChangeRecord) appendTo(b []byte) []byte {
+	b = appendInt(b, int64(r.BrokerID))
+	b = appendInt(b, r.BrokerEpoch)
+	b = appendInt(b, int64(r.Fenced))
+	return appendInt(b, int64(r.InControlledShutdown))
+}
+
 func (r *TopicRecord) appendTo(b []byte) []byte {
 	return appendUuid(appendString(b, r.Name), r.TopicID)
 }
@@ -103,6 +110,8 @@ func decodeFields(t RecordType, d *decoder) Record {
 		return &FenceBrokerRecord{ID: d.int32(), Epoch: d.int64()}
 	case UnfenceBrokerRecordType:
 		return &UnfenceBrokerRecord{ID: d.int32(), Epoch: d.int64()}
+	case BrokerRegistrationChangeRecordType:
+		return &BrokerRegistrationChangeRecord{BrokerID: d.int32(), BrokerEpoch: d.int64(), Fenced: d.int8(), InControlledShutdown: d.int8()}
 	case TopicRecordType:
 		return &TopicRecord{Name: d.string(), TopicID: d.uuid()}
 	case PartitionRecordType:

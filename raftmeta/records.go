@@ -18,6 +18,7 @@ const (
 	UnfenceBrokerRecordType            RecordType = 8
 	RemoveTopicRecordType              RecordType = 9
 	ProducerIdsRecordType              RecordType = 15
+	BrokerRegistrationChangeRecordType RecordType = 17
 	AccessControlEntryRecordType       RecordType = 18
 	RemoveAccessControlEntryRecordType RecordType = 19
 )
@@ -32,6 +33,7 @@ var recordTypeNames = map[RecordType]string{
 	UnfenceBrokerRecordType:            "UnfenceBrokerRecord",
 	RemoveTopicRecordType:              "RemoveTopicRecord",
 	ProducerIdsRecordType:              "ProducerIdsRecord",
+	BrokerRegistrationChangeRecordType: "BrokerRegistrationChangeRecord",
 	AccessControlEntryRecordType:       "AccessControlEntryRecord",
 	RemoveAccessControlEntryRecordType: "RemoveAccessControlEntryRecord",
 }
@@ -61,8 +63,18 @@ const NoLeaderChange int32 = -2
 // NoLeader is a partition leader of -1: the partition is offline.
 const NoLeader int32 = -1
 
-// RegisterBrokerRecord registers (or re-registers) a broker with a new
-// epoch. Re-registration replaces the broker's endpoints, rack and fencing.
+// AssignedBrokerEpoch in RegisterBrokerRecord.BrokerEpoch makes the broker
+// epoch the raft index of the batch holding the record, as Kafka's broker
+// epoch is the offset of the RegisterBrokerRecord
+// (ClusterControlManager.registerBroker): the controller cannot know the
+// index before proposing, the FSM does when applying.
+const AssignedBrokerEpoch int64 = -1
+
+// RegisterBrokerRecord registers (or re-registers) a broker. A new
+// incarnation gets a new epoch (usually AssignedBrokerEpoch); amending the
+// registration of the same incarnation keeps it. Re-registration replaces
+// the broker's endpoints, rack and fencing; it leaves controlled shutdown
+// only for a new epoch.
 type RegisterBrokerRecord struct {
 	BrokerID      int32
 	IncarnationID Uuid
@@ -84,6 +96,28 @@ type UnfenceBrokerRecord struct {
 	ID    int32
 	Epoch int64
 }
+
+// BrokerRegistrationChangeRecord changes a registered broker's fencing or
+// controlled-shutdown state at the given epoch (Kafka's record of the same
+// name; Kafka uses it instead of Fence/UnfenceBrokerRecord from 3.3 on,
+// Strait for controlled shutdown).
+type BrokerRegistrationChangeRecord struct {
+	BrokerID    int32
+	BrokerEpoch int64
+	// Fenced is BrokerRegistrationFencingChange: FenceChangeNone,
+	// FenceChangeFence or FenceChangeUnfence.
+	Fenced int8
+	// InControlledShutdown is BrokerRegistrationInControlledShutdownChange:
+	// 0 no change, 1 the broker entered controlled shutdown.
+	InControlledShutdown int8
+}
+
+// BrokerRegistrationFencingChange values.
+const (
+	FenceChangeNone    int8 = 0
+	FenceChangeFence   int8 = 1
+	FenceChangeUnfence int8 = -1
+)
 
 // TopicRecord creates a topic; its PartitionRecords follow in the same batch.
 type TopicRecord struct {
@@ -160,6 +194,9 @@ func (*PartitionChangeRecord) Type() RecordType { return PartitionChangeRecordTy
 func (*RemoveTopicRecord) Type() RecordType     { return RemoveTopicRecordType }
 func (*ConfigRecord) Type() RecordType          { return ConfigRecordType }
 func (*ProducerIdsRecord) Type() RecordType     { return ProducerIdsRecordType }
+func (*BrokerRegistrationChangeRecord) Type() RecordType {
+	return BrokerRegistrationChangeRecordType
+}
 func (*AccessControlEntryRecord) Type() RecordType {
 	return AccessControlEntryRecordType
 }
@@ -178,6 +215,7 @@ func (*PartitionChangeRecord) Version() int8          { return 0 }
 func (*RemoveTopicRecord) Version() int8              { return 0 }
 func (*ConfigRecord) Version() int8                   { return 0 }
 func (*ProducerIdsRecord) Version() int8              { return 0 }
+func (*BrokerRegistrationChangeRecord) Version() int8 { return 0 }
 func (*AccessControlEntryRecord) Version() int8       { return 0 }
 func (*RemoveAccessControlEntryRecord) Version() int8 { return 0 }
 
@@ -192,6 +230,7 @@ var maxRecordVersion = map[RecordType]int8{
 	UnfenceBrokerRecordType:            0,
 	RemoveTopicRecordType:              0,
 	ProducerIdsRecordType:              0,
+	BrokerRegistrationChangeRecordType: 0,
 	AccessControlEntryRecordType:       0,
 	RemoveAccessControlEntryRecordType: 0,
 }

@@ -21,6 +21,7 @@ func sampleRecords() []Record {
 		},
 		&FenceBrokerRecord{ID: 3, Epoch: 77},
 		&UnfenceBrokerRecord{ID: 3, Epoch: 78},
+		&BrokerRegistrationChangeRecord{BrokerID: 3, BrokerEpoch: 78, Fenced: FenceChangeUnfence, InControlledShutdown: 1},
 		&TopicRecord{Name: "orders", TopicID: Uuid{9, 9}},
 		&PartitionRecord{PartitionID: 2, TopicID: Uuid{9, 9}, Replicas: []int32{3, 1, 2}, ISR: []int32{3, 1}, Leader: 3, LeaderEpoch: 4, PartitionEpoch: 5},
 		&PartitionChangeRecord{PartitionID: 2, TopicID: Uuid{9, 9}, ISR: []int32{}, Leader: -1, Replicas: nil, MinLeaderEpoch: 12},

@@ -17,6 +17,10 @@ import (
 type builder struct {
 	prev *Image
 	next *Image
+	// index is the raft index of the batch (the snapshot's offset when
+	// restoring one): the epoch of a broker registered with
+	// AssignedBrokerEpoch.
+	index uint64
 
 	brokersCopied, topicsCopied, configsCopied, aclsCopied bool
 	topicCopied                                            map[Uuid]bool
@@ -30,11 +34,12 @@ type builder struct {
 	aclsChanged       bool
 }
 
-func newBuilder(prev *Image) *builder {
+func newBuilder(prev *Image, index uint64) *builder {
 	next := *prev
 	return &builder{
 		prev:              prev,
 		next:              &next,
+		index:             index,
 		topicCopied:       map[Uuid]bool{},
 		configCopied:      map[ConfigResource]bool{},
 		createdTopics:     map[Uuid]bool{},
@@ -62,6 +67,8 @@ func (b *builder) apply(r Record) error {
 		return b.setFenced(r.ID, r.Epoch, true)
 	case *UnfenceBrokerRecord:
 		return b.setFenced(r.ID, r.Epoch, false)
+	case *BrokerRegistrationChangeRecord:
+		return b.changeBroker(r)
 	case *TopicRecord:
 		return b.createTopic(r)
 	case *PartitionRecord:
@@ -106,14 +113,27 @@ func (b *builder) registerBroker(r *RegisterBrokerRecord) error {
 	if r.BrokerID < 0 {
 		return fmt.Errorf("invalid broker id %d", r.BrokerID)
 	}
-	b.brokers()[r.BrokerID] = &Broker{
+	epoch := r.BrokerEpoch
+	switch {
+	case epoch == AssignedBrokerEpoch:
+		epoch = int64(b.index)
+	case epoch < 0:
+		return fmt.Errorf("broker %d: invalid epoch %d", r.BrokerID, epoch)
+	}
+	nb := &Broker{
 		ID:            r.BrokerID,
-		Epoch:         r.BrokerEpoch,
+		Epoch:         epoch,
 		IncarnationID: r.IncarnationID,
 		Endpoints:     slices.Clone(r.EndPoints),
 		Rack:          r.Rack,
 		Fenced:        r.Fenced,
 	}
+	// Amending a registration (same incarnation and epoch) keeps the
+	// controlled shutdown under way, as Kafka's amended record copies it.
+	if cur, ok := b.next.Brokers[r.BrokerID]; ok && cur.Epoch == epoch && cur.IncarnationID == r.IncarnationID {
+		nb.InControlledShutdown = cur.InControlledShutdown
+	}
+	b.brokers()[r.BrokerID] = nb
 	b.changedBrokers[r.BrokerID] = true
 	return nil
 }
@@ -132,6 +152,36 @@ func (b *builder) setFenced(id int32, epoch int64, fenced bool) error {
 	nb.Fenced = fenced
 	b.brokers()[id] = &nb
 	b.changedBrokers[id] = true
+	return nil
+}
+
+func (b *builder) changeBroker(r *BrokerRegistrationChangeRecord) error {
+	cur, ok := b.next.Brokers[r.BrokerID]
+	if !ok {
+		return fmt.Errorf("broker %d is not registered", r.BrokerID)
+	}
+	if cur.Epoch != r.BrokerEpoch {
+		return fmt.Errorf("broker %d has epoch %d, not %d", r.BrokerID, cur.Epoch, r.BrokerEpoch)
+	}
+	nb := *cur
+	switch r.Fenced {
+	case FenceChangeNone:
+	case FenceChangeFence:
+		nb.Fenced = true
+	case FenceChangeUnfence:
+		nb.Fenced = false
+	default:
+		return fmt.Errorf("broker %d: invalid fencing change %d", r.BrokerID, r.Fenced)
+	}
+	switch r.InControlledShutdown {
+	case 0:
+	case 1:
+		nb.InControlledShutdown = true
+	default:
+		return fmt.Errorf("broker %d: invalid controlled shutdown change %d", r.BrokerID, r.InControlledShutdown)
+	}
+	b.brokers()[r.BrokerID] = &nb
+	b.changedBrokers[r.BrokerID] = true
 	return nil
 }
 
@@ -254,26 +304,11 @@ func (b *builder) changePartition(r *PartitionChangeRecord) error {
 	if r.PartitionID < 0 || int(r.PartitionID) >= len(t.Partitions) {
 		return fmt.Errorf("partition %d of %q: the topic has %d partitions", r.PartitionID, t.Name, len(t.Partitions))
 	}
-	np := *t.Partitions[r.PartitionID]
-	if r.Replicas != nil {
-		np.Replicas = slices.Clone(r.Replicas)
-	}
-	if r.ISR != nil {
-		np.ISR = slices.Clone(r.ISR)
-	}
-	bump := r.MinLeaderEpoch > np.LeaderEpoch
-	if r.Leader != NoLeaderChange {
-		np.Leader = r.Leader
-		bump = true
-	}
-	if bump {
-		np.LeaderEpoch = max(np.LeaderEpoch+1, r.MinLeaderEpoch)
-	}
-	np.PartitionEpoch++
+	np := t.Partitions[r.PartitionID].apply(r)
 	if err := validReplicas(np.Replicas, np.ISR, np.Leader); err != nil {
 		return fmt.Errorf("partition %s-%d: %w", t.Name, r.PartitionID, err)
 	}
-	t.Partitions[r.PartitionID] = &np
+	t.Partitions[r.PartitionID] = np
 	b.touchPartition(t.ID, r.PartitionID)
 	return nil
 }

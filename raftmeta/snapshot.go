@@ -61,7 +61,7 @@ func readSnapshot(r io.Reader) (*Image, error) {
 	}
 	empty := EmptyImage()
 	empty.ClusterID = clusterID
-	b := newBuilder(empty)
+	b := newBuilder(empty, offset)
 	if err := b.replay(records); err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func readSnapshot(r io.Reader) (*Image, error) {
 }
 
 // ImageRecords returns records that rebuild img from the empty image, in a
-// fixed order: brokers by id, topics by name each followed by its
+// fixed order: brokers by id (with their controlled shutdown), topics by name each followed by its
 // partitions, configs by resource and key, ACLs as stored, and the producer
 // id counter.
 func ImageRecords(img *Image) []Record {
@@ -85,6 +85,9 @@ func ImageRecords(img *Image) []Record {
 			Rack:          br.Rack,
 			Fenced:        br.Fenced,
 		})
+		if br.InControlledShutdown {
+			out = append(out, &BrokerRegistrationChangeRecord{BrokerID: br.ID, BrokerEpoch: br.Epoch, InControlledShutdown: 1})
+		}
 	}
 	for _, name := range img.TopicNames() {
 		t := img.Topics[name]

@@ -1,0 +1,62 @@
+package raftmeta
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/raftmeta/ctrlrpc"
+)
+
+// ServeControllerRequest implements ctrlrpc.Handler: the requests the
+// CONTROLLER listener answers (ControllerApis). Brokers send the cluster
+// RPCs; admin requests come forwarded from the broker a client sent them
+// to (Kafka's ForwardingManager, without an Envelope until authentication
+// exists). Every write answers NOT_CONTROLLER on a node that is not the
+// active controller, which sends the channel's client to the next one.
+// Another request closes the connection.
+func (c *Controller) ServeControllerRequest(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	switch req := req.(type) {
+	case *kmsg.BrokerRegistrationRequest:
+		return c.BrokerRegistration(ctx, req), nil
+	case *kmsg.BrokerHeartbeatRequest:
+		return c.BrokerHeartbeat(ctx, req), nil
+	case *kmsg.AlterPartitionRequest:
+		return c.AlterPartition(ctx, req), nil
+	case *kmsg.AllocateProducerIDsRequest:
+		return c.allocateProducerIDs(ctx, req), nil
+	case *kmsg.CreateTopicsRequest:
+		return c.CreateTopics(ctx, req), nil
+	case *kmsg.DeleteTopicsRequest:
+		return c.DeleteTopics(ctx, req), nil
+	case *kmsg.CreatePartitionsRequest:
+		return c.CreatePartitions(ctx, req), nil
+	case *kmsg.AlterConfigsRequest:
+		return c.AlterConfigs(ctx, req), nil
+	case *kmsg.IncrementalAlterConfigsRequest:
+		return c.IncrementalAlterConfigs(ctx, req), nil
+	case *kmsg.CreateACLsRequest:
+		return c.CreateACLs(ctx, req), nil
+	case *kmsg.DeleteACLsRequest:
+		return c.DeleteACLs(ctx, req), nil
+	case *kmsg.ElectLeadersRequest:
+		return c.ElectLeaders(ctx, req), nil
+	}
+	return nil, fmt.Errorf("raftmeta: %s is not a controller request", kmsg.NameForKey(req.Key()))
+}
+
+// requestingNode is the node a request came from: the sender named in a
+// forwarded request's client id (ctrlrpc.NodeClientID), else this node.
+// Broker config resources are checked against it, as Kafka's broker checks
+// them before forwarding (ConfigAdminManager.preprocess).
+func (c *Controller) requestingNode(ctx context.Context) int32 {
+	if ri, ok := ctrlrpc.InfoFrom(ctx); ok {
+		if id, ok := ctrlrpc.ParseNodeClientID(ri.ClientID); ok {
+			return id
+		}
+	}
+	return c.cfg.NodeID
+}
+
+var _ ctrlrpc.Handler = (*Controller)(nil)

@@ -1,0 +1,204 @@
+package ctrlrpc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Dialer opens a connection to another node (net.Dialer.DialContext's
+// shape). Tests pass one that can cut links.
+type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// DefaultDialer dials with a net.Dialer.
+func DefaultDialer(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// classifyTimeout bounds how long an accepted connection may stay silent
+// before its first byte tells what it carries.
+const classifyTimeout = 10 * time.Second
+
+// StreamLayer is a raft.StreamLayer over one listener shared with the
+// controller RPC: Accept returns the connections whose first byte is not
+// Magic (raft's transport, with that byte given back), and hands the others
+// to the Server. Dial opens plain raft connections; the Client opens
+// controller ones.
+type StreamLayer struct {
+	ln        net.Listener
+	advertise net.Addr
+	dial      Dialer
+	server    *Server
+	logger    *slog.Logger
+
+	raftConns chan net.Conn
+	closed    chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+
+	mu      sync.Mutex
+	pending map[net.Conn]struct{} // accepted, not yet classified
+}
+
+// NewStreamLayer serves ln. advertise is the address raft tells the other
+// nodes (nil: ln's address); dial opens raft connections (nil:
+// DefaultDialer); server answers controller connections (nil: they are
+// closed).
+func NewStreamLayer(ln net.Listener, advertise net.Addr, dial Dialer, server *Server, logger *slog.Logger) *StreamLayer {
+	if dial == nil {
+		dial = DefaultDialer
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &StreamLayer{
+		ln: ln, advertise: advertise, dial: dial, server: server, logger: logger,
+		raftConns: make(chan net.Conn),
+		closed:    make(chan struct{}),
+		pending:   map[net.Conn]struct{}{},
+	}
+	s.wg.Add(1)
+	go s.acceptLoop()
+	return s
+}
+
+func (s *StreamLayer) acceptLoop() {
+	defer s.wg.Done()
+	backoff := 5 * time.Millisecond
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			select {
+			case <-s.closed:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// A transient failure (EMFILE…): back off as net/http does.
+			s.logger.Warn("controller listener accept failed", "err", err)
+			select {
+			case <-time.After(backoff):
+			case <-s.closed:
+				return
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		s.mu.Lock()
+		s.pending[c] = struct{}{}
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go s.classify(c)
+	}
+}
+
+// classify reads the first byte of a connection and routes it.
+func (s *StreamLayer) classify(c net.Conn) {
+	defer s.wg.Done()
+	var first [1]byte
+	_ = c.SetReadDeadline(time.Now().Add(classifyTimeout))
+	_, err := io.ReadFull(c, first[:])
+	_ = c.SetReadDeadline(time.Time{})
+	s.mu.Lock()
+	delete(s.pending, c)
+	s.mu.Unlock()
+	if err != nil {
+		c.Close()
+		return
+	}
+	if first[0] == Magic {
+		if s.server == nil {
+			c.Close()
+			return
+		}
+		s.server.ServeConn(c)
+		return
+	}
+	select {
+	case s.raftConns <- &prefixConn{Conn: c, first: first[0], hasFirst: true}:
+	case <-s.closed:
+		c.Close()
+	}
+}
+
+// Accept implements net.Listener for raft's transport.
+func (s *StreamLayer) Accept() (net.Conn, error) {
+	select {
+	case c := <-s.raftConns:
+		return c, nil
+	case <-s.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close stops accepting and closes the listener, the connections not yet
+// classified and the server's connections. Raft's own connections are
+// closed by its transport.
+func (s *StreamLayer) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		err = s.ln.Close()
+		s.mu.Lock()
+		for c := range s.pending {
+			c.Close()
+		}
+		s.mu.Unlock()
+		if s.server != nil {
+			s.server.Close()
+		}
+		s.wg.Wait()
+	})
+	return err
+}
+
+// Addr implements net.Listener: the advertised address if any.
+func (s *StreamLayer) Addr() net.Addr {
+	if s.advertise != nil {
+		return s.advertise
+	}
+	return s.ln.Addr()
+}
+
+// Dial implements raft.StreamLayer.
+func (s *StreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	ctx := context.Background()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	return s.dial(ctx, "tcp", string(address))
+}
+
+// prefixConn gives back the byte read to classify the connection.
+type prefixConn struct {
+	net.Conn
+	mu       sync.Mutex
+	first    byte
+	hasFirst bool
+}
+
+func (c *prefixConn) Read(p []byte) (int, error) {
+	c.mu.Lock()
+	if c.hasFirst && len(p) > 0 {
+		p[0] = c.first
+		c.hasFirst = false
+		c.mu.Unlock()
+		return 1, nil
+	}
+	c.mu.Unlock()
+	return c.Conn.Read(p)
+}
+
+var _ raft.StreamLayer = (*StreamLayer)(nil)
