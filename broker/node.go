@@ -104,7 +104,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	}
 
 	n.logs, err = storage.OpenManager(cfg.LogDirs[0], storage.ManagerOptions{
-		FS: n.fs, Clock: n.clock, Logger: n.logger, DefaultConfig: cfg.Log,
+		FS: n.fs, Clock: n.clock, Logger: n.logger, DefaultConfig: cfg.Log, Cleaner: cfg.LogCleaner(),
 	})
 	if err != nil {
 		return fmt.Errorf("opening log directory: %w", err)

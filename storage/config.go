@@ -28,6 +28,11 @@ type LogConfig struct {
 	FlushMs            int64         // flush.ms
 	FileDeleteDelayMs  int64         // file.delete.delay.ms
 	CleanupPolicy      CleanupPolicy // cleanup.policy
+	// The log cleaner's topic configs (cleanup.policy=compact).
+	MinCleanableRatio  float64 // min.cleanable.dirty.ratio
+	MinCompactionLagMs int64   // min.compaction.lag.ms
+	MaxCompactionLagMs int64   // max.compaction.lag.ms
+	DeleteRetentionMs  int64   // delete.retention.ms: how long tombstones stay
 	TimestampType      record.TimestampType
 	TimestampBeforeMs  int64 // message.timestamp.before.max.ms
 	TimestampAfterMs   int64 // message.timestamp.after.max.ms
@@ -67,6 +72,10 @@ func DefaultLogConfig() LogConfig {
 		FlushMs:                math.MaxInt64,
 		FileDeleteDelayMs:      60000,
 		CleanupPolicy:          CleanupPolicy{Delete: true},
+		MinCleanableRatio:      0.5,
+		MinCompactionLagMs:     0,
+		MaxCompactionLagMs:     math.MaxInt64,
+		DeleteRetentionMs:      86400000,
 		TimestampType:          record.CreateTime,
 		TimestampBeforeMs:      math.MaxInt64,
 		TimestampAfterMs:       3600000,
@@ -91,6 +100,10 @@ var logConfigKeys = map[string]func(c *LogConfig, v string) error{
 	"message.timestamp.before.max.ms": longIn(func(c *LogConfig) *int64 { return &c.TimestampBeforeMs }, 0, math.MaxInt64),
 	"message.timestamp.after.max.ms":  longIn(func(c *LogConfig) *int64 { return &c.TimestampAfterMs }, 0, math.MaxInt64),
 	"producer.id.expiration.ms":       longIn(func(c *LogConfig) *int64 { return &c.ProducerIDExpirationMs }, 1, math.MaxInt64),
+	"min.cleanable.dirty.ratio":       doubleIn(func(c *LogConfig) *float64 { return &c.MinCleanableRatio }, 0, 1),
+	"min.compaction.lag.ms":           longIn(func(c *LogConfig) *int64 { return &c.MinCompactionLagMs }, 0, math.MaxInt64),
+	"max.compaction.lag.ms":           longIn(func(c *LogConfig) *int64 { return &c.MaxCompactionLagMs }, 1, math.MaxInt64),
+	"delete.retention.ms":             longIn(func(c *LogConfig) *int64 { return &c.DeleteRetentionMs }, 0, math.MaxInt64),
 	"cleanup.policy": func(c *LogConfig, v string) error {
 		var p CleanupPolicy
 		for _, part := range strings.Split(v, ",") {
@@ -174,6 +187,20 @@ func longIn(field func(*LogConfig) *int64, lo, hi int64) func(*LogConfig, string
 		}
 		if n < lo || n > hi {
 			return fmt.Errorf("value must be in [%d, %d]", lo, hi)
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
+func doubleIn(field func(*LogConfig) *float64, lo, hi float64) func(*LogConfig, string) error {
+	return func(c *LogConfig, v string) error {
+		n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(n) {
+			return fmt.Errorf("not a double")
+		}
+		if n < lo || n > hi {
+			return fmt.Errorf("value must be in [%g, %g]", lo, hi)
 		}
 		*field(c) = n
 		return nil

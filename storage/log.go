@@ -44,6 +44,9 @@ type Options struct {
 	Config    LogConfig
 	// Decompressor is shared by every log of a broker; nil makes one.
 	Decompressor *record.Decompressor
+	// Compressor recompresses the batches the cleaner rewrites; shared by
+	// every log of a broker, nil makes one.
+	Compressor *record.Compressor
 	// TopicID is written to partition.metadata when the log is created;
 	// zero leaves an existing file alone.
 	TopicID TopicID
@@ -59,6 +62,9 @@ type Options struct {
 	HighWatermark int64
 	// HadCleanShutdown skips recovery: the previous process closed the log.
 	HadCleanShutdown bool
+	// CleanerCheckpoint is the log's cleaner-offset-checkpoint entry: the
+	// first offset compaction has not cleaned yet (0 when none).
+	CleanerCheckpoint int64
 }
 
 // Log is one partition's log: UnifiedLog over LocalLog in Kafka's terms. All
@@ -71,6 +77,7 @@ type Log struct {
 	logger    *slog.Logger
 	scheduler Scheduler
 	decomp    *record.Decompressor
+	comp      *record.Compressor
 	validator *validator.Validator
 	topicID   TopicID
 
@@ -81,6 +88,14 @@ type Log struct {
 	unflushedMessages int64
 	lastFlushMs       int64
 	pendingDeletes    []pendingDelete
+	// truncations counts TruncateTo and TruncateFullyAndStartAt calls that
+	// changed the log, so a cleaning that started before one gives up.
+	truncations uint64
+
+	// cleanMu serialises cleanings of the log; they hold mu only to swap.
+	cleanMu sync.Mutex
+	// cleanerCheckpoint is the first offset not yet compacted.
+	cleanerCheckpoint atomic.Int64
 
 	segments       atomic.Pointer[[]*LogSegment] // sorted by base offset, never empty
 	logEndOffset   atomic.Int64
@@ -127,6 +142,9 @@ func Open(dir string, o Options) (*Log, *RecoveryReport, error) {
 	if o.Decompressor == nil {
 		o.Decompressor = record.NewDecompressor()
 	}
+	if o.Compressor == nil {
+		o.Compressor = record.NewCompressor()
+	}
 	l := &Log{
 		dir:       dir,
 		fsys:      o.FS,
@@ -134,6 +152,7 @@ func Open(dir string, o Options) (*Log, *RecoveryReport, error) {
 		logger:    o.Logger.With("dir", dir),
 		scheduler: o.Scheduler,
 		decomp:    o.Decompressor,
+		comp:      o.Compressor,
 		validator: validator.New(o.Decompressor),
 		config:    o.Config,
 		topicID:   o.TopicID,
@@ -141,6 +160,7 @@ func Open(dir string, o Options) (*Log, *RecoveryReport, error) {
 	l.flush.init()
 	l.flush.groupCommit.Store(o.Config.FlushMessages < math.MaxInt64)
 	l.firstUnstable.Store(-1)
+	l.cleanerCheckpoint.Store(max(o.CleanerCheckpoint, 0))
 	rep, err := l.load(o)
 	if err != nil {
 		l.closeFiles(false)

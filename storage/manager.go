@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -26,6 +27,8 @@ type ManagerOptions struct {
 	// returns a topic's effective config for logs found on disk.
 	DefaultConfig LogConfig
 	ConfigFor     func(topic string) LogConfig
+	// Cleaner configures log compaction (log.cleaner.*).
+	Cleaner CleanerConfig
 }
 
 // LogManager owns one log directory (an entry of log.dirs): the partition
@@ -36,12 +39,23 @@ type LogManager struct {
 	dir    string
 	opts   ManagerOptions
 	decomp *record.Decompressor
+	comp   *record.Compressor
 	logger *slog.Logger
 
 	mu      sync.Mutex
 	logs    map[TopicPartition]*Log
 	reports map[TopicPartition]*RecoveryReport
 	closed  bool
+
+	// checkpointMu serialises writes of the checkpoint files.
+	checkpointMu sync.Mutex
+	// ctx ends with Close, stopping a cleaning in progress.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// cleanerMu serialises cleaner passes and guards the fields below.
+	cleanerMu        sync.Mutex
+	cleanerRestUntil int64 // no pass before this time (log.cleaner.backoff.ms)
+	uncleanable      map[TopicPartition]bool
 }
 
 // OpenManager opens every partition log under dir, recovering them unless
@@ -61,13 +75,16 @@ func OpenManager(dir string, o ManagerOptions) (*LogManager, error) {
 		return nil, err
 	}
 	m := &LogManager{
-		dir:     dir,
-		opts:    o,
-		decomp:  record.NewDecompressor(),
-		logger:  o.Logger.With("logDir", dir),
-		logs:    map[TopicPartition]*Log{},
-		reports: map[TopicPartition]*RecoveryReport{},
+		dir:         dir,
+		opts:        o,
+		decomp:      record.NewDecompressor(),
+		comp:        record.NewCompressor(),
+		logger:      o.Logger.With("logDir", dir),
+		logs:        map[TopicPartition]*Log{},
+		reports:     map[TopicPartition]*RecoveryReport{},
+		uncleanable: map[TopicPartition]bool{},
 	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
 	_, err := o.FS.Stat(filepath.Join(dir, CleanShutdownFile))
 	clean := err == nil
 	recovery, err := readOffsetCheckpoint(o.FS, dir, RecoveryPointCheckpointFile)
@@ -79,6 +96,10 @@ func OpenManager(dir string, o ManagerOptions) (*LogManager, error) {
 		return nil, err
 	}
 	hws, err := readOffsetCheckpoint(o.FS, dir, ReplicationCheckpointFile)
+	if err != nil {
+		return nil, err
+	}
+	cleaned, err := readOffsetCheckpoint(o.FS, dir, CleanerOffsetCheckpointFile)
 	if err != nil {
 		return nil, err
 	}
@@ -105,10 +126,11 @@ func OpenManager(dir string, o ManagerOptions) (*LogManager, error) {
 		}
 		tp := TopicPartition{topic, part}
 		l, rep, err := Open(path, m.logOptions(topic, TopicID{}, Options{
-			RecoveryPoint:    recovery[tp],
-			LogStartOffset:   starts[tp],
-			HighWatermark:    hws[tp],
-			HadCleanShutdown: clean,
+			RecoveryPoint:     recovery[tp],
+			LogStartOffset:    starts[tp],
+			HighWatermark:     hws[tp],
+			HadCleanShutdown:  clean,
+			CleanerCheckpoint: cleaned[tp],
 		}))
 		if err != nil {
 			m.closeLogs()
@@ -136,7 +158,7 @@ func (m *LogManager) logOptions(topic string, id TopicID, o Options) Options {
 		cfg = m.opts.ConfigFor(topic)
 	}
 	o.FS, o.Clock, o.Logger, o.Scheduler = m.opts.FS, m.opts.Clock, m.opts.Logger, m.opts.Scheduler
-	o.Config, o.Decompressor, o.TopicID = cfg, m.decomp, id
+	o.Config, o.Decompressor, o.Compressor, o.TopicID = cfg, m.decomp, m.comp, id
 	return o
 }
 
@@ -203,6 +225,9 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 	delete(m.logs, tp)
 	delete(m.reports, tp)
 	m.mu.Unlock()
+	m.cleanerMu.Lock()
+	delete(m.uncleanable, tp)
+	m.cleanerMu.Unlock()
 	if !ok {
 		return nil
 	}
@@ -219,9 +244,12 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 	return m.opts.FS.RemoveAll(doomed)
 }
 
-// Checkpoint writes the recovery points, log start offsets and high
-// watermarks of every log (Kafka's periodic checkpoint tasks).
+// Checkpoint writes the recovery points, log start offsets, high
+// watermarks and cleaner checkpoints of every log (Kafka's periodic
+// checkpoint tasks).
 func (m *LogManager) Checkpoint() error {
+	m.checkpointMu.Lock()
+	defer m.checkpointMu.Unlock()
 	logs := m.Logs()
 	rps := make(map[TopicPartition]int64, len(logs))
 	starts := make(map[TopicPartition]int64, len(logs))
@@ -233,13 +261,14 @@ func (m *LogManager) Checkpoint() error {
 		writeOffsetCheckpoint(m.opts.FS, m.dir, RecoveryPointCheckpointFile, rps),
 		writeOffsetCheckpoint(m.opts.FS, m.dir, LogStartOffsetCheckpointFile, starts),
 		writeOffsetCheckpoint(m.opts.FS, m.dir, ReplicationCheckpointFile, hws),
+		writeOffsetCheckpoint(m.opts.FS, m.dir, CleanerOffsetCheckpointFile, m.cleanerCheckpoints(logs)),
 	)
 }
 
 // RunMaintenance runs one pass of the periodic work over every log:
-// retention, flush.ms, delayed segment deletion, producer id expiry, then
-// the checkpoints. The broker calls it from its scheduler
-// (log.retention.check.interval.ms).
+// retention, flush.ms, delayed segment deletion, producer id expiry, a
+// pass of the log cleaner (CleanLogs), then the checkpoints. The broker
+// calls it from its scheduler (log.retention.check.interval.ms).
 func (m *LogManager) RunMaintenance() error {
 	var errs []error
 	logs := m.Logs()
@@ -254,6 +283,9 @@ func (m *LogManager) RunMaintenance() error {
 			errs = append(errs, err)
 		}
 		errs = append(errs, l.FlushIfDue(), l.RemoveDeletedSegments(), l.RemoveExpiredProducers())
+	}
+	if _, err := m.CleanLogs(m.ctx); err != nil && m.ctx.Err() == nil {
+		errs = append(errs, err)
 	}
 	errs = append(errs, m.Checkpoint())
 	return errors.Join(errs...)
@@ -270,6 +302,7 @@ func (m *LogManager) Close() error {
 	}
 	m.closed = true
 	m.mu.Unlock()
+	m.cancel()
 	errs := []error{m.closeLogs()}
 	errs = append(errs, m.Checkpoint())
 	if err := errors.Join(errs...); err != nil {

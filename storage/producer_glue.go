@@ -14,7 +14,9 @@ const controlRecordLimit = 1 << 20
 // controlInfo decodes what producer state needs from a control batch: its
 // type and, for commit/abort markers, the coordinator epoch.
 func (l *Log) controlInfo(b record.Batch) (producer.ControlInfo, error) {
-	if !b.IsControl() {
+	if !b.IsControl() || b.RecordCount() == 0 {
+		// A control batch the cleaner emptied has no record to decode;
+		// producer state skips it.
 		return producer.ControlInfo{}, nil
 	}
 	rr, done, err := l.decomp.OpenRecords(b, controlRecordLimit)

@@ -1,10 +1,15 @@
 package storage
 
 import (
+	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
+	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/strait-io/strait/storage/epoch"
@@ -170,11 +175,13 @@ func (l *Log) loadTopicID() error {
 }
 
 // removeStrayFiles deletes what an interrupted operation left behind
-// (.tmp, .deleted, .cleaned, .swap files, indexes without a .log) and
-// returns the base offsets of the segments present. Strait never writes
-// .cleaned or .swap files (no compaction yet), so they are dropped rather
-// than swapped in.
+// (.tmp, .deleted and .cleaned files, indexes without a .log), completes a
+// cleaner swap a crash interrupted, and returns the base offsets of the
+// segments present.
 func (l *Log) removeStrayFiles() ([]int64, error) {
+	if err := l.completeSwaps(); err != nil {
+		return nil, err
+	}
 	names, err := l.fsys.List(l.dir)
 	if err != nil {
 		return nil, err
@@ -191,8 +198,7 @@ func (l *Log) removeStrayFiles() ([]int64, error) {
 	for _, n := range names {
 		remove := false
 		switch {
-		case strings.HasSuffix(n, TmpFileSuffix), strings.HasSuffix(n, DeletedFileSuffix),
-			strings.HasSuffix(n, CleanedFileSuffix), strings.HasSuffix(n, SwapFileSuffix):
+		case strings.HasSuffix(n, TmpFileSuffix), strings.HasSuffix(n, DeletedFileSuffix):
 			remove = true
 		case strings.HasSuffix(n, IndexFileSuffix), strings.HasSuffix(n, TimeIndexFileSuffix), strings.HasSuffix(n, TxnIndexFileSuffix):
 			base, ok := offsetFromFileName(n)
@@ -210,6 +216,158 @@ func (l *Log) removeStrayFiles() ([]int64, error) {
 		}
 	}
 	return bases, nil
+}
+
+// segmentFileSuffixes are the files of one segment.
+var segmentFileSuffixes = []string{LogFileSuffix, IndexFileSuffix, TimeIndexFileSuffix, TxnIndexFileSuffix}
+
+// completeSwaps finishes or undoes a cleaner swap a crash interrupted, as
+// Kafka's LogLoader does (removeTempFilesAndCollectSwapFiles and the passes
+// after it; the cleaner's side is replaceSegments):
+//
+//   - .cleaned files are an unfinished cleaning: deleted. A .swap file at or
+//     above the lowest .cleaned base offset belongs to a swap that was not
+//     committed (KAFKA-6264): deleted too.
+//   - A "<base>.log.swap" is a committed swap. Its data covers
+//     [base, next), next being the offset after its last batch; every live
+//     segment file with a base offset in that range (at least base itself)
+//     is one it replaces, left by the crash before its rename to .deleted:
+//     deleted. Then the .swap files get their live names.
+//   - An index .swap without its .log.swap is deleted; the segment's index
+//     is then rebuilt by recovery, which rescans a segment without one.
+//
+// Producer snapshots are left alone: cleaning changes no offset and no
+// producer state.
+func (l *Log) completeSwaps() error {
+	names, err := l.fsys.List(l.dir)
+	if err != nil {
+		return err
+	}
+	minCleaned := int64(math.MaxInt64)
+	var swaps []string
+	for _, n := range names {
+		switch {
+		case strings.HasSuffix(n, CleanedFileSuffix):
+			if base, ok := offsetFromFileName(n); ok {
+				minCleaned = min(minCleaned, base)
+			}
+		case strings.HasSuffix(n, SwapFileSuffix):
+			swaps = append(swaps, n)
+		}
+	}
+	remove := func(n, why string) error {
+		l.logger.Info("removing "+why, "file", n)
+		if err := l.fsys.Remove(filepath.Join(l.dir, n)); err != nil && !isNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	for _, n := range names {
+		if strings.HasSuffix(n, CleanedFileSuffix) {
+			if err := remove(n, "file of an unfinished cleaning"); err != nil {
+				return err
+			}
+		}
+	}
+	logSwaps := map[int64]bool{}
+	var valid []string
+	for _, n := range swaps {
+		base, ok := offsetFromFileName(n)
+		if !ok || base >= minCleaned {
+			if err := remove(n, "swap file of an uncommitted swap"); err != nil {
+				return err
+			}
+			continue
+		}
+		if strings.TrimSuffix(n, SwapFileSuffix) == filenamePrefixFromOffset(base)+LogFileSuffix {
+			logSwaps[base] = true
+		}
+		valid = append(valid, n)
+	}
+	if len(valid) == 0 {
+		return nil
+	}
+	type span struct{ from, to int64 }
+	var replaced []span
+	for base := range logSwaps {
+		next, err := segmentFileNextOffset(l.fsys, segmentPath(l.dir, base, LogFileSuffix)+SwapFileSuffix, base)
+		if err != nil {
+			return err
+		}
+		replaced = append(replaced, span{base, max(next, base+1)})
+		l.logger.Warn("completing an interrupted cleaner swap", "baseOffset", base, "nextOffset", next)
+	}
+	for _, n := range names {
+		base, ok := offsetFromFileName(n)
+		if !ok || !slices.ContainsFunc(segmentFileSuffixes, func(suf string) bool { return strings.HasSuffix(n, suf) }) {
+			continue
+		}
+		for _, r := range replaced {
+			if base >= r.from && base < r.to {
+				if err := remove(n, "segment file replaced by a cleaned segment"); err != nil {
+					return err
+				}
+				break
+			}
+		}
+	}
+	// Index files first: the .log.swap is what marks the swap as pending.
+	isLog := func(n string) int {
+		if strings.HasSuffix(n, LogFileSuffix+SwapFileSuffix) {
+			return 1
+		}
+		return 0
+	}
+	slices.SortFunc(valid, func(a, b string) int { return cmp.Compare(isLog(a), isLog(b)) })
+	for _, n := range valid {
+		base, _ := offsetFromFileName(n)
+		if !logSwaps[base] {
+			if err := remove(n, "index swap file without its log"); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := l.fsys.Rename(filepath.Join(l.dir, n), filepath.Join(l.dir, strings.TrimSuffix(n, SwapFileSuffix))); err != nil {
+			return err
+		}
+	}
+	return l.fsys.SyncDir(l.dir)
+}
+
+// segmentFileNextOffset walks the batch headers of a segment file and
+// returns the offset after its last whole batch (base when it has none),
+// stopping at the first header that does not parse.
+func segmentFileNextOffset(fsys vfs.FS, path string, base int64) (int64, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return 0, err
+	}
+	next := base
+	var hdr [record.HeaderSize]byte
+	for pos := int64(0); pos+record.HeaderSize <= size; {
+		if n, err := f.ReadAt(hdr[:], pos); n < record.HeaderSize {
+			if err == nil || errors.Is(err, io.EOF) {
+				break
+			}
+			return 0, err
+		}
+		h := record.Batch(hdr[:])
+		if _, err := record.ReadBatch(h); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		n := int64(h.Size())
+		if n < record.HeaderSize || pos+n > size || h.LastOffsetDelta() < 0 || h.BaseOffset() < next {
+			break
+		}
+		next = h.NextOffset()
+		pos += n
+	}
+	return next, nil
 }
 
 // recoverSegments rescans every segment from the one holding recoveryPoint,
@@ -314,7 +472,7 @@ func restoreMaxTimestamp(s *LogSegment) error {
 		}
 		pos += n
 	}
-	return s.timeIndex.MaybeAppend(ts, off, true)
+	return s.appendFinalTimeEntry(ts, off)
 }
 
 func (l *Log) segmentOptions(nowMs int64) segmentOptions {

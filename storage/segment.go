@@ -21,7 +21,10 @@ type LogSegment struct {
 	fsys       vfs.FS
 	dir        string
 	baseOffset int64
-	suffix     string // "" while live, DeletedFileSuffix once scheduled for deletion
+	// suffix follows every file name: "" while live, DeletedFileSuffix once
+	// scheduled for deletion, CleanedFileSuffix then SwapFileSuffix while
+	// the cleaner writes and swaps it in.
+	suffix string
 
 	file vfs.File
 	// size is the number of valid bytes in file. It is stored after the
@@ -41,8 +44,12 @@ type LogSegment struct {
 
 	indexIntervalBytes       int32
 	bytesSinceLastIndexEntry int32
-	rollJitterMs             int64
-	createdMs                int64
+	// skipIndexWhenFull makes a full index skip entries instead of failing
+	// the append: a cleaned segment may need a few more entries than the
+	// segments it replaces had, and a sparser index only costs lookups.
+	skipIndexWhenFull bool
+	rollJitterMs      int64
+	createdMs         int64
 
 	mu sync.Mutex // guards the fields below, read by retention and ListOffsets
 	// maxTimestamp and offsetOfMaxTimestamp are the largest batch max
@@ -67,7 +74,13 @@ type segmentOptions struct {
 // openSegment opens (creating when create is set) the files of the segment
 // at base. Index files are opened lazily by the index package.
 func openSegment(fsys vfs.FS, dir string, base int64, create bool, o segmentOptions) (*LogSegment, error) {
-	path := segmentPath(dir, base, LogFileSuffix)
+	return openSegmentWithSuffix(fsys, dir, base, create, "", o)
+}
+
+// openSegmentWithSuffix opens a segment whose file names carry suffix
+// after their usual one, as the cleaner's "<base>.log.cleaned" does.
+func openSegmentWithSuffix(fsys vfs.FS, dir string, base int64, create bool, suffix string, o segmentOptions) (*LogSegment, error) {
+	path := segmentPath(dir, base, LogFileSuffix) + suffix
 	var (
 		f   vfs.File
 		err error
@@ -89,6 +102,7 @@ func openSegment(fsys vfs.FS, dir string, base int64, create bool, o segmentOpti
 		fsys:               fsys,
 		dir:                dir,
 		baseOffset:         base,
+		suffix:             suffix,
 		file:               f,
 		indexIntervalBytes: o.indexIntervalBytes,
 		rollJitterMs:       rollJitter(dir, base, o.rollJitterMs),
@@ -99,22 +113,22 @@ func openSegment(fsys vfs.FS, dir string, base int64, create bool, o segmentOpti
 		// A fresh segment must not inherit index files left by an earlier
 		// segment with the same base offset (after truncation to it).
 		for _, suf := range []string{IndexFileSuffix, TimeIndexFileSuffix, TxnIndexFileSuffix} {
-			if err := fsys.Remove(segmentPath(dir, base, suf)); err != nil && !vfs.IsNotExist(err) {
+			if err := fsys.Remove(segmentPath(dir, base, suf) + suffix); err != nil && !vfs.IsNotExist(err) {
 				f.Close()
 				return nil, err
 			}
 		}
 		s.maxTimestamp, s.offsetOfMaxTimestamp, s.maxTimestampKnown = record.NoTimestamp, base, true
 	}
-	if s.offsetIndex, err = index.OpenOffsetIndex(fsys, segmentPath(dir, base, IndexFileSuffix), base, int(o.maxIndexSize)); err != nil {
+	if s.offsetIndex, err = index.OpenOffsetIndex(fsys, s.path(IndexFileSuffix), base, int(o.maxIndexSize)); err != nil {
 		f.Close()
 		return nil, err
 	}
-	if s.timeIndex, err = index.OpenTimeIndex(fsys, segmentPath(dir, base, TimeIndexFileSuffix), base, int(o.maxIndexSize)); err != nil {
+	if s.timeIndex, err = index.OpenTimeIndex(fsys, s.path(TimeIndexFileSuffix), base, int(o.maxIndexSize)); err != nil {
 		f.Close()
 		return nil, err
 	}
-	if s.txnIndex, err = index.OpenTxnIndex(fsys, segmentPath(dir, base, TxnIndexFileSuffix), base); err != nil {
+	if s.txnIndex, err = index.OpenTxnIndex(fsys, s.path(TxnIndexFileSuffix), base); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -235,7 +249,8 @@ func (s *LogSegment) indexBatch(b record.Batch, pos int64) error {
 	}
 	maxTs, maxOff := s.maxTimestamp, s.offsetOfMaxTimestamp
 	s.mu.Unlock()
-	if s.bytesSinceLastIndexEntry > s.indexIntervalBytes {
+	if s.bytesSinceLastIndexEntry > s.indexIntervalBytes &&
+		!(s.skipIndexWhenFull && (s.offsetIndex.IsFull() || s.timeIndex.IsFull())) {
 		if err := s.offsetIndex.Append(b.LastOffset(), int32(pos)); err != nil {
 			return err
 		}
@@ -285,6 +300,15 @@ func (s *LogSegment) largestTimestamp() int64 {
 // timeWaitedForRoll measures segment.ms from the first batch's timestamp
 // when there is one, else from the segment's creation (Kafka).
 func (s *LogSegment) timeWaitedForRoll(nowMs, messageTimestamp int64) int64 {
+	if ts, ok := s.firstBatchMaxTimestamp(); ok {
+		return messageTimestamp - ts
+	}
+	return nowMs - s.createdMs
+}
+
+// firstBatchMaxTimestamp is the first batch's max timestamp, read once and
+// cached; ok is false when the segment is empty or the batch has none.
+func (s *LogSegment) firstBatchMaxTimestamp() (ts int64, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.rollingBasedTimestampKnown && s.size.Load() > 0 {
@@ -293,10 +317,17 @@ func (s *LogSegment) timeWaitedForRoll(nowMs, messageTimestamp int64) int64 {
 			s.rollingBasedTimestamp, s.rollingBasedTimestampKnown = h.MaxTimestamp(), true
 		}
 	}
-	if s.rollingBasedTimestampKnown && s.rollingBasedTimestamp >= 0 {
-		return messageTimestamp - s.rollingBasedTimestamp
+	return s.rollingBasedTimestamp, s.rollingBasedTimestampKnown && s.rollingBasedTimestamp >= 0
+}
+
+// firstBatchTimestamp is the first batch's max timestamp, or MaxInt64 when
+// the segment is empty or the batch has none (Kafka's
+// getFirstBatchTimestamp); max.compaction.lag.ms counts from it.
+func (s *LogSegment) firstBatchTimestamp() int64 {
+	if ts, ok := s.firstBatchMaxTimestamp(); ok {
+		return ts
 	}
-	return nowMs - s.createdMs
+	return math.MaxInt64
 }
 
 // rollParams are the inputs of shouldRoll (Kafka's RollParams).
@@ -348,6 +379,19 @@ func (s *LogSegment) markTruncated() {
 // stops being the active one (Kafka's onBecomeInactiveSegment).
 func (s *LogSegment) onBecomeInactive() error {
 	ts, off := s.MaxTimestamp()
+	return s.appendFinalTimeEntry(ts, off)
+}
+
+// appendFinalTimeEntry adds the segment's max timestamp as the time
+// index's last entry, skipping the full check (the index keeps a slot for
+// it). When the index already ends at that timestamp there is nothing to
+// add; the call is skipped, because the index refuses even a no-op once
+// its last slot is used, and a segment whose final entry took that slot is
+// closed, rolled or recovered again later.
+func (s *LogSegment) appendFinalTimeEntry(ts, off int64) error {
+	if last, _ := s.timeIndex.LastEntry(); ts <= last {
+		return nil
+	}
 	return s.timeIndex.MaybeAppend(ts, off, true)
 }
 
@@ -451,6 +495,10 @@ func (s *LogSegment) recover(fn recoverFunc) (recoverReport, error) {
 	s.rollingBasedTimestampKnown = false
 	s.mu.Unlock()
 	s.bytesSinceLastIndexEntry = 0
+	// A segment the cleaner merged from several may hold more index-worthy
+	// batches than its indexes have room for: the cleaner skipped entries
+	// once they were full, and so does the rebuild.
+	s.skipIndexWhenFull = true
 
 	fileSize, err := s.file.Size()
 	if err != nil {
@@ -508,7 +556,7 @@ func (s *LogSegment) recover(fn recoverFunc) (recoverReport, error) {
 	s.size.Store(pos)
 	s.markTruncated()
 	ts, off := s.MaxTimestamp()
-	if err := s.timeIndex.MaybeAppend(ts, off, true); err != nil {
+	if err := s.appendFinalTimeEntry(ts, off); err != nil {
 		return rep, err
 	}
 	return rep, nil
@@ -557,7 +605,7 @@ func (s *LogSegment) close(clean bool) error {
 	var errs []error
 	if clean {
 		if ts, off := s.MaxTimestamp(); ts >= 0 {
-			errs = append(errs, s.timeIndex.MaybeAppend(ts, off, true))
+			errs = append(errs, s.appendFinalTimeEntry(ts, off))
 		}
 	}
 	errs = append(errs, s.offsetIndex.Close(), s.timeIndex.Close(), s.txnIndex.Close(), s.file.Close())
@@ -581,6 +629,28 @@ func (s *LogSegment) renameForDeletion() error {
 		return err
 	}
 	return s.txnIndex.Rename(s.path(TxnIndexFileSuffix))
+}
+
+// changeSuffix renames every file of the segment from its current suffix
+// to newSuffix (Kafka's changeFileSuffixes). The .log file goes last: during
+// a swap its name is what recovery goes by, so once it has the new suffix
+// its indexes have it too. The caller syncs the directory.
+func (s *LogSegment) changeSuffix(newSuffix string) error {
+	if s.suffix == newSuffix {
+		return nil
+	}
+	oldLog := s.path(LogFileSuffix)
+	s.suffix = newSuffix
+	if err := s.offsetIndex.Rename(s.path(IndexFileSuffix)); err != nil {
+		return err
+	}
+	if err := s.timeIndex.Rename(s.path(TimeIndexFileSuffix)); err != nil {
+		return err
+	}
+	if err := s.txnIndex.Rename(s.path(TxnIndexFileSuffix)); err != nil {
+		return err
+	}
+	return s.fsys.Rename(oldLog, s.path(LogFileSuffix))
 }
 
 // deleteFiles closes and removes every file of the segment.

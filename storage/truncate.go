@@ -37,6 +37,12 @@ func (l *Log) TruncateTo(target int64) (bool, error) {
 	if len(keep) == 0 {
 		return true, l.truncateFullyAndStartAtLocked(target)
 	}
+	l.truncations++
+	if l.cleanerCheckpoint.Load() > target {
+		// What was cleaned above target is gone (Kafka's
+		// maybeTruncateCheckpoint).
+		l.cleanerCheckpoint.Store(target)
+	}
 	l.setSegments(keep)
 	if err := l.scheduleDeletionLocked(doomed); err != nil {
 		return true, err
@@ -84,6 +90,8 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 }
 
 func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
+	l.truncations++
+	l.cleanerCheckpoint.Store(offset)
 	if err := l.replaceAllSegmentsLocked(offset); err != nil {
 		return err
 	}

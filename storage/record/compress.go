@@ -278,6 +278,9 @@ func (s *snappyReader) decode(block []byte, last bool) error {
 // tests use it to build client-like batches of every codec.
 type Compressor struct {
 	zstd sync.Pool // *zstd.Encoder
+	// gzip pools writers: each holds about a megabyte of deflate state,
+	// too much to allocate per batch when the cleaner recompresses many.
+	gzip sync.Pool // *gzip.Writer
 }
 
 // NewCompressor returns a Compressor.
@@ -291,13 +294,19 @@ func (c *Compressor) Compress(codec Codec, dst, src []byte) ([]byte, error) {
 		return append(dst, src...), nil
 	case CodecGzip:
 		buf := bytes.NewBuffer(dst)
-		w := gzip.NewWriter(buf)
+		w, _ := c.gzip.Get().(*gzip.Writer)
+		if w == nil {
+			w = gzip.NewWriter(buf)
+		} else {
+			w.Reset(buf)
+		}
 		if _, err := w.Write(src); err != nil {
 			return nil, err
 		}
 		if err := w.Close(); err != nil {
 			return nil, err
 		}
+		c.gzip.Put(w)
 		return buf.Bytes(), nil
 	case CodecSnappy:
 		dst = append(dst, xerialMagic...)
@@ -315,6 +324,12 @@ func (c *Compressor) Compress(codec Codec, dst, src []byte) ([]byte, error) {
 	case CodecLZ4:
 		buf := bytes.NewBuffer(dst)
 		w := lz4.NewWriter(buf)
+		// 64 KiB blocks, as Kafka's KafkaLZ4BlockOutputStream writes them:
+		// the library's 4 MiB default makes every reader of the batch
+		// allocate a 4 MiB block however small the batch is.
+		if err := w.Apply(lz4.BlockSizeOption(lz4.Block64Kb)); err != nil {
+			return nil, err
+		}
 		if _, err := w.Write(src); err != nil {
 			return nil, err
 		}
