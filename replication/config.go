@@ -1,10 +1,15 @@
 package replication
 
 import (
+	"context"
 	"errors"
 	"log/slog"
+	"net"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/replication/fetcher"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/clock"
 )
@@ -24,7 +29,29 @@ const (
 	// DefaultHighWatermarkCheckpointIntervalMs is
 	// replica.high.watermark.checkpoint.interval.ms.
 	DefaultHighWatermarkCheckpointIntervalMs = 5000
+	// DefaultReplicaLagTimeMaxMs is replica.lag.time.max.ms.
+	DefaultReplicaLagTimeMaxMs = 30000
+	// DefaultReplicaFetchBackoffMs is replica.fetch.backoff.ms.
+	DefaultReplicaFetchBackoffMs = 1000
+	// DefaultReplicaSocketTimeoutMs is replica.socket.timeout.ms.
+	DefaultReplicaSocketTimeoutMs = 30000
+	// DefaultAlterPartitionRetryBackoffMs is how long a failed
+	// AlterPartition waits before it is sent again (Kafka retries with
+	// its own backoff in AlterPartitionManager).
+	DefaultAlterPartitionRetryBackoffMs = 100
+	// DefaultInterBrokerListener is inter.broker.listener.name's default.
+	DefaultInterBrokerListener = "PLAINTEXT"
 )
+
+// ControllerChannel carries requests to the active controller. The broker
+// wires raftmeta's controller client; a node whose partitions have one
+// replica needs none.
+type ControllerChannel interface {
+	// AlterPartition proposes ISR changes (Kafka's AlterPartitionManager
+	// sends the same request). An error means no answer arrived; the
+	// changes are sent again.
+	AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error)
+}
 
 // Config is a ReplicaManager's dependencies and settings. Zero values mean
 // Kafka's defaults.
@@ -62,6 +89,51 @@ type Config struct {
 	HighWatermarkCheckpointIntervalMs int64
 	// Metrics receives bytes in and out per topic; nil records nothing.
 	Metrics Metrics
+
+	// ControllerChannel carries AlterPartition (ISR changes) to the active
+	// controller. Nil: ISR changes stay pending (a single-node broker
+	// never proposes one).
+	ControllerChannel ControllerChannel
+	// BrokerEpoch returns this broker's epoch from its registration, sent
+	// in fetches (ReplicaState.Epoch) and AlterPartition; nil sends -1.
+	BrokerEpoch func() int64
+	// InterBrokerListener is inter.broker.listener.name: followers connect
+	// to the leader's endpoint of this listener (default PLAINTEXT).
+	InterBrokerListener string
+	// Dialer dials leaders for the followers' fetchers (nil: net.Dialer);
+	// tests inject faults with it.
+	Dialer func(ctx context.Context, network, host string) (net.Conn, error)
+	// NewLeaderEndPoint overrides how a follower reaches a leader (tests
+	// and simulations); nil connects a kgo client to the leader's
+	// inter-broker endpoint.
+	NewLeaderEndPoint func(leader fetcher.BrokerEndPoint) (fetcher.LeaderEndPoint, error)
+	// Scheduler runs AlterPartition sends off the request path; nil runs
+	// each in a goroutine. A simulation queues them to run when it likes.
+	Scheduler storage.Scheduler
+
+	// ReplicaLagTimeMaxMs is replica.lag.time.max.ms: a follower that has
+	// not caught up with the leader's log end for this long leaves the
+	// ISR; the check runs every half of it.
+	ReplicaLagTimeMaxMs int64
+	// ReplicaFetchWaitMaxMs, ReplicaFetchMinBytes and ReplicaFetchMaxBytes
+	// are replica.fetch.wait.max.ms (500), replica.fetch.min.bytes (1) and
+	// replica.fetch.max.bytes (1 MiB, per partition) of the followers'
+	// fetches; their MaxBytes is ReplicaFetchResponseMaxBytes.
+	ReplicaFetchWaitMaxMs int32
+	ReplicaFetchMinBytes  int32
+	ReplicaFetchMaxBytes  int32
+	// ReplicaFetchBackoffMs is replica.fetch.backoff.ms.
+	ReplicaFetchBackoffMs int64
+	// ReplicaSocketTimeoutMs is replica.socket.timeout.ms: how long a
+	// follower waits for a leader's answer beyond the fetch's wait.
+	ReplicaSocketTimeoutMs int64
+	// AlterPartitionRetryBackoffMs spaces AlterPartition retries; negative
+	// retries at once.
+	AlterPartitionRetryBackoffMs int64
+	// NoTruncationOnFetch makes followers find divergence with
+	// OffsetForLeaderEpoch before fetching instead of from DivergingEpoch
+	// answers (Kafka before IBP 2.7); for tests of both paths.
+	NoTruncationOnFetch bool
 }
 
 // withDefaults validates c and fills in the defaults.
@@ -109,6 +181,36 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Metrics == nil {
 		c.Metrics = nopMetrics{}
+	}
+	if c.BrokerEpoch == nil {
+		c.BrokerEpoch = func() int64 { return -1 }
+	}
+	if c.InterBrokerListener == "" {
+		c.InterBrokerListener = DefaultInterBrokerListener
+	}
+	if c.Scheduler == nil {
+		c.Scheduler = storage.GoScheduler{}
+	}
+	if c.ReplicaLagTimeMaxMs <= 0 {
+		c.ReplicaLagTimeMaxMs = DefaultReplicaLagTimeMaxMs
+	}
+	if c.ReplicaFetchWaitMaxMs == 0 {
+		c.ReplicaFetchWaitMaxMs = fetcher.DefaultFetchWaitMaxMs
+	}
+	if c.ReplicaFetchMinBytes <= 0 {
+		c.ReplicaFetchMinBytes = fetcher.DefaultFetchMinBytes
+	}
+	if c.ReplicaFetchMaxBytes <= 0 {
+		c.ReplicaFetchMaxBytes = fetcher.DefaultFetchMaxBytes
+	}
+	if c.ReplicaFetchBackoffMs <= 0 {
+		c.ReplicaFetchBackoffMs = DefaultReplicaFetchBackoffMs
+	}
+	if c.ReplicaSocketTimeoutMs <= 0 {
+		c.ReplicaSocketTimeoutMs = DefaultReplicaSocketTimeoutMs
+	}
+	if c.AlterPartitionRetryBackoffMs == 0 {
+		c.AlterPartitionRetryBackoffMs = DefaultAlterPartitionRetryBackoffMs
 	}
 	return c, nil
 }

@@ -47,10 +47,13 @@ func (r *ReplicaManager) ApplyDelta(d *raftmeta.Delta, img *raftmeta.Image) {
 		events  []leadershipEvent
 		removed []*Partition
 		touched []*Partition
+		changes []partitionChange
 	)
 	remove := func(tp storage.TopicPartition, p *Partition) {
 		delete(next.byTP, tp)
 		removed = append(removed, p)
+		// No fetcher may append to the log once it is being deleted.
+		r.fetchers.RemoveFetcherForPartitions([]storage.TopicPartition{tp})
 		if st := p.state.Load(); st.leader == r.nodeID {
 			events = append(events, leadershipEvent{tp, false, st.leaderEpoch})
 		}
@@ -106,12 +109,14 @@ func (r *ReplicaManager) ApplyDelta(d *raftmeta.Delta, img *raftmeta.Image) {
 			next.byTP[tp] = p
 		}
 		touched = append(touched, p)
-		if p.applyState(pp, r.cfg.MinInsyncReplicasFor(pp.Topic, img)) {
-			st := p.state.Load()
-			events = append(events, leadershipEvent{tp, st.leader == r.nodeID, st.leaderEpoch})
-		}
+		changes = append(changes, partitionChange{p, pp})
 	}
 
+	startFetching := r.applyRoles(changes, img, func(p *Partition) {
+		st := p.state.Load()
+		events = append(events, leadershipEvent{p.tp, st.leader == r.nodeID, st.leaderEpoch})
+	})
+	r.refollowChangedBrokers(d, img, next, startFetching)
 	r.applyConfigChanges(d, img, next)
 
 	// Publish the partitions before the image, so a request that finds a
@@ -122,6 +127,13 @@ func (r *ReplicaManager) ApplyDelta(d *raftmeta.Delta, img *raftmeta.Image) {
 		p.watchers.notify()
 	}
 	r.deleteLogs(removed)
+	if len(startFetching) > 0 {
+		// After publishing: the fetchers find the partitions in the table.
+		if err := r.fetchers.AddFetcherForPartitions(startFetching); err != nil {
+			r.logger.Error("cannot start fetching", "err", err)
+		}
+	}
+	r.fetchers.ShutdownIdleFetchers()
 	for _, ev := range events {
 		for _, fn := range r.listeners {
 			fn(ev.tp, ev.leader, ev.epoch)
@@ -153,7 +165,7 @@ func (r *ReplicaManager) createPartition(tp storage.TopicPartition, pp *raftmeta
 	// A log found on disk was opened with the config its LogManager knew;
 	// the image's is authoritative.
 	l.SetConfig(cfg)
-	return newPartition(tp, id, r.nodeID, l, r.logger), nil
+	return newPartition(tp, id, r, l), nil
 }
 
 // deleteLogs fences removed partitions and deletes their logs; it returns

@@ -61,8 +61,11 @@ func (fp *fetchPartition) tp() storage.TopicPartition {
 
 // fetchParams are the request-level parameters (Kafka's FetchParams).
 type fetchParams struct {
-	version       int16
-	replicaID     int32
+	version   int16
+	replicaID int32
+	// replicaEpoch is the follower's broker epoch (ReplicaState.Epoch,
+	// v15+), -1 when not sent.
+	replicaEpoch  int64
 	maxWait       time.Duration
 	minBytes      int32
 	maxBytes      int32
@@ -73,11 +76,12 @@ type fetchParams struct {
 func (p *fetchParams) isFromFollower() bool { return p.replicaID >= 0 }
 
 func (r *ReplicaManager) fetchParams(req *kmsg.FetchRequest) fetchParams {
-	replicaID := req.ReplicaID
+	replicaID, replicaEpoch := req.ReplicaID, int64(-1)
 	if req.Version >= 15 {
-		replicaID = req.ReplicaState.ID
+		replicaID, replicaEpoch = req.ReplicaState.ID, req.ReplicaState.Epoch
 	}
-	p := fetchParams{version: req.Version, replicaID: replicaID, maxWait: time.Duration(req.MaxWaitMillis) * time.Millisecond}
+	p := fetchParams{version: req.Version, replicaID: replicaID, replicaEpoch: replicaEpoch,
+		maxWait: time.Duration(req.MaxWaitMillis) * time.Millisecond}
 	limit := r.cfg.FetchMaxBytes
 	switch {
 	case replicaID >= 0:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/storage"
+	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // readResult is one partition's read (Kafka's LogReadResult). The offsets
@@ -48,6 +49,8 @@ func (r *ReplicaManager) fetchMessages(ctx context.Context, params *fetchParams,
 	if params.maxWait <= 0 || len(parts) == 0 || fetchSatisfied(params, results) {
 		return results
 	}
+	// Parked: the connection's next request may start meanwhile.
+	reqctx.Unmute(ctx)
 	watched := make([]*Partition, 0, len(results))
 	for _, res := range results {
 		if res.partition != nil {
@@ -155,7 +158,12 @@ func (r *ReplicaManager) read(params *fetchParams, fp *fetchPartition, img *raft
 	res := p.readRecords(log, st, params, fp, min(fp.maxBytes, limit), minOneMessage)
 	res.partition, res.state = p, st
 	if params.isFromFollower() && res.errCode == 0 && res.diverging == nil {
-		p.updateFollowerFetchState(params.replicaID, fp.fetchOffset, fp.logStartOffset)
+		// The follower has everything below its fetch offset: that is its
+		// log end offset (Kafka's updateFollowerFetchState).
+		if !p.updateFollowerFetchState(params.replicaID, fp.fetchOffset, fp.logStartOffset, res.leo, params.replicaEpoch, r.nowMs()) {
+			res = errorRead(kerr.NotLeaderForPartition.Code)
+			res.partition, res.state = p, st
+		}
 	}
 	return res
 }

@@ -11,46 +11,45 @@ import (
 )
 
 func TestHighWatermark(t *testing.T) {
-	leos := map[int32]int64{2: 7, 3: 4, 4: -1}
-	lookup := func(id int32) (int64, bool) { v, ok := leos[id]; return v, ok }
+	in := func(leo int64) followerProgress { return followerProgress{logEndOffset: leo, counts: true} }
+	out := func(leo int64) followerProgress { return followerProgress{logEndOffset: leo} }
 	for _, tc := range []struct {
-		name   string
-		leo    int64
-		isr    []int32
-		minISR int
-		hw     int64
-		ok     bool
+		name      string
+		leo       int64
+		isr       int
+		minISR    int
+		followers []followerProgress
+		hw        int64
+		ok        bool
 	}{
-		{"leader alone", 10, []int32{1}, 1, 10, true},
-		{"a follower behind", 10, []int32{1, 2}, 1, 7, true},
-		{"the slowest follower", 10, []int32{1, 2, 3}, 1, 4, true},
-		{"a follower that never fetched", 10, []int32{1, 4}, 1, -1, true},
-		{"a follower ahead does not raise it", 5, []int32{1, 2}, 1, 5, true},
-		{"ISR members not assigned are ignored", 10, []int32{1, 9}, 1, 10, true},
-		{"below min ISR", 10, []int32{1}, 2, 0, false},
+		{"leader alone", 10, 1, 1, nil, 10, true},
+		{"a follower behind", 10, 2, 1, []followerProgress{in(7)}, 7, true},
+		{"the slowest follower", 10, 3, 1, []followerProgress{in(7), in(4)}, 4, true},
+		{"a follower that never fetched", 10, 2, 1, []followerProgress{in(-1)}, -1, true},
+		{"a follower ahead does not raise it", 5, 2, 1, []followerProgress{in(7)}, 5, true},
+		{"followers the leader does not wait for are ignored", 10, 1, 1, []followerProgress{out(3)}, 10, true},
+		{"below min ISR", 10, 1, 2, []followerProgress{in(10)}, 0, false},
 	} {
-		hw, ok := highWatermark(tc.leo, tc.isr, 1, tc.minISR, lookup)
+		hw, ok := highWatermark(tc.leo, tc.isr, tc.minISR, tc.followers)
 		if hw != tc.hw || ok != tc.ok {
 			t.Fatalf("%s: got %d %v, want %d %v", tc.name, hw, ok, tc.hw, tc.ok)
 		}
 	}
-	// Against a naive definition: the largest offset every ISR member has.
+	// Against a naive definition: the largest offset every counted
+	// follower has, at most the leader's log end offset.
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 1000; i++ {
 		leo := rng.Int64N(100)
-		n := 1 + rng.IntN(4)
-		isr := []int32{1}
-		progress := map[int32]int64{}
-		for id := int32(2); id <= int32(n); id++ {
-			isr = append(isr, id)
-			progress[id] = rng.Int64N(110) - 1
+		var fs []followerProgress
+		for n := rng.IntN(4); n > 0; n-- {
+			fs = append(fs, followerProgress{logEndOffset: rng.Int64N(110) - 1, counts: rng.IntN(2) == 0})
 		}
-		hw, _ := highWatermark(leo, isr, 1, 1, func(id int32) (int64, bool) { v, ok := progress[id]; return v, ok })
+		hw, _ := highWatermark(leo, 1, 1, fs)
 		naive := leo
 		for off := int64(-1); off <= leo; off++ {
 			all := true
-			for _, v := range progress {
-				if v < off {
+			for _, f := range fs {
+				if f.counts && f.logEndOffset < off {
 					all = false
 				}
 			}
@@ -59,7 +58,7 @@ func TestHighWatermark(t *testing.T) {
 			}
 		}
 		if hw != naive {
-			t.Fatalf("leo %d progress %v: %d, naive %d", leo, progress, hw, naive)
+			t.Fatalf("leo %d followers %v: %d, naive %d", leo, fs, hw, naive)
 		}
 	}
 	if got := effectiveMinISR(3, 1); got != 1 {

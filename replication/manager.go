@@ -2,6 +2,7 @@ package replication
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/replication/fetcher"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/clock"
 	"github.com/strait-io/strait/wire"
@@ -37,6 +39,13 @@ type ReplicaManager struct {
 	loaded    bool
 
 	sessions *fetchSessionCache
+	// fetchers copy the partitions this node follows from their leaders.
+	fetchers       *fetcher.Manager
+	alterPartition *alterPartitionManager
+
+	// ctx ends with Stop; background sends (AlterPartition) use it.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -89,18 +98,36 @@ func NewReplicaManager(cfg Config) (*ReplicaManager, error) {
 		done:    make(chan struct{}),
 	}
 	r.sessions = newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionMs, cfg.Clock)
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.alterPartition = newAlterPartitionManager(r)
+	newEndPoint := cfg.NewLeaderEndPoint
+	if newEndPoint == nil {
+		newEndPoint = r.newBrokerEndPoint
+	}
+	r.fetchers = fetcher.NewManager(fetcher.ManagerConfig{
+		Name:        fmt.Sprintf("ReplicaFetcher-%d", cfg.NodeID),
+		NewEndPoint: newEndPoint,
+		Replicas:    r.followerReplica,
+		Clock:       cfg.Clock,
+		Backoff:     time.Duration(cfg.ReplicaFetchBackoffMs) * time.Millisecond,
+		Logger:      r.logger,
+	})
 	r.image.Store(raftmeta.EmptyImage())
 	r.table.Store(&partitionTable{byTP: map[storage.TopicPartition]*Partition{}, offline: map[storage.TopicPartition]error{}})
 	return r, nil
 }
 
-// Start runs the background work: log retention and maintenance every
+// Start runs the background work: the replica fetchers of the partitions
+// this node follows, the ISR expiration check every half
+// replica.lag.time.max.ms, log retention and maintenance every
 // log.retention.check.interval.ms, and the log directory checkpoints
 // (high watermark, recovery point, log start offset) every
 // replica.high.watermark.checkpoint.interval.ms. It returns at once; Stop
-// or ctx ends the work.
+// or ctx ends the work. A simulation that drives the fetchers and the ISR
+// check itself does not call it.
 func (r *ReplicaManager) Start(ctx context.Context) {
 	r.startOnce.Do(func() {
+		r.fetchers.Start(ctx)
 		r.wg.Add(1)
 		go r.runBackground(ctx)
 	})
@@ -112,12 +139,16 @@ func (r *ReplicaManager) runBackground(ctx context.Context) {
 	defer retention.Stop()
 	checkpoint := time.NewTicker(time.Duration(r.cfg.HighWatermarkCheckpointIntervalMs) * time.Millisecond)
 	defer checkpoint.Stop()
+	isrExpiration := time.NewTicker(time.Duration(max(r.cfg.ReplicaLagTimeMaxMs/2, 1)) * time.Millisecond)
+	defer isrExpiration.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-r.done:
 			return
+		case <-isrExpiration.C:
+			r.MaybeShrinkIsr()
 		case <-retention.C:
 			if err := r.logs.RunMaintenance(); err != nil {
 				r.logger.Warn("log maintenance failed", "err", err)
@@ -130,13 +161,35 @@ func (r *ReplicaManager) runBackground(ctx context.Context) {
 	}
 }
 
-// Stop ends the background work and releases every parked request (long
-// polls answer with what they have, acks=all waits time out). It does not
-// close the LogManager: the broker does, after Stop.
+// Stop ends the background work, stops the fetchers and releases every
+// parked request (long polls answer with what they have, acks=all waits
+// time out). It does not close the LogManager: the broker does, after
+// Stop.
 func (r *ReplicaManager) Stop() {
-	r.stopOnce.Do(func() { close(r.done) })
+	r.stopOnce.Do(func() {
+		close(r.done)
+		r.cancel()
+	})
+	r.fetchers.Shutdown()
 	r.wg.Wait()
 }
+
+// MaybeShrinkIsr removes followers that lag more than
+// replica.lag.time.max.ms from the ISR of every partition this node leads
+// (Kafka's ReplicaManager.maybeShrinkIsr, run by the isr-expiration task).
+func (r *ReplicaManager) MaybeShrinkIsr() {
+	now := r.nowMs()
+	for _, p := range r.Partitions() {
+		p.maybeShrinkIsr(now)
+	}
+}
+
+// FetcherManager is the manager of this node's replica fetchers. Before
+// Start its fetchers run only when driven (Fetcher.DoWork or the step
+// methods), which a simulation does.
+func (r *ReplicaManager) FetcherManager() *fetcher.Manager { return r.fetchers }
+
+func (r *ReplicaManager) nowMs() int64 { return r.clock.Now().UnixMilli() }
 
 func (r *ReplicaManager) currentImage() *raftmeta.Image { return r.image.Load() }
 

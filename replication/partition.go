@@ -15,23 +15,25 @@ import (
 
 // Partition is one local replica of a topic partition (Kafka's
 // cluster.Partition): its log, its role in the current leader epoch and,
-// when it leads, its followers' progress and the high watermark.
+// when it leads, its followers' progress, the ISR and the high watermark.
 type Partition struct {
 	tp      storage.TopicPartition
 	topicID storage.TopicID
 	localID int32
 	log     *storage.Log
 	logger  *slog.Logger
+	mgr     *ReplicaManager
 
 	// leaderIsrUpdateLock is Kafka's lock of the same name: appends and
-	// high watermark moves hold it shared, role changes exclusively, so an
-	// append never carries an epoch the partition has left.
+	// high watermark moves hold it shared, role and ISR changes
+	// exclusively, so an append never carries an epoch the partition has
+	// left.
 	leaderIsrUpdateLock sync.RWMutex
 	// state is the current role; replaced (never mutated) under the
 	// exclusive lock, read lock-free by fetches and fencing checks.
 	state atomic.Pointer[partitionState]
 	// followers maps each assigned follower to its progress; replaced under
-	// the exclusive lock when the leader epoch or assignment changes.
+	// the exclusive lock when the assignment changes.
 	followers atomic.Pointer[map[int32]*replica]
 	minISR    atomic.Int32
 	removed   atomic.Bool
@@ -46,22 +48,37 @@ type partitionState struct {
 	leaderEpoch    int32
 	partitionEpoch int32
 	replicas       []int32
-	isr            []int32
+	// isr is the committed ISR: the controller's.
+	isr []int32
+	// maximalIsr is the ISR the high watermark and acks=all count
+	// (KIP-497): the committed one plus a replica whose addition is in
+	// flight, since a larger ISR only makes the high watermark stricter.
+	maximalIsr []int32
+	// pending is the ISR change in flight to the controller, nil when the
+	// ISR is committed (Kafka's PendingExpandIsr / PendingShrinkIsr). At
+	// most one is in flight per partition.
+	pending *pendingIsrChange
 	// leaderEpochStartOffset is the log end offset when this node became
 	// leader in leaderEpoch, -1 when it is not the leader. A high watermark
 	// below it is still catching up from the election (OFFSET_NOT_AVAILABLE).
 	leaderEpochStartOffset int64
 }
 
-// replica is a follower's progress as the leader sees it (Kafka's Replica).
-type replica struct {
-	id             int32
-	logEndOffset   atomic.Int64
-	logStartOffset atomic.Int64
+// pendingIsrChange is an AlterPartition in flight (Kafka's
+// sentLeaderAndIsr): the proposed ISR with each member's broker epoch as
+// of the proposal, so a member that restarted since cannot join on the
+// strength of its previous life's progress (KIP-903).
+type pendingIsrChange struct {
+	newIsr       []int32
+	brokerEpochs []int64
+	expand       bool
 }
 
-func newPartition(tp storage.TopicPartition, id storage.TopicID, localID int32, log *storage.Log, logger *slog.Logger) *Partition {
-	p := &Partition{tp: tp, topicID: id, localID: localID, log: log, logger: logger.With("partition", tp.String())}
+// isInflight reports whether an ISR change awaits the controller.
+func (s *partitionState) isInflight() bool { return s.pending != nil }
+
+func newPartition(tp storage.TopicPartition, id storage.TopicID, mgr *ReplicaManager, log *storage.Log) *Partition {
+	p := &Partition{tp: tp, topicID: id, localID: mgr.nodeID, log: log, mgr: mgr, logger: mgr.logger.With("partition", tp.String())}
 	p.state.Store(&partitionState{leader: -1, leaderEpoch: -1, partitionEpoch: -1, leaderEpochStartOffset: -1})
 	empty := map[int32]*replica{}
 	p.followers.Store(&empty)
@@ -81,52 +98,109 @@ func (p *Partition) Log() *storage.Log { return p.log }
 // IsLeader reports whether this node leads the partition.
 func (p *Partition) IsLeader() bool { return p.state.Load().leader == p.localID }
 
+// Leader is the leader's node id, -1 when there is none.
+func (p *Partition) Leader() int32 { return p.state.Load().leader }
+
 // LeaderEpoch is the current leader epoch.
 func (p *Partition) LeaderEpoch() int32 { return p.state.Load().leaderEpoch }
+
+// PartitionEpoch is the current partition epoch.
+func (p *Partition) PartitionEpoch() int32 { return p.state.Load().partitionEpoch }
+
+// ISR is the committed in-sync replica set.
+func (p *Partition) ISR() []int32 { return slices.Clone(p.state.Load().isr) }
+
+// MaximalISR is the ISR counted for the high watermark: the committed one
+// plus a replica whose addition is in flight (KIP-497).
+func (p *Partition) MaximalISR() []int32 { return slices.Clone(p.state.Load().maximalIsr) }
+
+// IsrChangeInflight reports whether an AlterPartition awaits the controller.
+func (p *Partition) IsrChangeInflight() bool { return p.state.Load().isInflight() }
 
 // HighWatermark is the log's high watermark.
 func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
 
+// roleChange is what applyState did, for the replica manager.
+type roleChange struct {
+	// leadership: this node became or stopped being the leader, or leads
+	// a new epoch (the listeners hear of it).
+	leadership bool
+	// newFollowerEpoch: this node follows in a new leader epoch; its
+	// fetcher restarts (Kafka's makeFollower returning true).
+	newFollowerEpoch bool
+	// skipped: the change was older than the state (a lower partition
+	// epoch, as after an AlterPartition answer applied first).
+	skipped bool
+}
+
 // applyState moves the partition to the leadership and ISR in pp (Kafka's
-// makeLeader / makeFollower). It reports whether this node's leadership
-// changed: it became or stopped being the leader, or leads a new epoch.
-// The caller wakes the partition's waiters once the image that goes with
-// the new state is published, so they answer with the new leader.
-func (p *Partition) applyState(pp *raftmeta.Partition, minISR int32) bool {
+// makeLeader / makeFollower). A state with a lower partition epoch than
+// the current one is skipped: the AlterPartition answer that produced the
+// current one arrived first. The caller wakes the partition's waiters once
+// the image that goes with the new state is published, so they answer
+// with the new leader.
+func (p *Partition) applyState(pp *raftmeta.Partition, minISR int32, nowMs int64) roleChange {
 	p.leaderIsrUpdateLock.Lock()
 	defer p.leaderIsrUpdateLock.Unlock()
-	p.minISR.Store(minISR)
 	old := p.state.Load()
+	if pp.PartitionEpoch < old.partitionEpoch {
+		p.logger.Info("skipped a partition state older than the current one", "partitionEpoch", pp.PartitionEpoch,
+			"currentPartitionEpoch", old.partitionEpoch)
+		return roleChange{skipped: true}
+	}
+	p.minISR.Store(minISR)
+	if pp.PartitionEpoch == old.partitionEpoch && pp.LeaderEpoch == old.leaderEpoch && pp.Leader == old.leader {
+		// The state the partition already has: an AlterPartition answer
+		// applied it before the metadata did. Unlike Kafka's makeLeader,
+		// keep an ISR change proposed since: its request may still reach
+		// the controller, which takes it at this partition epoch, and
+		// forgetting it would let the high watermark pass the member it
+		// adds before the controller's ISR has it.
+		return roleChange{}
+	}
 	st := &partitionState{
 		leader:                 pp.Leader,
 		leaderEpoch:            pp.LeaderEpoch,
 		partitionEpoch:         pp.PartitionEpoch,
 		replicas:               slices.Clone(pp.Replicas),
 		isr:                    slices.Clone(pp.ISR),
+		maximalIsr:             slices.Clone(pp.ISR),
 		leaderEpochStartOffset: -1,
 	}
 	wasLeader := old.leader == p.localID
 	isLeader := st.leader == p.localID
-	newEpoch := old.leaderEpoch != st.leaderEpoch
+	newEpoch := st.leaderEpoch > old.leaderEpoch
 	if isLeader {
-		if !wasLeader || newEpoch {
-			// A new epoch starts at the log end offset; followers must
-			// prove their progress again (Kafka resets remote replica
-			// state in makeLeader).
+		followers := p.newFollowers(st.replicas, *p.followers.Load())
+		if newEpoch {
+			// A new epoch starts at the log end offset; the followers'
+			// progress is reset (Kafka's makeLeader: resetReplicaState).
 			st.leaderEpochStartOffset = p.log.LogEndOffset()
-			p.followers.Store(p.newFollowers(st.replicas, nil))
+			for _, r := range *followers {
+				r.reset(nowMs, st.leaderEpochStartOffset, !wasLeader, slices.Contains(st.isr, r.id))
+			}
+			p.logger.Info("leader", "leaderEpoch", st.leaderEpoch, "startOffset", st.leaderEpochStartOffset,
+				"partitionEpoch", st.partitionEpoch, "highWatermark", p.log.HighWatermark(), "isr", st.isr)
 		} else {
 			st.leaderEpochStartOffset = old.leaderEpochStartOffset
-			p.followers.Store(p.newFollowers(st.replicas, *p.followers.Load()))
 		}
+		p.followers.Store(followers)
+	} else if newEpoch {
+		empty := map[int32]*replica{}
+		p.followers.Store(&empty)
+		p.logger.Info("follower", "leaderEpoch", st.leaderEpoch, "leader", st.leader,
+			"logEndOffset", p.log.LogEndOffset(), "highWatermark", p.log.HighWatermark())
 	}
 	p.state.Store(st)
 	if isLeader {
 		// The ISR may have shrunk to the leader alone: the high watermark
 		// can move at once.
-		p.maybeIncrementHighWatermark()
+		p.maybeIncrementHighWatermark(nowMs)
 	}
-	return wasLeader != isLeader || (isLeader && newEpoch)
+	return roleChange{
+		leadership:       wasLeader != isLeader || (isLeader && newEpoch),
+		newFollowerEpoch: !isLeader && newEpoch,
+	}
 }
 
 // newFollowers builds the follower progress map for replicas, keeping the
@@ -141,10 +215,7 @@ func (p *Partition) newFollowers(replicas []int32, old map[int32]*replica) *map[
 			m[id] = r
 			continue
 		}
-		r := &replica{id: id}
-		r.logEndOffset.Store(-1)
-		r.logStartOffset.Store(-1)
-		m[id] = r
+		m[id] = newReplica(id)
 	}
 	return &m
 }
@@ -205,7 +276,7 @@ func (p *Partition) appendRecordsToLeader(buf []byte, origin record.AppendOrigin
 	}
 	info, err := p.log.AppendAsLeader(buf, st.leaderEpoch, origin)
 	if err == nil {
-		p.maybeIncrementHighWatermark()
+		p.maybeIncrementHighWatermark(p.mgr.nowMs())
 	}
 	p.leaderIsrUpdateLock.RUnlock()
 	if err == nil {
@@ -214,93 +285,6 @@ func (p *Partition) appendRecordsToLeader(buf []byte, origin record.AppendOrigin
 		p.watchers.notify()
 	}
 	return info, err
-}
-
-// maybeIncrementHighWatermark raises the high watermark to what the ISR
-// has replicated. leaderIsrUpdateLock must be held (either way).
-func (p *Partition) maybeIncrementHighWatermark() bool {
-	st := p.state.Load()
-	if st.leader != p.localID {
-		return false
-	}
-	followers := *p.followers.Load()
-	hw, ok := highWatermark(p.log.LogEndOffset(), st.isr, p.localID,
-		effectiveMinISR(p.minISR.Load(), len(st.replicas)),
-		func(id int32) (int64, bool) {
-			r, ok := followers[id]
-			if !ok {
-				return 0, false
-			}
-			return r.logEndOffset.Load(), true
-		})
-	if !ok {
-		return false
-	}
-	_, moved := p.log.MaybeIncrementHighWatermark(hw)
-	return moved
-}
-
-// updateFollowerFetchState records a follower's fetch position as its log
-// end offset and advances the high watermark (Kafka's
-// updateFollowerFetchState). It reports false when replicaID is not an
-// assigned follower.
-func (p *Partition) updateFollowerFetchState(replicaID int32, fetchOffset, followerStartOffset int64) bool {
-	p.leaderIsrUpdateLock.RLock()
-	r, ok := (*p.followers.Load())[replicaID]
-	changed := false
-	if ok {
-		changed = r.logEndOffset.Swap(fetchOffset) != fetchOffset
-		changed = r.logStartOffset.Swap(followerStartOffset) != followerStartOffset || changed
-		if changed {
-			p.maybeIncrementHighWatermark()
-		}
-	}
-	p.leaderIsrUpdateLock.RUnlock()
-	if changed {
-		// acks=all produces and DeleteRecords wait on follower progress;
-		// a repeated fetch at the same offset changes nothing and wakes
-		// no one (it would wake the fetch itself when it long-polls).
-		p.watchers.notify()
-	}
-	return ok
-}
-
-// isAssignedFollower reports whether id is one of the partition's
-// followers in the current epoch.
-func (p *Partition) isAssignedFollower(id int32) bool {
-	_, ok := (*p.followers.Load())[id]
-	return ok
-}
-
-// checkEnoughReplicasReachOffset says whether an acks=all append ending
-// before requiredOffset is acknowledged (Kafka's method of the same name):
-// done once the high watermark passes it, with NOT_ENOUGH_REPLICAS_AFTER_APPEND
-// if the ISR shrank below min.insync.replicas meanwhile.
-func (p *Partition) checkEnoughReplicasReachOffset(requiredOffset int64) (bool, error) {
-	st := p.state.Load()
-	if st.leader != p.localID || p.removed.Load() {
-		return false, kerr.NotLeaderForPartition
-	}
-	if p.log.HighWatermark() < requiredOffset {
-		return false, nil
-	}
-	if len(st.isr) < effectiveMinISR(p.minISR.Load(), len(st.replicas)) {
-		return true, kerr.NotEnoughReplicasAfterAppend
-	}
-	return true, nil
-}
-
-// lowWatermark is the smallest log start offset among the replicas (Kafka's
-// lowWatermarkIfLeader): DeleteRecords is done when it reaches the target.
-// Followers that have not reported yet are skipped.
-func (p *Partition) lowWatermark() int64 {
-	low := p.log.LogStartOffset()
-	for _, r := range *p.followers.Load() {
-		if s := r.logStartOffset.Load(); s >= 0 && s < low {
-			low = s
-		}
-	}
-	return low
 }
 
 // endOffsetForEpoch answers OffsetForLeaderEpoch for the local log (KIP-101,

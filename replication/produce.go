@@ -132,6 +132,9 @@ func (r *ReplicaManager) Produce(ctx context.Context, req *kmsg.ProduceRequest) 
 		}
 	}
 	if len(pending) > 0 {
+		// The appends are what must happen in request order; the wait for
+		// the ISR need not hold the connection's next request back.
+		reqctx.Unmute(ctx)
 		r.awaitProduce(ctx, req.Version, pending, time.Duration(req.TimeoutMillis)*time.Millisecond, leaders)
 	}
 	if req.Version >= 10 {
