@@ -2,8 +2,10 @@ package broker
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -81,7 +83,7 @@ func writeMetaProperties(fsys vfs.FS, dir string, mp MetaProperties) error {
 // node and that they all name the same cluster, creating them (with a new
 // cluster id, or the one already on another directory) when missing. It
 // refuses a directory formatted for another node or cluster, as Kafka does.
-func formatLogDirs(fsys vfs.FS, dirs []string, nodeID int32) (clusterID string, err error) {
+func formatLogDirs(fsys vfs.FS, dirs []string, nodeID int32, wantClusterID string) (clusterID string, err error) {
 	found := map[string]MetaProperties{}
 	for _, d := range dirs {
 		if err := vfs.MkdirAllDurable(fsys, d); err != nil {
@@ -103,6 +105,12 @@ func formatLogDirs(fsys vfs.FS, dirs []string, nodeID int32) (clusterID string, 
 		clusterID = mp.ClusterID
 		found[d] = mp
 	}
+	if clusterID != "" && wantClusterID != "" && clusterID != wantClusterID {
+		return "", fmt.Errorf("log dirs %v belong to cluster %s, but this node is configured for cluster %s", dirs, clusterID, wantClusterID)
+	}
+	if clusterID == "" {
+		clusterID = wantClusterID
+	}
 	if clusterID == "" {
 		u, err := randomUuid()
 		if err != nil {
@@ -123,4 +131,20 @@ func formatLogDirs(fsys vfs.FS, dirs []string, nodeID int32) (clusterID string, 
 		}
 	}
 	return clusterID, nil
+}
+
+// derivedClusterID is the cluster id nodes formatting empty directories
+// agree on without being told one: a hash of controller.quorum.voters
+// (sorted), which every node of a cluster shares. Kafka makes the operator
+// pass the same id to kafka-storage.sh format on every node; cluster.id
+// does that here, and this saves the step when it is not set.
+func derivedClusterID(voters []string) string {
+	sorted := slices.Sorted(slices.Values(voters))
+	sum := sha256.Sum256([]byte("strait-cluster\x00" + strings.Join(sorted, ",")))
+	var u raftmeta.Uuid
+	copy(u[:], sum[:16])
+	if u.String()[0] == '-' {
+		u[0] &^= 0xf8 // base64url '-' is 62: clear the top bits of the first character
+	}
+	return u.String()
 }

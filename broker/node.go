@@ -11,10 +11,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
+
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,7 @@ import (
 	"github.com/strait-io/strait/broker/config"
 	"github.com/strait-io/strait/coordinator"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/ctrlrpc"
 	"github.com/strait-io/strait/replication"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/clock"
@@ -38,6 +40,10 @@ type Options struct {
 	// RaftTimeouts shrink the quorum's election timing (tests); zero keeps
 	// the quorum's defaults.
 	RaftHeartbeatTimeout, RaftElectionTimeout time.Duration
+	// Dialer opens every connection to another node: raft, the
+	// controller channel and the followers' fetches (nil: net.Dialer).
+	// In-process cluster tests cut links with it (brokertest/faultnet).
+	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Node is one Strait process: broker and controller roles in one.
@@ -59,6 +65,9 @@ type Node struct {
 	httpSrv   *http.Server
 	httpAddr  string
 	unsub     func()
+
+	ctrlClient *ctrlrpc.Client
+	lifecycle  atomic.Pointer[raftmeta.BrokerLifecycle]
 
 	stopOnce sync.Once
 	stopErr  error
@@ -88,8 +97,8 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		}
 	}()
 	cfg := n.cfg
-	if !cfg.Roles.Broker || !cfg.Roles.Controller {
-		return errors.New("process.roles must be broker,controller: a broker-only or controller-only node needs the cluster support of a later release")
+	if !cfg.Roles.Broker {
+		return errors.New("process.roles=controller: a controller-only node is not supported yet; use process.roles=broker,controller (combined mode) or broker")
 	}
 	if len(cfg.LogDirs) != 1 {
 		return fmt.Errorf("log.dirs lists %d directories; Strait serves one log directory per node for now", len(cfg.LogDirs))
@@ -99,7 +108,15 @@ func (n *Node) Start(ctx context.Context) (err error) {
 			return fmt.Errorf("listener %s uses %s; only PLAINTEXT listeners are served for now", l.Name, l.SecurityProtocol)
 		}
 	}
-	if n.clusterID, err = formatLogDirs(n.fs, cfg.LogDirs, cfg.NodeID); err != nil {
+	wantClusterID := cfg.ClusterID
+	if wantClusterID == "" && len(cfg.QuorumVoters) > 1 {
+		var voters []string
+		for _, v := range cfg.QuorumVoters {
+			voters = append(voters, fmt.Sprintf("%d@%s:%d", v.ID, v.Host, v.Port))
+		}
+		wantClusterID = derivedClusterID(voters)
+	}
+	if n.clusterID, err = formatLogDirs(n.fs, cfg.LogDirs, cfg.NodeID, wantClusterID); err != nil {
 		return err
 	}
 
@@ -124,7 +141,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.server.Start(ctx); err != nil {
 		return fmt.Errorf("starting listeners: %w", err)
 	}
-	if err := n.register(ctx); err != nil {
+	if err := n.joinCluster(ctx); err != nil {
 		return err
 	}
 	if err := n.startMetricsListener(); err != nil {
@@ -161,28 +178,43 @@ func (n *Node) startQuorum(ctx context.Context) error {
 			break
 		}
 	}
+	if bind == "" {
+		// A broker-only node (process.roles=broker) has no CONTROLLER
+		// listener in Kafka: it pulls the metadata log. hashicorp/raft
+		// pushes it to non-voters instead, so the node binds a port of its
+		// own on the inter-broker listener's host and registers it.
+		for _, l := range cfg.Listeners {
+			if l.Name == cfg.InterBrokerListenerName {
+				bind = net.JoinHostPort(l.Host, "0")
+			}
+		}
+	}
 	if a := cfg.AdvertisedControllerListeners; len(a) > 0 && a[0].Port != 0 {
 		// Port 0 means the port the listener binds (tests): leave it to
 		// the quorum, which then advertises the bound address.
 		advertise = a[0].Addr()
 	}
 	q, err := raftmeta.Open(raftmeta.Config{
-		NodeID:                   cfg.NodeID,
-		Dir:                      dir,
-		ClusterID:                n.clusterID,
-		BindAddr:                 bind,
-		AdvertiseAddr:            advertise,
-		Voters:                   voters,
-		Logger:                   n.logger,
-		HeartbeatTimeout:         n.opts.RaftHeartbeatTimeout,
-		ElectionTimeout:          n.opts.RaftElectionTimeout,
-		NumPartitions:            cfg.NumPartitions,
-		DefaultReplicationFactor: int16(cfg.DefaultReplicationFactor),
-		// The broker registers in process and sends no heartbeats yet:
-		// no session fencing until it uses raftmeta.BrokerLifecycle.
-		BrokerSessionTimeout: -1,
-		ConfigValidator:      n.validateConfigs,
-		DescribeTopicConfigs: n.describeNewTopicConfigs,
+		NodeID:                       cfg.NodeID,
+		Dir:                          dir,
+		ClusterID:                    n.clusterID,
+		BindAddr:                     bind,
+		AdvertiseAddr:                advertise,
+		Voters:                       voters,
+		Logger:                       n.logger,
+		HeartbeatTimeout:             n.opts.RaftHeartbeatTimeout,
+		ElectionTimeout:              n.opts.RaftElectionTimeout,
+		NumPartitions:                cfg.NumPartitions,
+		DefaultReplicationFactor:     int16(cfg.DefaultReplicationFactor),
+		ControllerListenerName:       controllerListenerName(cfg),
+		Dialer:                       n.opts.Dialer,
+		Clock:                        n.clock,
+		BrokerSessionTimeout:         time.Duration(cfg.Cluster.BrokerSessionTimeoutMs) * time.Millisecond,
+		UncleanLeaderElectionEnable:  n.staticBool("unclean.leader.election.enable"),
+		AutoLeaderRebalanceEnable:    cfg.Cluster.AutoLeaderRebalanceEnable,
+		LeaderImbalanceCheckInterval: time.Duration(cfg.Cluster.LeaderImbalanceCheckIntervalSeconds) * time.Second,
+		ConfigValidator:              n.validateConfigs,
+		DescribeTopicConfigs:         n.describeNewTopicConfigs,
 	})
 	if err != nil {
 		return fmt.Errorf("opening metadata quorum: %w", err)
@@ -190,6 +222,11 @@ func (n *Node) startQuorum(ctx context.Context) error {
 	n.quorum = q
 	if err := q.Start(ctx); err != nil {
 		return fmt.Errorf("starting metadata quorum: %w", err)
+	}
+	n.ctrlClient = q.NewClient()
+	if !q.IsVoter() {
+		// A non-voter catches up once its broker registered (joinCluster).
+		return nil
 	}
 	if err := q.WaitReady(ctx); err != nil {
 		return fmt.Errorf("waiting for the metadata quorum: %w", err)
@@ -218,6 +255,19 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		FetchSessionCacheSlots:   int(cfg.MaxIncrementalFetchSessionCacheSlots),
 		FetchMaxBytes:            cfg.FetchMaxBytes,
 		RetentionCheckIntervalMs: cfg.LogRetentionCheckIntervalMs,
+
+		HighWatermarkCheckpointIntervalMs: cfg.Cluster.ReplicaHighWatermarkCheckpointIntervalMs,
+		ControllerChannel:                 raftmeta.ControllerChannel{Sender: n.ctrlClient},
+		BrokerEpoch:                       n.brokerEpoch,
+		InterBrokerListener:               cfg.InterBrokerListenerName,
+		Dialer:                            n.opts.Dialer,
+		ReplicaLagTimeMaxMs:               cfg.Cluster.ReplicaLagTimeMaxMs,
+		ReplicaFetchWaitMaxMs:             cfg.Cluster.ReplicaFetchWaitMaxMs,
+		ReplicaFetchMinBytes:              cfg.Cluster.ReplicaFetchMinBytes,
+		ReplicaFetchMaxBytes:              cfg.Cluster.ReplicaFetchMaxBytes,
+		ReplicaFetchResponseMaxBytes:      cfg.Cluster.ReplicaFetchResponseMaxBytes,
+		ReplicaFetchBackoffMs:             int64(cfg.Cluster.ReplicaFetchBackoffMs),
+		ReplicaSocketTimeoutMs:            int64(cfg.Cluster.ReplicaSocketTimeoutMs),
 	})
 	if err != nil {
 		return err
@@ -296,40 +346,6 @@ func (n *Node) wireConfig() wire.Config {
 	return wc
 }
 
-// register records this broker and its advertised endpoints in the
-// metadata log. Ports advertised as 0 take the port actually bound (tests
-// listen on port 0), and an empty host the machine's name, as Kafka does.
-func (n *Node) register(ctx context.Context) error {
-	bound := n.server.Addrs()
-	b := raftmeta.Broker{ID: n.cfg.NodeID, Rack: n.cfg.BrokerRack}
-	for _, ep := range n.cfg.AdvertisedListeners {
-		host, port := ep.Host, ep.Port
-		if addr, ok := bound[ep.Name]; ok {
-			h, p, err := net.SplitHostPort(addr)
-			if err == nil {
-				if port == 0 {
-					port, _ = strconv.Atoi(p)
-				}
-				if host == "" && h != "0.0.0.0" && h != "::" {
-					host = h
-				}
-			}
-		}
-		if host == "" {
-			if hn, err := os.Hostname(); err == nil {
-				host = hn
-			}
-		}
-		b.Endpoints = append(b.Endpoints, raftmeta.Endpoint{
-			Listener: ep.Name, SecurityProtocol: string(ep.SecurityProtocol), Host: host, Port: int32(port),
-		})
-	}
-	if err := n.quorum.Controller().RegisterBroker(ctx, b); err != nil {
-		return fmt.Errorf("registering broker %d: %w", n.cfg.NodeID, err)
-	}
-	return nil
-}
-
 func (n *Node) startMetricsListener() error {
 	if n.cfg.MetricsListener == "" {
 		return nil
@@ -374,8 +390,12 @@ func (n *Node) ClusterID() string { return n.clusterID }
 func (n *Node) Stop(ctx context.Context) error {
 	n.stopOnce.Do(func() {
 		var errs []error
+		n.leaveCluster(ctx)
 		if n.server != nil {
 			errs = append(errs, n.server.Shutdown(ctx))
+		}
+		if lc := n.lifecycle.Load(); lc != nil {
+			lc.Stop()
 		}
 		if n.httpSrv != nil {
 			errs = append(errs, n.httpSrv.Close())
@@ -393,7 +413,11 @@ func (n *Node) Stop(ctx context.Context) error {
 			errs = append(errs, n.logs.Close())
 		}
 		if n.quorum != nil {
+			n.handOverController(ctx)
 			errs = append(errs, n.quorum.Close())
+		}
+		if n.ctrlClient != nil {
+			n.ctrlClient.Close()
 		}
 		n.stopErr = errors.Join(errs...)
 		if n.stopErr != nil {
@@ -410,11 +434,17 @@ func (n *Node) Stop(ctx context.Context) error {
 // without finishing what they read, the coordinators, the replica manager
 // and the quorum stop (raft's own stores are durable per write and must be
 // closed to release their lock), but the log directory is left as it is:
-// no flush, no checkpoints, no clean shutdown marker. The open segment
+// no flush, no checkpoints, no clean shutdown marker, and no write after
+// Abandon returns, even from a request still in flight. The open segment
 // files are abandoned, not closed. The next Start on the directory
 // recovers it as after a crash. Stop after Abandon does nothing.
 func (n *Node) Abandon() {
 	n.stopOnce.Do(func() {
+		if n.logs != nil {
+			// First: from here on nothing reaches the log directory,
+			// whatever is still running.
+			n.logs.Abandon()
+		}
 		if n.server != nil {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // close every connection at once, answer nothing more
@@ -422,6 +452,9 @@ func (n *Node) Abandon() {
 		}
 		if n.httpSrv != nil {
 			_ = n.httpSrv.Close()
+		}
+		if lc := n.lifecycle.Load(); lc != nil {
+			lc.Stop()
 		}
 		if n.unsub != nil {
 			n.unsub()
@@ -435,6 +468,24 @@ func (n *Node) Abandon() {
 		if n.quorum != nil {
 			_ = n.quorum.Close()
 		}
+		if n.ctrlClient != nil {
+			n.ctrlClient.Close()
+		}
 		n.logger.Info("strait broker abandoned (simulated crash)")
 	})
 }
+
+// Image is the newest metadata image this node applied.
+func (n *Node) Image() *raftmeta.Image { return n.quorum.Image() }
+
+// ControllerID is the active controller's node id as this node knows it
+// (-1 when unknown).
+func (n *Node) ControllerID() int32 { return n.quorum.LeaderID() }
+
+// LogManager is the node's log directory, for tests that compare
+// replicas' logs byte for byte.
+func (n *Node) LogManager() *storage.LogManager { return n.logs }
+
+// Replicas is the node's replica manager (tests read high watermarks and
+// ISRs from it).
+func (n *Node) Replicas() *replication.ReplicaManager { return n.replicas }

@@ -55,7 +55,8 @@ func (c clusterView) AutoCreateTopics(ctx context.Context, topics []string) map[
 		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = t, -1, -1
 		req.Topics = append(req.Topics, rt)
 	}
-	resp := c.n.quorum.Controller().CreateTopics(ctx, req)
+	resp := c.n.forward(ctx, req).(*kmsg.CreateTopicsResponse)
+	c.n.waitForTopics(ctx, createdTopics(resp))
 	for _, rt := range resp.Topics {
 		code := rt.ErrorCode
 		if code == kerr.TopicAlreadyExists.Code {
@@ -103,7 +104,8 @@ func (n *Node) ensureOffsetsTopic(ctx context.Context) error {
 		rt.Configs = append(rt.Configs, c)
 	}
 	req.Topics = append(req.Topics, rt)
-	resp := n.quorum.Controller().CreateTopics(ctx, req)
+	resp := n.forward(ctx, req).(*kmsg.CreateTopicsResponse)
+	n.waitForTopics(ctx, createdTopics(resp))
 	if len(resp.Topics) != 1 {
 		return kerr.CoordinatorNotAvailable
 	}
@@ -113,12 +115,27 @@ func (n *Node) ensureOffsetsTopic(ctx context.Context) error {
 	return nil
 }
 
+// allocateProducerIDs asks the active controller for a block of producer
+// ids (AllocateProducerIds, KIP-730).
 func (n *Node) allocateProducerIDs(ctx context.Context) (int64, int32, error) {
-	var epoch int64
-	if b, ok := n.quorum.Image().Brokers[n.cfg.NodeID]; ok {
-		epoch = b.Epoch
+	req := kmsg.NewPtrAllocateProducerIDsRequest()
+	req.BrokerID, req.BrokerEpoch = n.cfg.NodeID, n.brokerEpoch()
+	resp := n.forward(ctx, req).(*kmsg.AllocateProducerIDsResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return 0, 0, err
 	}
-	return n.quorum.Controller().AllocateProducerIDs(ctx, n.cfg.NodeID, epoch)
+	return resp.ProducerIDStart, resp.ProducerIDLen, nil
+}
+
+// createdTopics are the topics a CreateTopics answer created or found.
+func createdTopics(resp *kmsg.CreateTopicsResponse) []string {
+	var out []string
+	for _, t := range resp.Topics {
+		if t.ErrorCode == 0 || t.ErrorCode == kerr.TopicAlreadyExists.Code {
+			out = append(out, t.Topic)
+		}
+	}
+	return out
 }
 
 // sources is the static configuration plus the dynamic broker configs of
@@ -168,14 +185,17 @@ func (n *Node) describeNewTopicConfigs(topic string, dynamic map[string]string) 
 	return out
 }
 
-// admin is wire.AdminService: the controller for changes, the image and
-// the config definitions for DescribeConfigs.
+// admin is wire.AdminService: changes are forwarded to the active
+// controller; the image and the config definitions answer DescribeConfigs
+// and DescribeAcls here.
 type admin struct{ n *Node }
 
-func (a admin) ctrl() *raftmeta.Controller { return a.n.quorum.Controller() }
-
 func (a admin) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
-	return a.ctrl().CreateTopics(ctx, req)
+	resp := a.n.forward(ctx, req).(*kmsg.CreateTopicsResponse)
+	if !req.ValidateOnly {
+		a.n.waitForTopics(ctx, createdTopics(resp))
+	}
+	return resp
 }
 
 func (a admin) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
@@ -193,31 +213,35 @@ func (a admin) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) 
 		}
 		return resp
 	}
-	return a.ctrl().DeleteTopics(ctx, req)
+	return a.n.forward(ctx, req).(*kmsg.DeleteTopicsResponse)
 }
 
 func (a admin) CreatePartitions(ctx context.Context, req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
-	return a.ctrl().CreatePartitions(ctx, req)
+	return a.n.forward(ctx, req).(*kmsg.CreatePartitionsResponse)
 }
 
 func (a admin) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsRequest) *kmsg.AlterConfigsResponse {
-	return a.ctrl().AlterConfigs(ctx, req)
+	return a.n.forward(ctx, req).(*kmsg.AlterConfigsResponse)
 }
 
 func (a admin) IncrementalAlterConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse {
-	return a.ctrl().IncrementalAlterConfigs(ctx, req)
+	return a.n.forward(ctx, req).(*kmsg.IncrementalAlterConfigsResponse)
 }
 
 func (a admin) CreateACLs(ctx context.Context, req *kmsg.CreateACLsRequest) *kmsg.CreateACLsResponse {
-	return a.ctrl().CreateACLs(ctx, req)
+	return a.n.forward(ctx, req).(*kmsg.CreateACLsResponse)
 }
 
 func (a admin) DescribeACLs(ctx context.Context, req *kmsg.DescribeACLsRequest) *kmsg.DescribeACLsResponse {
-	return a.ctrl().DescribeACLs(ctx, req)
+	return a.n.quorum.Controller().DescribeACLs(ctx, req)
 }
 
 func (a admin) DeleteACLs(ctx context.Context, req *kmsg.DeleteACLsRequest) *kmsg.DeleteACLsResponse {
-	return a.ctrl().DeleteACLs(ctx, req)
+	return a.n.forward(ctx, req).(*kmsg.DeleteACLsResponse)
+}
+
+func (a admin) ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersRequest) *kmsg.ElectLeadersResponse {
+	return a.n.forward(ctx, req).(*kmsg.ElectLeadersResponse)
 }
 
 // DescribeConfigs answers topic and broker resources from the image's

@@ -296,3 +296,12 @@ func (l *Log) closeFiles(clean bool) error {
 	l.pendingDeletes = nil
 	return errors.Join(errs...)
 }
+
+// abandon makes the log refuse every later call with ErrLogClosed without
+// flushing or closing anything (LogManager.Abandon). Taking the lock waits
+// for the write under way.
+func (l *Log) abandon() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed.Store(true)
+}

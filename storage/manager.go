@@ -319,3 +319,25 @@ func (m *LogManager) closeLogs() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Abandon stops the manager the way a killed process stops, for crash
+// tests that run brokers in one process: background work stops and every
+// log refuses further writes (ErrLogClosed) once the write under way
+// finished, but nothing is flushed, checkpointed or marked clean, and the
+// files are left open. What was written stays in the page cache, as after
+// a SIGKILL; a new manager on the directory recovers it. Without this, a
+// request handler of the abandoned broker could still append to a file
+// the restarted broker is recovering.
+func (m *LogManager) Abandon() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = true
+	m.mu.Unlock()
+	m.cancel()
+	for _, l := range m.Logs() {
+		l.abandon()
+	}
+}

@@ -44,6 +44,15 @@ type options struct {
 	sets     []string
 	metrics  bool
 	logLevel slog.Level
+
+	// Set by StartCluster for its members.
+	nodeID      int32
+	voters      func(selfControllerPort int) string
+	dialer      func(ctx context.Context, network, addr string) (net.Conn, error)
+	raftTimeout time.Duration
+	clusterSets []string
+	onStarted   func(b *Broker)
+	logPrefix   string
 }
 
 // WithConfig sets broker configs, each "key=value" as `strait serve --set`
@@ -107,17 +116,36 @@ func Start(t testing.TB, opts ...Option) *Broker {
 // start builds the configuration and starts a node; non-zero ports pin
 // the listeners (a restart keeps the addresses clients know).
 func (b *Broker) start(plaintextPort, controllerPort, metricsPort int) error {
+	id := max(b.opts.nodeID, 1)
+	// Port 0 in this node's own voter entry takes the port the CONTROLLER
+	// listener bound (raftmeta.Config.Voters).
+	voters := fmt.Sprintf("%d@127.0.0.1:%d", id, controllerPort)
+	if b.opts.voters != nil {
+		voters = b.opts.voters(controllerPort)
+	}
+	roles := "broker"
+	for _, v := range strings.Split(voters, ",") {
+		if strings.HasPrefix(v, fmt.Sprintf("%d@", id)) {
+			roles = "broker,controller"
+		}
+	}
+	listeners := fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", plaintextPort, controllerPort)
+	if roles == "broker" {
+		// A broker-only node has no CONTROLLER listener (Kafka): its raft
+		// port is picked at start.
+		listeners = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", plaintextPort)
+	}
 	sets := []string{
-		"node.id=1",
-		"process.roles=broker,controller",
+		fmt.Sprintf("node.id=%d", id),
+		"process.roles=" + roles,
 		"log.dirs=" + b.opts.dir,
-		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", plaintextPort, controllerPort),
-		// Port 0 in this node's own voter entry takes the port the
-		// CONTROLLER listener bound (raftmeta.Config.Voters).
-		fmt.Sprintf("controller.quorum.voters=1@127.0.0.1:%d", controllerPort),
+		"listeners=" + listeners,
+		"controller.listener.names=CONTROLLER",
+		"controller.quorum.voters=" + voters,
 		"group.initial.rebalance.delay.ms=0",
 		"metrics.listener=",
 	}
+	sets = append(sets, b.opts.clusterSets...)
 	if b.opts.metrics {
 		sets = append(sets, fmt.Sprintf("metrics.listener=127.0.0.1:%d", metricsPort))
 	}
@@ -127,10 +155,18 @@ func (b *Broker) start(plaintextPort, controllerPort, metricsPort int) error {
 		return fmt.Errorf("config: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: b.opts.logLevel}))
+	if b.opts.logPrefix != "" {
+		logger = logger.With("node", b.opts.logPrefix)
+	}
+	raftTimeout := raftHeartbeatTimeout
+	if b.opts.raftTimeout > 0 {
+		raftTimeout = b.opts.raftTimeout
+	}
 	node := broker.NewNode(cfg, broker.Options{
 		Logger:               logger,
-		RaftHeartbeatTimeout: raftHeartbeatTimeout,
-		RaftElectionTimeout:  raftElectionTimeout,
+		RaftHeartbeatTimeout: raftTimeout,
+		RaftElectionTimeout:  raftTimeout,
+		Dialer:               b.opts.dialer,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
@@ -140,6 +176,9 @@ func (b *Broker) start(plaintextPort, controllerPort, metricsPort int) error {
 	b.mu.Lock()
 	b.node, b.addrs = node, node.Addrs()
 	b.mu.Unlock()
+	if b.opts.onStarted != nil {
+		b.opts.onStarted(b)
+	}
 	return nil
 }
 
@@ -175,8 +214,14 @@ func (b *Broker) Logs() string { return b.logs.String() }
 // test ends. opts come after the harness's, so they win.
 func (b *Broker) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
+	return newClient(t, []string{b.Addr()}, opts)
+}
+
+// newClient is a kgo client of seeds, closed when the test ends.
+func newClient(t testing.TB, seeds []string, opts []kgo.Opt) *kgo.Client {
+	t.Helper()
 	all := append([]kgo.Opt{
-		kgo.SeedBrokers(b.Addr()),
+		kgo.SeedBrokers(seeds...),
 		// Restart and crash tests expect the client to find the broker
 		// again quickly.
 		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
@@ -195,7 +240,12 @@ func (b *Broker) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 // the changes a test just made.
 func (b *Broker) Admin(t testing.TB, opts ...kgo.Opt) *kadm.Client {
 	t.Helper()
-	return kadm.NewClient(b.Client(t, append([]kgo.Opt{kgo.MetadataMinAge(10 * time.Millisecond)}, opts...)...))
+	return newAdmin(t, []string{b.Addr()}, opts)
+}
+
+func newAdmin(t testing.TB, seeds []string, opts []kgo.Opt) *kadm.Client {
+	t.Helper()
+	return kadm.NewClient(newClient(t, seeds, append([]kgo.Opt{kgo.MetadataMinAge(10 * time.Millisecond)}, opts...)))
 }
 
 // Stop stops the broker gracefully (flush, checkpoints, clean shutdown
@@ -235,9 +285,9 @@ func (b *Broker) Restart(t testing.TB) {
 // without flushing, checkpointing or writing the clean shutdown marker.
 // Start it again with StartAgain: the next start recovers the logs. What
 // was written before is in the page cache, as after a SIGKILL; losing it
-// (power loss) is the storage package's crash tests' business. Crash with
-// no request in flight: a handler still running could append to the
-// abandoned files while the next start recovers them.
+// (power loss) is the storage package's crash tests' business. Requests
+// in flight may be cut anywhere: nothing reaches the log directory after
+// Crash returns.
 func (b *Broker) Crash(t testing.TB) {
 	t.Helper()
 	b.mu.Lock()

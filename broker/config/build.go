@@ -16,6 +16,7 @@ import (
 func (c *Config) build(v values) error {
 	// Identity and roles.
 	c.NodeID = v.i32("node.id")
+	c.ClusterID = v.str("cluster.id")
 	if v.i32("broker.id") != c.NodeID {
 		return errors.New("You must set `node.id` to the same value as `broker.id`.")
 	}
@@ -99,6 +100,21 @@ func (c *Config) build(v values) error {
 		OffsetsRetentionMs:              v.i64("offsets.retention.minutes") * 60 * 1000,
 		OffsetsRetentionCheckIntervalMs: v.i64("offsets.retention.check.interval.ms"),
 		OffsetsCommitTimeoutMs:          v.i32("offsets.commit.timeout.ms"),
+	}
+	c.Cluster = ClusterConfig{
+		BrokerHeartbeatIntervalMs:                v.i32("broker.heartbeat.interval.ms"),
+		BrokerSessionTimeoutMs:                   v.i32("broker.session.timeout.ms"),
+		ControlledShutdownEnable:                 v.boolean("controlled.shutdown.enable"),
+		AutoLeaderRebalanceEnable:                v.boolean("auto.leader.rebalance.enable"),
+		LeaderImbalanceCheckIntervalSeconds:      v.i64("leader.imbalance.check.interval.seconds"),
+		ReplicaLagTimeMaxMs:                      v.i64("replica.lag.time.max.ms"),
+		ReplicaFetchWaitMaxMs:                    v.i32("replica.fetch.wait.max.ms"),
+		ReplicaFetchMinBytes:                     v.i32("replica.fetch.min.bytes"),
+		ReplicaFetchMaxBytes:                     v.i32("replica.fetch.max.bytes"),
+		ReplicaFetchResponseMaxBytes:             v.i32("replica.fetch.response.max.bytes"),
+		ReplicaFetchBackoffMs:                    v.i32("replica.fetch.backoff.ms"),
+		ReplicaSocketTimeoutMs:                   v.i32("replica.socket.timeout.ms"),
+		ReplicaHighWatermarkCheckpointIntervalMs: v.i64("replica.high.watermark.checkpoint.interval.ms"),
 	}
 
 	log, err := configdef.EffectiveLogConfig(v.src, nil)

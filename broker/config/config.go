@@ -21,7 +21,9 @@ type Config struct {
 	Ignored []string
 
 	NodeID int32
-	Roles  Roles
+	// ClusterID is cluster.id ("" unless set).
+	ClusterID string
+	Roles     Roles
 	// ControllerListenerNames are controller.listener.names, upper-cased.
 	ControllerListenerNames []string
 	QuorumVoters            []configdef.Voter
@@ -64,7 +66,8 @@ type Config struct {
 	LogFlushStartOffsetCheckpointIntervalMs int32
 	ProducerIDExpirationMs                  int32
 
-	Group GroupConfig
+	Group   GroupConfig
+	Cluster ClusterConfig
 
 	// Log is the storage configuration of a partition whose topic sets no
 	// override: the log.* defaults with Kafka's precedence applied.
@@ -93,6 +96,24 @@ type GroupConfig struct {
 	OffsetsRetentionMs              int64 // offsets.retention.minutes in ms
 	OffsetsRetentionCheckIntervalMs int64
 	OffsetsCommitTimeoutMs          int32
+}
+
+// ClusterConfig is membership, controller and replication settings
+// (KRaftConfigs, ReplicationConfigs).
+type ClusterConfig struct {
+	BrokerHeartbeatIntervalMs                int32
+	BrokerSessionTimeoutMs                   int32
+	ControlledShutdownEnable                 bool
+	AutoLeaderRebalanceEnable                bool
+	LeaderImbalanceCheckIntervalSeconds      int64
+	ReplicaLagTimeMaxMs                      int64
+	ReplicaFetchWaitMaxMs                    int32
+	ReplicaFetchMinBytes                     int32
+	ReplicaFetchMaxBytes                     int32
+	ReplicaFetchResponseMaxBytes             int32
+	ReplicaFetchBackoffMs                    int32
+	ReplicaSocketTimeoutMs                   int32
+	ReplicaHighWatermarkCheckpointIntervalMs int64
 }
 
 // Sources combines the static configuration with the dynamic broker

@@ -70,6 +70,13 @@ func TestDefaults(t *testing.T) {
 			OffsetsRetentionCheckIntervalMs: 600000,
 			OffsetsCommitTimeoutMs:          5000,
 		},
+		Cluster: ClusterConfig{
+			BrokerHeartbeatIntervalMs: 2000, BrokerSessionTimeoutMs: 9000,
+			ControlledShutdownEnable: true, AutoLeaderRebalanceEnable: true, LeaderImbalanceCheckIntervalSeconds: 300,
+			ReplicaLagTimeMaxMs: 30000, ReplicaFetchWaitMaxMs: 500, ReplicaFetchMinBytes: 1,
+			ReplicaFetchMaxBytes: 1 << 20, ReplicaFetchResponseMaxBytes: 10 << 20, ReplicaFetchBackoffMs: 1000,
+			ReplicaSocketTimeoutMs: 30000, ReplicaHighWatermarkCheckpointIntervalMs: 5000,
+		},
 		Log: storage.DefaultLogConfig(),
 	}
 	if !reflect.DeepEqual(c, want) {

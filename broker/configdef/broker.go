@@ -28,6 +28,11 @@ var brokerDefs = []Def{
 		Doc: `The node's id in the cluster, shared by its broker and controller roles.`,
 	},
 	{
+		Name: "cluster.id", Type: String,
+		Validate: clusterIDValue,
+		Doc:      `The cluster id written to meta.properties when a log directory is formatted (Kafka's kafka-storage.sh format --cluster-id), a base64url-encoded 16-byte UUID. Unset: a node formatting an empty directory derives the id from controller.quorum.voters when there are several voters, so every node of a new cluster agrees on it, and picks a random one for a single voter. A directory formatted for another cluster is refused.`,
+	},
+	{
 		Name: "broker.id", Type: Int, Default: str("1"),
 		Doc: `Older name of node.id; when both are set they must be equal.`,
 	},
@@ -152,6 +157,70 @@ var brokerDefs = []Def{
 	{
 		Name: "unclean.leader.election.enable", Type: Boolean, Default: str("false"), Dynamic: true,
 		Doc: `The default unclean.leader.election.enable of topics.`,
+	},
+
+	// Cluster membership and replication (KRaftConfigs, ReplicationConfigs).
+	{
+		Name: "broker.heartbeat.interval.ms", Type: Int, Default: str("2000"),
+		Validate: atLeast(1),
+		Doc:      `How often a broker heartbeats to the active controller.`,
+	},
+	{
+		Name: "broker.session.timeout.ms", Type: Int, Default: str("9000"),
+		Validate: atLeast(1),
+		Doc:      `How long a broker may go without heartbeating before the controller fences it and moves its leaderships away.`,
+	},
+	{
+		Name: "controlled.shutdown.enable", Type: Boolean, Default: str("true"),
+		Doc: `Whether a stopping broker first asks the controller to move its leaderships to other in-sync replicas.`,
+	},
+	{
+		Name: "auto.leader.rebalance.enable", Type: Boolean, Default: str("true"),
+		Doc: `Whether the controller periodically moves leadership back to each partition's preferred (first) replica.`,
+	},
+	{
+		Name: "leader.imbalance.check.interval.seconds", Type: Long, Default: str("300"),
+		Validate: atLeast(1),
+		Doc:      `How often the controller checks for partitions not led by their preferred replica.`,
+	},
+	{
+		Name: "replica.lag.time.max.ms", Type: Long, Default: str("30000"),
+		Validate: atLeast(1),
+		Doc:      `A follower that has not caught up with the leader's log end for this long leaves the ISR.`,
+	},
+	{
+		Name: "replica.fetch.wait.max.ms", Type: Int, Default: str("500"),
+		Validate: atLeast(0),
+		Doc:      `How long a follower's fetch waits at the leader for data; keep it below replica.lag.time.max.ms.`,
+	},
+	{
+		Name: "replica.fetch.min.bytes", Type: Int, Default: str("1"),
+		Validate: atLeast(1),
+		Doc:      `How much data a follower's fetch waits for at the leader.`,
+	},
+	{
+		Name: "replica.fetch.max.bytes", Type: Int, Default: str("1048576"),
+		Validate: atLeast(0),
+		Doc:      `How many bytes a follower fetches per partition at most (a larger first batch is still returned).`,
+	},
+	{
+		Name: "replica.fetch.response.max.bytes", Type: Int, Default: str("10485760"),
+		Validate: atLeast(0),
+		Doc:      `How many bytes a follower's fetch returns at most in all.`,
+	},
+	{
+		Name: "replica.fetch.backoff.ms", Type: Int, Default: str("1000"),
+		Validate: atLeast(0),
+		Doc:      `How long a follower waits after a failed fetch before it tries again.`,
+	},
+	{
+		Name: "replica.socket.timeout.ms", Type: Int, Default: str("30000"),
+		Doc: `How long a follower waits for the leader's answer beyond the fetch's own wait.`,
+	},
+	{
+		Name: "replica.high.watermark.checkpoint.interval.ms", Type: Long, Default: str("5000"),
+		Validate: atLeast(1),
+		Doc:      `How often the high watermarks are written to the log directory.`,
 	},
 
 	// Log defaults (ServerLogConfigs, CleanerConfig, RemoteLogManagerConfig).

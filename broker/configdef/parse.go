@@ -1,6 +1,7 @@
 package configdef
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
@@ -219,4 +220,17 @@ func all(vs ...func(string) error) func(string) error {
 		}
 		return nil
 	}
+}
+
+// clusterIDValue accepts what Kafka's Uuid.fromString accepts: 16 bytes in
+// unpadded base64url (22 characters).
+func clusterIDValue(v string) error {
+	if v == "" {
+		return nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil || len(b) != 16 {
+		return fmt.Errorf("%q is not a base64url-encoded 16-byte UUID (22 characters, as kafka-storage.sh random-uuid prints)", v)
+	}
+	return nil
 }

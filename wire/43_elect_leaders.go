@@ -1,0 +1,27 @@
+package wire
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ElectLeaders: v0-2
+//
+// Behavior:
+// * PREFERRED moves leadership to the first replica when it is in the ISR;
+//   UNCLEAN elects any live replica of a leaderless partition (Kafka's
+//   kafka-leader-election.sh). The active controller decides; other
+//   brokers forward the request to it.
+// * A null topic list means every partition (v0-1 of Kafka's
+//   ElectLeadersRequest).
+//
+// Version notes:
+// * v1: ElectionType and a top-level error code
+// * v2: flexible versions
+
+func init() { register(api{key: 43, min: 0, max: 2, handle: (*Server).handleElectLeaders}) }
+
+func (s *Server) handleElectLeaders(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	return s.svc.Admin.ElectLeaders(ctx, kreq.(*kmsg.ElectLeadersRequest)), nil
+}
