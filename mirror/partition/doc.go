@@ -1,0 +1,53 @@
+// Package partition is the per-partition mirror state machine of KIP-1279
+// (Cluster Mirroring): UNKNOWN → PREPARING → MIRRORING ⇄ PAUSING → PAUSED,
+// → STOPPING → STOPPED, and FAILED with jittered retries.
+//
+// The machine is pure, in the style of etcd raft's RawNode: it does no IO,
+// starts no goroutines and never reads a clock. Everything it learns comes in
+// through Step(now, Event): leadership (BecomeLeader, BecomeFollower), the
+// desired state from metadata (DesiredChanged, parsed from the seed's
+// mirror.name config with ParseMirrorName), the Result of each effect it
+// asked for, and the mirror fetcher's reports (FetchFailed,
+// SourceEpochAhead). Everything it wants done comes out of Ready() as
+// Effects, in order; Advance() acknowledges them. The driver
+// (MirrorMetadataManager) performs the effects against replication, storage,
+// the __mirror_state coordinator and the source cluster, and steps the
+// Result back with the effect's Ref.
+//
+// Only the partition leader drives a partition: a follower's machine holds
+// its leader epoch and desired state and emits nothing but the RemoveFetcher
+// that ends a leadership. Every effect carries the leader epoch it was
+// emitted under (Ref.LeaderEpoch) and the driver must drop an effect whose
+// epoch is no longer the partition's leader epoch (RemoveFetcher excepted),
+// the way the coordinator fences WriteMirrorStates; a zombie leader whose
+// metadata lags is stopped by the coordinator (leader-epoch fencing of every
+// write) and by replication (log changes only at the current epoch). A Result is accepted only for
+// the one effect the machine currently waits on; anything else — a duplicate,
+// an answer from an older leader epoch, an answer to an effect the machine
+// abandoned — is stale, ignored, and Step returns ErrStale.
+//
+// Phases (each transition is persisted first, then its actions run; the
+// record written is fenced by leader epoch and state epoch, §4.1 of the
+// digest, and every write is a ValidTransition):
+//
+//	any new leader epoch: RemoveFetcher (no reply) if one ran, ReadMirrorState,
+//	  SetReadOnly (ClearReadOnly if the record is STOPPED), resume the phase.
+//	PREPARING: QueryLastMirroredEpoch; LME −1 → TruncateFully(source log
+//	  start), else TruncateAfterEpoch(LME); WaitForISRTruncation.
+//	MIRRORING: AddFetcher; a batch epoch above the leader epoch
+//	  (SourceEpochAhead) → BumpLeaderEpoch(min) so DLE ≥ SLE.
+//	PAUSING: RemoveFetcher, then PAUSED records the log end offset.
+//	PAUSED → MIRRORING (resume): AddFetcher from the local log end, no truncation.
+//	STOPPING: RemoveFetcher; BumpLeaderEpoch(last batch epoch + 1) unless the
+//	  leader epoch is already above it; TruncateToLSO; record the LME (a
+//	  STOPPING → STOPPING write); AppendMirrorPIDReset (acks from the ISR);
+//	  STOPPED; ClearReadOnly.
+//	FAILED (from PREPARING or MIRRORING): RemoveFetcher; ScheduleRetry with
+//	  full jitter; the timer's Result moves it back to PREPARING.
+//
+// A retriable error on any effect retries that step after a jittered step
+// backoff without a state change; only errors the driver marks with
+// ErrFailed or ErrNonRetryable (and fatal FetchFailed kinds) send PREPARING or
+// MIRRORING to FAILED. STOPPING and PAUSING never fail: they retry in place,
+// so a failover always completes.
+package partition

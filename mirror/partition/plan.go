@@ -1,0 +1,280 @@
+package partition
+
+// plan returns the next effect the machine needs, given what it knows, or
+// false when it has nothing to do (idle, or waiting for news). It is a pure
+// function of the machine's fields, so resuming after a leadership change
+// or a lost answer is the same code as the first attempt.
+func (m *Machine) plan() (Effect, bool) {
+	e, ok := m.nextStep()
+	e.Mirror = m.mirror
+	return e, ok
+}
+
+func (m *Machine) nextStep() (Effect, bool) {
+	if !m.leader {
+		return Effect{}, false
+	}
+	if m.desired == DesiredNone {
+		// Not (or no longer) a mirror topic: only make sure nothing fetches.
+		if m.fetcher.active {
+			return Effect{Kind: RemoveFetcher}, true
+		}
+		return Effect{}, false
+	}
+	if !m.known {
+		return Effect{Kind: ReadMirrorState}, true
+	}
+	s, t := m.rec.State, m.target()
+
+	// Write access first: read-only before anything else a start does, and
+	// writable only once STOPPED is persisted (which STOPPING writes only
+	// after MIRROR_PID_RESET is acked) and stays the goal.
+	want := AccessReadOnly
+	if s == StateStopped && t == StateStopped {
+		want = AccessWritable
+	}
+	if m.access != want {
+		if want == AccessWritable {
+			return Effect{Kind: ClearReadOnly}, true
+		}
+		return Effect{Kind: SetReadOnly}, true
+	}
+	if t != s {
+		return m.transition(t), true
+	}
+	if m.fetcher.active && s != StateMirroring && s != StatePausing && s != StateStopping {
+		return Effect{Kind: RemoveFetcher}, true
+	}
+
+	switch s {
+	case StatePreparing:
+		switch {
+		case !m.prog.lmeKnown:
+			return Effect{Kind: QueryLastMirroredEpoch}, true
+		case !m.prog.truncated && m.prog.lme < 0:
+			return Effect{Kind: TruncateFully, Offset: m.prog.srcLogStart}, true
+		case !m.prog.truncated:
+			return Effect{Kind: TruncateAfterEpoch, Epoch: m.prog.lme}, true
+		case !m.prog.isrDone:
+			return Effect{Kind: WaitForISRTruncation, Offset: m.logPos.offset, AllReplicas: m.cfg.WaitAllReplicas}, true
+		}
+
+	case StateMirroring:
+		if !m.fetcher.active {
+			e := Effect{Kind: AddFetcher, Offset: -1, Epoch: -1}
+			if m.logPos.known {
+				e.Offset, e.Epoch = m.logPos.offset, m.logPos.epoch
+			}
+			return e, true
+		}
+		// DLE ≥ SLE: the fetcher holds a batch above the leader epoch.
+		if m.epochWanted > m.leaderEpoch && m.prog.bumpAccepted < m.epochWanted {
+			return Effect{Kind: BumpLeaderEpoch, Epoch: m.epochWanted}, true
+		}
+
+	case StatePausing:
+		if !m.prog.removed {
+			return Effect{Kind: RemoveFetcher}, true
+		}
+
+	case StateStopping:
+		if !m.lmeRecorded() {
+			if !m.prog.removed {
+				return Effect{Kind: RemoveFetcher}, true
+			}
+			// New local records must carry an epoch above every mirrored
+			// batch, so the LME separates the clusters' histories.
+			if need := m.prog.removedEpoch + 1; m.leaderEpoch < need {
+				if m.prog.bumpAccepted >= need {
+					return Effect{}, false // wait for BecomeLeader at the new epoch
+				}
+				return Effect{Kind: BumpLeaderEpoch, Epoch: need}, true
+			}
+			if !m.prog.lsoDone {
+				return Effect{Kind: TruncateToLSO}, true
+			}
+			return m.recordLME(), true
+		}
+		if m.fetcher.active {
+			return Effect{Kind: RemoveFetcher}, true
+		}
+		if !m.prog.pidReset {
+			return Effect{Kind: AppendMirrorPIDReset}, true
+		}
+
+	case StateFailed:
+		if m.retryable() && !m.prog.retryDue {
+			return Effect{Kind: ScheduleRetry, Retry: RetryFailed}, true
+		}
+	}
+	return Effect{}, false
+}
+
+// target is the state the partition should be in next.
+func (m *Machine) target() State {
+	s, d := m.rec.State, m.desired
+	if d == DesiredStop {
+		switch s {
+		case StateStopping:
+			if m.lmeRecorded() && m.prog.pidReset {
+				return StateStopped
+			}
+			return StateStopping
+		case StateStopped:
+			return StateStopped
+		}
+		return StateStopping
+	}
+	if m.failure != nil && (s == StatePreparing || s == StateMirroring) {
+		return StateFailed
+	}
+	switch s {
+	case StateUnknown, StateStopped:
+		// Start (or a pause that overtook its start): align first.
+		return StatePreparing
+	case StatePreparing:
+		if m.prog.truncated && m.prog.isrDone {
+			if d == DesiredPause {
+				return StatePausing
+			}
+			return StateMirroring
+		}
+	case StateMirroring:
+		if d == DesiredPause {
+			return StatePausing
+		}
+	case StatePausing:
+		// A resume during PAUSING finishes the pause, then resumes.
+		if m.prog.removed {
+			return StatePaused
+		}
+	case StatePaused:
+		if d == DesiredStart {
+			return StateMirroring
+		}
+	case StateStopping:
+		// A stop, once started, completes whatever metadata says next.
+		if m.lmeRecorded() && m.prog.pidReset {
+			return StateStopped
+		}
+	case StateFailed:
+		if m.prog.retryDue {
+			return StatePreparing
+		}
+	}
+	return s
+}
+
+// retryable reports whether the FAILED record allows another automatic
+// retry.
+func (m *Machine) retryable() bool {
+	n := m.rec.RetryAttempt
+	return n >= 1 && m.cfg.RetryMaxAttempts > 0 && n <= m.cfg.RetryMaxAttempts
+}
+
+// lmeRecorded reports whether the STOPPING record holds the LME: from then
+// on the log must not be truncated again (it may hold MIRROR_PID_RESET at
+// the bumped epoch, which is not the LME).
+func (m *Machine) lmeRecorded() bool {
+	return m.rec.State == StateStopping && m.rec.LastMirrorOffset >= 0
+}
+
+// lmeTrusted reports whether a stop that came from prev may record the log's
+// latest epoch as the LME. Only a log that finished alignment (MIRRORING,
+// or PAUSING/PAUSED after it) holds nothing but history shared with the
+// source; otherwise the stop records −1 and a later failback copies
+// everything, rather than keep records the source never had.
+func lmeTrusted(prev State) bool {
+	return prev == StateMirroring || prev == StatePausing || prev == StatePaused
+}
+
+// transition is the write that moves the record to state t.
+func (m *Machine) transition(t State) Effect {
+	r := m.rec
+	r.State, r.PrevState = t, m.rec.State
+	r.StateEpoch = m.rec.StateEpoch + 1
+	r.LeaderEpoch = m.leaderEpoch
+	r.ErrorMessage = ""
+	r.LastMirrorEpoch, r.LastMirrorOffset = -1, -1
+	switch t {
+	case StatePreparing:
+		if m.rec.State != StateFailed {
+			r.RetryAttempt = 0
+		}
+	case StateMirroring:
+		// Keeps the retry count: a retry is judged by whether mirroring
+		// lasts (RetryResetAfter), not by reaching MIRRORING.
+	case StatePaused:
+		r.LastMirrorOffset = m.prog.removedLEO
+		r.RetryAttempt = 0
+	case StatePausing:
+		r.RetryAttempt = 0
+	case StateStopping:
+		r.RetryAttempt = 0
+		if m.rec.State == StateFailed {
+			r.PrevState = m.rec.PrevState
+		}
+	case StateStopped:
+		r.LastMirrorEpoch, r.LastMirrorOffset = m.rec.LastMirrorEpoch, m.rec.LastMirrorOffset
+		r.RetryAttempt = 0
+	case StateFailed:
+		r.ErrorMessage = m.failure.msg
+		r.RetryAttempt = m.failure.attempt
+	}
+	return Effect{Kind: WriteMirrorState, Record: r, ExpectedStateEpoch: m.rec.StateEpoch}
+}
+
+// recordLME is STOPPING's second write: the LME and the LSO it truncated
+// to, before MIRROR_PID_RESET moves the log's latest epoch.
+func (m *Machine) recordLME() Effect {
+	r := m.rec
+	r.StateEpoch = m.rec.StateEpoch + 1
+	r.LeaderEpoch = m.leaderEpoch
+	r.LastMirrorOffset = m.prog.lso
+	r.LastMirrorEpoch = -1
+	if lmeTrusted(r.PrevState) {
+		r.LastMirrorEpoch = m.prog.lsoEpoch
+	}
+	return Effect{Kind: WriteMirrorState, Record: r, ExpectedStateEpoch: m.rec.StateEpoch}
+}
+
+// replan emits the next step unless the machine already waits on it. A
+// wait or request the new plan no longer needs is abandoned; a local or
+// persisted change in flight is always waited for.
+func (m *Machine) replan() {
+	next, ok := m.plan()
+	if m.await != nil {
+		waiting := *m.await
+		if m.gated != nil {
+			waiting = *m.gated
+		}
+		if !m.await.Kind.cancellable() || (ok && sameStep(next, waiting)) {
+			return
+		}
+		m.await, m.gated = nil, nil
+	}
+	if ok {
+		m.emit(next, true)
+	}
+}
+
+// emit stamps and queues an effect.
+func (m *Machine) emit(e Effect, reply bool) {
+	m.seq++
+	e.Ref = Ref{LeaderEpoch: m.leaderEpoch, Seq: m.seq}
+	e.Reply = reply
+	e.Mirror = m.mirror
+	switch e.Kind {
+	case AddFetcher:
+		m.fetcher = fetcherState{active: true, ref: e.Ref}
+		m.logPos = logPos{}
+	case ScheduleRetry:
+		if e.At.IsZero() { // RetryFailed: the record's attempt sets the ceiling
+			e.At = m.now.Add(jitter(m.cfg.Rand, Backoff(m.cfg.RetryInitialBackoff, m.cfg.RetryMaxBackoff, int(m.rec.RetryAttempt))))
+		}
+	}
+	m.out = append(m.out, e)
+	if reply {
+		m.await = &e
+	}
+}

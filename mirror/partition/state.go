@@ -1,0 +1,187 @@
+package partition
+
+import "fmt"
+
+// State is a mirror partition's state, persisted in __mirror_state as an
+// int8. The values are the newest enum found in the KIP-1279 prototypes
+// (digest §3.1 "v4": LOG_ALIGNMENT 0, EPOCH_FENCING 1, ULE_RECOVERY 2,
+// MIRRORING 3, PAUSING 4, PAUSED 5, STOPPING 6, STOPPED 7, FAILED 8,
+// UNKNOWN −1) so a record means the same thing to a newer reader. The seed's
+// PREPARING is v4's LOG_ALIGNMENT (the KIP's LOG_TRUNCATION). Values 1 and 2
+// are reserved: this machine keeps DLE ≥ SLE inside MIRRORING (an epoch bump
+// while the fetcher waits) instead of an EPOCH_FENCING state, and does not
+// implement unclean-election recovery.
+type State int8
+
+const (
+	// StateUnknown: no record (the partition was never mirrored, or its
+	// record was deleted). Not persisted by the machine.
+	StateUnknown State = -1
+	// StatePreparing: align the local log with the source (LME truncation)
+	// and wait for the ISR to follow.
+	StatePreparing State = 0
+	// StateMirroring: the mirror fetcher copies the source partition.
+	StateMirroring State = 3
+	// StatePausing: the fetcher is being removed; still read-only.
+	StatePausing State = 4
+	// StatePaused: no fetcher, still read-only; resume continues from the
+	// local log end offset.
+	StatePaused State = 5
+	// StateStopping: failover in progress (remove fetcher, bump epoch,
+	// truncate to the LSO, record the LME, MIRROR_PID_RESET).
+	StateStopping State = 6
+	// StateStopped: no longer mirrored; the topic is writable.
+	StateStopped State = 7
+	// StateFailed: an error stopped this partition (and only this one);
+	// retried with backoff unless the error is non-retryable.
+	StateFailed State = 8
+)
+
+// States lists every state the machine uses, in lifecycle order.
+func States() []State {
+	return []State{StateUnknown, StatePreparing, StateMirroring, StatePausing, StatePaused, StateStopping, StateStopped, StateFailed}
+}
+
+func (s State) String() string {
+	switch s {
+	case StateUnknown:
+		return "UNKNOWN"
+	case StatePreparing:
+		return "PREPARING"
+	case StateMirroring:
+		return "MIRRORING"
+	case StatePausing:
+		return "PAUSING"
+	case StatePaused:
+		return "PAUSED"
+	case StateStopping:
+		return "STOPPING"
+	case StateStopped:
+		return "STOPPED"
+	case StateFailed:
+		return "FAILED"
+	case 1:
+		return "EPOCH_FENCING"
+	case 2:
+		return "ULE_RECOVERY"
+	}
+	return fmt.Sprintf("State(%d)", int8(s))
+}
+
+// ParseState is the inverse of State.String for the states the machine
+// uses.
+func ParseState(s string) (State, error) {
+	for _, st := range States() {
+		if st.String() == s {
+			return st, nil
+		}
+	}
+	return StateUnknown, fmt.Errorf("%w: mirror partition state %q", ErrInvalidEvent, s)
+}
+
+func knownState(s State) bool {
+	switch s {
+	case StateUnknown, StatePreparing, StateMirroring, StatePausing, StatePaused, StateStopping, StateStopped, StateFailed:
+		return true
+	}
+	return false
+}
+
+// ReadOnly reports whether a partition in state s rejects Produce,
+// transactional writes and DeleteRecords with READ_ONLY_TOPIC: every state
+// but STOPPED (digest §3.5 "Read-only semantics"). The machine makes this
+// explicit per leader with SetReadOnly/ClearReadOnly.
+func (s State) ReadOnly() bool { return s != StateStopped }
+
+// Record is one mirror partition's value in __mirror_state: the digest's
+// "Gen B" value (§4.1), the fields of WriteMirrorStates v0. Keys are
+// mirrorName:topicId:partition; the driver adds them.
+type Record struct {
+	State State
+	// StateEpoch is incremented by every write; a write names the state
+	// epoch it expects and the coordinator rejects it if another write came
+	// first (optimistic concurrency, digest §2.2 WriteMirrorStates).
+	StateEpoch int32
+	// LeaderEpoch is the leader epoch of the broker that wrote the record;
+	// the coordinator rejects writes from an older leader.
+	LeaderEpoch int32
+	// LastMirrorEpoch is the LME, recorded by STOPPING: every batch with an
+	// epoch ≤ LME is identical on both clusters. −1 when unknown.
+	LastMirrorEpoch int32
+	// LastMirrorOffset is the offset the stop truncated to (the LSO), or the
+	// log end offset a pause left; −1 when not recorded. In STOPPING, ≥ 0
+	// means the LME has been recorded.
+	LastMirrorOffset int64
+	// ErrorMessage says why the partition is FAILED.
+	ErrorMessage string
+	// RetryAttempt counts consecutive failures (1 for the first); −1 for a
+	// non-retryable failure (v4's NON_RETRYABLE_ATTEMPT).
+	RetryAttempt int32
+	// PrevState is the state the record's state was entered from. STOPPING
+	// entered from FAILED keeps FAILED's PrevState: it tells the stop whether
+	// the log was aligned with the source (see lmeTrusted).
+	PrevState State
+}
+
+// EmptyRecord is what ReadMirrorState returns when __mirror_state has no
+// record for the partition (v4's MirrorPartition.EMPTY).
+func EmptyRecord() Record {
+	return Record{State: StateUnknown, LeaderEpoch: -1, LastMirrorEpoch: -1, LastMirrorOffset: -1, PrevState: StateUnknown}
+}
+
+func (r Record) String() string {
+	s := fmt.Sprintf("%s se=%d le=%d prev=%s lme=%d lmo=%d attempt=%d", r.State, r.StateEpoch, r.LeaderEpoch, r.PrevState,
+		r.LastMirrorEpoch, r.LastMirrorOffset, r.RetryAttempt)
+	if r.ErrorMessage != "" {
+		s += fmt.Sprintf(" error=%q", r.ErrorMessage)
+	}
+	return s
+}
+
+// validFrom lists, per target state, the states a persisted transition may
+// come from. It is the digest's v3 isValidTransition table (§3.3) with
+// these differences, each needed for the machine to be total over what
+// metadata can say:
+//   - PREPARING → PAUSING: a pause that arrives before alignment finishes
+//     lets alignment (and the ISR wait) finish, then pauses, so PAUSED always
+//     holds an aligned log and resume never needs to truncate.
+//   - UNKNOWN → STOPPING: a stop with no record still runs the full stop
+//     (epoch bump, PID reset) before the topic becomes writable.
+//   - FAILED only from PREPARING and MIRRORING (v4's diagram): PAUSING and
+//     STOPPING retry in place instead, so a stop always completes.
+//   - STOPPING → STOPPING records the LME before MIRROR_PID_RESET.
+//
+// v3 also lets every state be rewritten to itself; the machine only ever
+// rewrites STOPPING, so the table allows only that.
+func validFrom(to State) []State {
+	switch to {
+	case StatePreparing:
+		return []State{StateUnknown, StateStopped, StateFailed}
+	case StateMirroring:
+		return []State{StatePreparing, StatePaused}
+	case StatePausing:
+		return []State{StateMirroring, StatePreparing}
+	case StatePaused:
+		return []State{StatePausing}
+	case StateStopping:
+		return []State{StateUnknown, StatePreparing, StateMirroring, StatePausing, StatePaused, StateFailed, StateStopping}
+	case StateStopped:
+		return []State{StateStopping}
+	case StateFailed:
+		return []State{StatePreparing, StateMirroring}
+	}
+	return nil
+}
+
+// ValidTransition reports whether a record in state from may be replaced by
+// one in state to. The coordinator can check it on WriteMirrorStates
+// (INVALID_CLUSTER_MIRROR_STATES otherwise); the machine never emits a write
+// that fails it.
+func ValidTransition(from, to State) bool {
+	for _, s := range validFrom(to) {
+		if s == from {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,79 @@
+// Package mirrormsg holds the message types of the KIP-1279 (Cluster
+// Mirroring) RPCs, in the shape of franz-go's kmsg types: each request is a
+// kmsg.Request and each response a kmsg.Response, so any franz-go client
+// sends them with kgo.Client.Request (or req.RequestWith) and kmsg's
+// RequestFormatter frames them, and the wire server decodes them with
+// RequestForKey. The error codes of the KIP are in errors.go and the keys
+// and versions in one table, APIs (apis.go).
+//
+// # Where the types come from
+//
+// The types are generated (internal/gen) from the JSON schemas in
+// testdata/schemas, Kafka's own schema format; every file starts with a
+// comment naming its source. KIP-1279 is not in Apache Kafka: the schemas
+// are the prototypes' as recovered in shared/spec/kip-1279-digest.md §2.2,
+// using, as the digest recommends, aiven/kafka@cec72d2319b7 ("snapshot A")
+// and the newest showuon/kafka file where snapshot A's was not recovered:
+//
+//	key  RPC                 request                          response
+//	 94  CreateMirror        aiven@cec72d23                   aiven@cec72d23
+//	 95  StartMirrorTopics   showuon@0dfe7300                 aiven@cec72d23 + tag
+//	 96  StopMirrorTopics    showuon@15b72822                 seed (= Start's shape) + tag
+//	 97  ResumeMirrorTopics  Pause's shape (digest [INF])     Pause's shape + tag
+//	 98  ListMirrors         Strait (empty)                   aiven@cec72d23
+//	 99  DescribeMirrors     Strait (MirrorNames, null=all)   aiven@cec72d23 + tags
+//	100  ReadMirrorStates    aiven@cec72d23                   aiven@cec72d23 + tags
+//	101  WriteMirrorStates   showuon@01b3013c                 Strait
+//	102  PauseMirrorTopics   aiven@cec72d23                   seed + tag
+//	103  DeleteMirror        Strait (MirrorName)              Strait (Create's shape)
+//	105  BumpLeaderEpochs    aiven@cec72d23                   seed
+//
+// "seed" is shared/spec/kip-1279-seed.txt. "Strait" marks a schema the
+// sources do not have, designed minimally in Kafka's style. "+ tag(s)"
+// marks Strait extensions, all of them tagged fields so the v0 wire format
+// of the source is unchanged and a peer built on it ignores them:
+//
+//   - per-topic ErrorMessage (tag 0) in the Start/Stop/Pause/Resume
+//     responses: later revisions add it (digest, ML msg157275 AS33) and the
+//     CLI prints the Kafka error name and message of each topic;
+//   - per-partition ErrorMessage (tag 0) and OffsetsSkipped (tag 1) in
+//     DescribeMirrorsResponse: `strait mirror describe` shows the last error
+//     and the offsets lost to the source's retention (issue 5);
+//   - per-partition LeaderEpoch, StateEpoch, LastMirrorOffset, ErrorMessage,
+//     RetryAttempt and NonRetryable (tags 0-5) in ReadMirrorStatesResponse:
+//     what WriteMirrorStates stores, so that a new partition leader rebuilds
+//     the whole state and fences its next write (digest: "add a LeaderEpoch
+//     int32 per partition"; the state epoch for the seed's fencing).
+//
+// The API keys are DESIGN.md §4's. Neither they nor the error codes 134-146
+// are reserved upstream, and upstream has used some of the same numbers
+// since: kmsg v1.15 knows key 94 as UnregisterController and kerr 134-136
+// as other errors. A server must therefore look a mirror key up here before
+// kmsg (RequestForKey), and a client must name mirror errors with this
+// package's ErrorForCode. kgo sends any key its max versions list and
+// decodes the response with the request's ResponseKind, but its default
+// list (kversion.Stable) lacks keys 95-105 and has 94 as
+// UnregisterController: build the client with
+// kgo.MaxVersions(mirrormsg.MaxVersions(nil)).
+//
+// # Go names and behaviour
+//
+// Field names are the schemas' (ThrottleTimeMs, TimeoutMs, MirrorName),
+// exported, with a trailing "Id" spelt "ID" as in kmsg (TopicID). Nested
+// structs are named after their message and schema struct
+// (ReadMirrorStatesResponsePartitionResult). Nullable strings are *string and
+// nullable arrays nil for null; uuids are [16]byte. Every struct has
+// UnknownTags, Default and New<T>, every message NewPtr<T>, as in kmsg.
+// Requests an admin client sends to the controller implement
+// kmsg.AdminRequest (Create/Delete, Start/Stop/Pause/Resume, and
+// BumpLeaderEpochs, which brokers send to the controller); StartMirrorTopics
+// implements kmsg.TimeoutRequest and every response kmsg.ThrottleResponse.
+//
+// Decoding is stricter than kmsg's (see codec.go): trailing bytes, a null
+// where the schema allows none and an array longer than its input are
+// errors, and ReadFrom replaces the whole value.
+//
+// Regenerate after editing a schema:
+//
+//go:generate go run ./internal/gen -schemas testdata/schemas -out .
+package mirrormsg
