@@ -4,7 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire"
 )
 
 // metrics are the broker's Prometheus metrics, registered on the node's own
@@ -44,7 +45,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 
 // RequestDone implements wire.Metrics.
 func (m *metrics) RequestDone(key, _ int16, dur time.Duration, failed bool) {
-	name := kmsg.NameForKey(key)
+	name := wire.NameForKey(key)
 	m.requests.WithLabelValues(name).Inc()
 	m.latency.WithLabelValues(name).Observe(dur.Seconds())
 	if failed {

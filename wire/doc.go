@@ -35,5 +35,7 @@
 // Handler files are named after their API key (18_api_versions.go) and
 // open with a kfake-style comment: versions, behaviour, version notes with
 // KIPs. Each registers itself in init; ApiVersions is built from that
-// registry.
+// registry, less the keys the server's Services cannot answer: the
+// KIP-1279 mirror RPCs (94_create_mirror.go ... 105_bump_leader_epochs.go,
+// types in wire/mirrormsg) only exist for a server with a MirrorService.
 package wire

@@ -33,7 +33,7 @@ func TestShutdownAnswersParkedRequests(t *testing.T) {
 		return resp, nil
 	}}
 	s := newServer(Config{Listeners: []Listener{{Name: "PLAINTEXT", Host: "127.0.0.1"}}, EventLoops: 1},
-		Services{}, testLogger(), nil, newAPITable(parked))
+		Services{}, testLogger(), nil, newAPITable(Services{}, parked))
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -35,8 +36,10 @@ func (m *memInbound) Read(p []byte) (int, error) {
 }
 
 // FuzzFrame feeds arbitrary bytes to the frame splitter and the header
-// parser: no panic, no frame larger than the configured maximum, and an
-// oversized or negative size is refused before its frame is read.
+// parser, then resolves and decodes each frame's body as a server with a
+// MirrorService does (so the mirror RPCs' decoders run too): no panic, no
+// frame larger than the configured maximum, and an oversized or negative
+// size is refused before its frame is read.
 func FuzzFrame(f *testing.F) {
 	const maxBytes = 1 << 16
 	seed := func(req kmsg.Request) []byte { return encodeRequest(1, "fuzz", req) }
@@ -45,11 +48,15 @@ func FuzzFrame(f *testing.F) {
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "a", "1"
 	f.Add(seed(av))
 	f.Add(seed(heartbeat("g", "m")))
+	for _, mc := range mirrorCases() {
+		f.Add(seed(mc.req()))
+	}
 	f.Add(append(seed(kmsg.NewPtrApiVersionsRequest()), seed(av)...))
 	f.Add([]byte{0x7f, 0xff, 0xff, 0xff, 0})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
 	f.Add([]byte{0, 0, 0, 8, 0, 18, 0, 3, 0, 0, 0, 1})
 	f.Add([]byte("GET / HTTP/1.1\r\n\r\n"))
+	apis := newAPITable(Services{Mirror: &mirrorStandIn{}})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := &memInbound{b: bytes.Clone(data)}
 		for {
@@ -80,10 +87,10 @@ func FuzzFrame(f *testing.F) {
 			if before-in.InboundBuffered() != len(frame)+4 {
 				t.Fatalf("consumed %d bytes for a %d-byte frame", before-in.InboundBuffered(), len(frame))
 			}
-			h, err := parseHeader(frame, kmsgFlexible)
+			h, err := parseHeader(frame, requestFlexible)
 			if err == nil {
 				r := &request{hdr: h}
-				r.resolve(newAPITable())
+				r.resolve(apis)
 				if r.kreq != nil {
 					_ = decodeBody(r.kreq, h.body)
 				}
@@ -92,10 +99,11 @@ func FuzzFrame(f *testing.F) {
 	})
 }
 
-// FuzzRequestDecode decodes arbitrary bodies as every request kmsg knows,
-// at every version Apache Kafka 4.x can send, without recovering: kmsg
-// must reject bad input with an error, never a panic. The first two bytes
-// pick the key and version.
+// FuzzRequestDecode decodes arbitrary bodies as every request kmsg or
+// mirrormsg knows (mirrormsg's for keys 94-105, as the server does), at
+// every version its type defines, without recovering: a decoder must reject
+// bad input with an error, never a panic. The first two bytes pick the key
+// and version.
 func FuzzRequestDecode(f *testing.F) {
 	f.Add([]byte{18, 3, 0, 2, 'a', 2, '1', 0})
 	f.Add([]byte{0, 9, 0xff, 0xff, 0, 1, 0, 0, 0x75, 0x30, 2})
@@ -104,15 +112,22 @@ func FuzzRequestDecode(f *testing.F) {
 	f.Add([]byte{12, 4, 0x80, 0x80, 0x80, 0x80, 0x08})
 	var keys []int16
 	for k := int16(0); k < 200; k++ {
-		if kmsg.RequestForKey(k) != nil {
+		if requestForKey(k) != nil {
 			keys = append(keys, k)
 		}
 	}
+	// The mirror seeds: the first byte is the key's index in keys.
+	for _, mc := range mirrorCases() {
+		req := mc.req()
+		i := slices.Index(keys, req.Key())
+		f.Add(append([]byte{byte(i), 0}, req.AppendTo(nil)...))
+	}
+	f.Add([]byte{byte(slices.Index(keys, 99)), 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0}) // DescribeMirrors, array bomb
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) < 2 {
 			return
 		}
-		kreq := kmsg.RequestForKey(keys[int(data[0])%len(keys)])
+		kreq := requestForKey(keys[int(data[0])%len(keys)])
 		kreq.SetVersion(int16(data[1]) % (kreq.MaxVersion() + 1))
 		_ = kreq.ReadFrom(data[2:])
 	})

@@ -46,14 +46,3 @@ func parseHeader(frame []byte, flexible func(key, version int16) bool) (requestH
 	h.body = r.Src
 	return h, nil
 }
-
-// kmsgFlexible reports whether kmsg encodes key at version with the
-// flexible (v2) request header; false for keys kmsg does not know.
-func kmsgFlexible(key, version int16) bool {
-	kreq := kmsg.RequestForKey(key)
-	if kreq == nil {
-		return false
-	}
-	kreq.SetVersion(version)
-	return kreq.IsFlexible()
-}

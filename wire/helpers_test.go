@@ -47,7 +47,7 @@ func newTestServerSvc(t *testing.T, cfg Config, svc Services, metrics Metrics, e
 	if cfg.EventLoops == 0 {
 		cfg.EventLoops = 2
 	}
-	s := newServer(cfg, svc, testLogger(), metrics, newAPITable(extra...))
+	s := newServer(cfg, svc, testLogger(), metrics, newAPITable(svc, extra...))
 	s.bufs.scribble = true
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -57,7 +57,7 @@ func TestNegativeIdleDisablesTheCheck(t *testing.T) {
 func TestShutdownDrainsInflight(t *testing.T) {
 	p := newProbe()
 	cfg := Config{Listeners: []Listener{{Name: "PLAINTEXT", Host: "127.0.0.1"}}, EventLoops: 2}
-	s := newServer(cfg, Services{}, testLogger(), nil, newAPITable(heartbeatStandIn(p)))
+	s := newServer(cfg, Services{}, testLogger(), nil, newAPITable(Services{}, heartbeatStandIn(p)))
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestShutdownDrainsInflight(t *testing.T) {
 func TestShutdownBoundedByContext(t *testing.T) {
 	p := newProbe()
 	s := newServer(Config{Listeners: []Listener{{Name: "PLAINTEXT", Host: "127.0.0.1"}}, EventLoops: 1},
-		Services{}, testLogger(), nil, newAPITable(heartbeatStandIn(p)))
+		Services{}, testLogger(), nil, newAPITable(Services{}, heartbeatStandIn(p)))
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // kafka40Ranges are the version ranges Strait advertises: Apache Kafka 4.0's
@@ -18,11 +20,30 @@ var kafka40Ranges = map[int16][2]int16{
 	42: {0, 2}, 43: {0, 2}, 44: {0, 1}, 47: {0, 0}, 60: {0, 1},
 }
 
+// mirrorRanges are the KIP-1279 mirror RPCs (ours, not Kafka's: DESIGN.md
+// §4, wire/mirrormsg), advertised on top of kafka40Ranges only by a server
+// with a MirrorService.
+var mirrorRanges = map[int16][2]int16{
+	94: {0, 0}, 95: {0, 0}, 96: {0, 0}, 97: {0, 0}, 98: {0, 0}, 99: {0, 0},
+	100: {0, 0}, 101: {0, 0}, 102: {0, 0}, 103: {0, 0}, 105: {0, 0},
+}
+
 // expectedRanges is kafka40Ranges with the test stand-ins' ranges on top.
 func expectedRanges(standIns ...api) map[int16][2]int16 {
-	out := make(map[int16][2]int16, len(kafka40Ranges))
+	return expectedRangesFor(false, standIns...)
+}
+
+// expectedRangesFor is expectedRanges, plus mirrorRanges for a server
+// with a MirrorService.
+func expectedRangesFor(mirror bool, standIns ...api) map[int16][2]int16 {
+	out := make(map[int16][2]int16, len(kafka40Ranges)+len(mirrorRanges))
 	for k, v := range kafka40Ranges {
 		out[k] = v
+	}
+	if mirror {
+		for k, v := range mirrorRanges {
+			out[k] = v
+		}
 	}
 	for _, a := range standIns {
 		out[a.key] = [2]int16{a.min, a.max}
@@ -32,7 +53,12 @@ func expectedRanges(standIns ...api) map[int16][2]int16 {
 
 // expectedKeys is expectedRanges as a sorted ApiVersions key list.
 func expectedKeys(standIns ...api) []kmsg.ApiVersionsResponseApiKey {
-	m := expectedRanges(standIns...)
+	return expectedKeysFor(false, standIns...)
+}
+
+// expectedKeysFor is expectedRangesFor as a sorted ApiVersions key list.
+func expectedKeysFor(mirror bool, standIns ...api) []kmsg.ApiVersionsResponseApiKey {
+	m := expectedRangesFor(mirror, standIns...)
 	var out []kmsg.ApiVersionsResponseApiKey
 	for k := int16(0); k < 200; k++ {
 		if r, ok := m[k]; ok {
@@ -42,13 +68,32 @@ func expectedKeys(standIns ...api) []kmsg.ApiVersionsResponseApiKey {
 	return out
 }
 
+// The registry holds exactly Kafka 4.0's ranges for the keys every server
+// serves, and exactly mirrorRanges for the keys served only with a
+// MirrorService.
 func TestRegistryMatchesKafka40Ranges(t *testing.T) {
-	if len(registry) != len(kafka40Ranges) {
-		t.Errorf("registry has %d keys, the table %d", len(registry), len(kafka40Ranges))
+	if len(registry) != len(kafka40Ranges)+len(mirrorRanges) {
+		t.Errorf("registry has %d keys, the tables %d + %d", len(registry), len(kafka40Ranges), len(mirrorRanges))
 	}
 	for k, a := range registry {
-		if r, ok := kafka40Ranges[k]; !ok || r != [2]int16{a.min, a.max} {
-			t.Errorf("%s registered v%d-%d, table says %v (present %t)", kmsg.NameForKey(k), a.min, a.max, r, ok)
+		table, which := kafka40Ranges, "Kafka 4.0"
+		if a.served != nil {
+			table, which = mirrorRanges, "mirror"
+			if a.served(Services{}) || !a.served(Services{Mirror: &mirrorStandIn{}}) {
+				t.Errorf("%s: served without a MirrorService, or not with one", NameForKey(k))
+			}
+		}
+		if r, ok := table[k]; !ok || r != [2]int16{a.min, a.max} {
+			t.Errorf("%s registered v%d-%d, the %s table says %v (present %t)", NameForKey(k), a.min, a.max, which, r, ok)
+		}
+	}
+	// Every mirror RPC mirrormsg defines is served, within its schema's versions.
+	if len(mirrorRanges) != len(mirrormsg.APIs) {
+		t.Errorf("%d mirror ranges for %d mirror APIs", len(mirrorRanges), len(mirrormsg.APIs))
+	}
+	for _, m := range mirrormsg.APIs {
+		if r, ok := mirrorRanges[m.Key]; !ok || r[0] < m.Min || r[1] > m.Max {
+			t.Errorf("%s: served %v (present %t), schema v%d-%d", m.Name, r, ok, m.Min, m.Max)
 		}
 	}
 }

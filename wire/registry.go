@@ -24,6 +24,11 @@ type handlerFunc func(s *Server, ctx context.Context, kreq kmsg.Request) (kmsg.R
 type api struct {
 	key, min, max int16
 	handle        handlerFunc
+	// served reports whether a server with these services can answer the
+	// key; nil means always. A server whose services cannot leaves the
+	// key out of its table: not advertised, and refused like a key it
+	// does not know (the mirror RPCs without a MirrorService).
+	served func(Services) bool
 }
 
 // registry holds every API, filled by the init functions of the handler
@@ -34,21 +39,21 @@ var registry = map[int16]api{}
 func register(a api) { registerIn(registry, a) }
 
 // registerIn panics on a key registered twice, an invalid version range,
-// a key kmsg does not know, or a max version kmsg cannot decode: all
-// programming errors caught when the package loads.
+// a key neither kmsg nor mirrormsg knows, or a max version its decoder
+// cannot read: all programming errors caught when the package loads.
 func registerIn(m map[int16]api, a api) {
 	if a.key < 0 || a.min < 0 || a.max < a.min || a.handle == nil {
 		panic(fmt.Sprintf("wire: invalid api registration: key %d, versions %d-%d, handler set %t", a.key, a.min, a.max, a.handle != nil))
 	}
-	kreq := kmsg.RequestForKey(a.key)
+	kreq := requestForKey(a.key)
 	if kreq == nil {
-		panic(fmt.Sprintf("wire: api key %d is unknown to kmsg", a.key))
+		panic(fmt.Sprintf("wire: api key %d is unknown to kmsg and mirrormsg", a.key))
 	}
 	if a.max > kreq.MaxVersion() {
-		panic(fmt.Sprintf("wire: %s registered up to v%d, kmsg decodes up to v%d", kmsg.NameForKey(a.key), a.max, kreq.MaxVersion()))
+		panic(fmt.Sprintf("wire: %s registered up to v%d, kmsg decodes up to v%d", NameForKey(a.key), a.max, kreq.MaxVersion()))
 	}
 	if _, dup := m[a.key]; dup {
-		panic(fmt.Sprintf("wire: api key %d (%s) registered twice", a.key, kmsg.NameForKey(a.key)))
+		panic(fmt.Sprintf("wire: api key %d (%s) registered twice", a.key, NameForKey(a.key)))
 	}
 	m[a.key] = a
 }
@@ -60,12 +65,20 @@ type apiTable struct {
 	versions []kmsg.ApiVersionsResponseApiKey
 }
 
-// newAPITable snapshots the registry, plus extra entries: tests register
-// stand-ins that replace handlers (see newTestServer).
-func newAPITable(extra ...api) *apiTable {
+// newAPITable snapshots the registry entries svc can serve, plus extra
+// entries: tests register stand-ins that replace handlers (see
+// newTestServer); a stand-in is always served.
+//
+// An entry whose served(svc) is false is left out of the table, so
+// ApiVersions does not list it and resolve refuses it as an unknown key:
+// Kafka's ApiVersionManager likewise advertises and accepts only the APIs
+// the node has enabled (SocketServer.parseRequestHeader, isApiEnabled).
+func newAPITable(svc Services, extra ...api) *apiTable {
 	m := make(map[int16]api, len(registry)+len(extra))
 	for k, a := range registry {
-		m[k] = a
+		if a.served == nil || a.served(svc) {
+			m[k] = a
+		}
 	}
 	for _, a := range extra {
 		// A stand-in replaces the real handler of its key.

@@ -39,7 +39,7 @@ func TestRegisterPanics(t *testing.T) {
 func TestAPITable(t *testing.T) {
 	h := func(*Server, context.Context, kmsg.Request) (kmsg.Response, error) { return nil, nil }
 	before := len(registry)
-	tab := newAPITable(api{key: 36, min: 0, max: 2, handle: h}, api{key: 3, min: 1, max: 12, handle: h})
+	tab := newAPITable(Services{}, api{key: 36, min: 0, max: 2, handle: h}, api{key: 3, min: 1, max: 12, handle: h})
 	if len(registry) != before {
 		t.Fatal("a test table changed the package registry")
 	}

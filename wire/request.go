@@ -41,9 +41,11 @@ func (r *request) releaseTurn() { r.turnOnce.Do(func() { close(r.turn) }) }
 
 // resolve checks the header against the server's API table (Kafka's
 // SocketServer.parseRequestHeader and ApiVersionManager.isApiEnabled): an
-// unknown key or a version outside the registered range fails the request,
-// which closes the connection, except ApiVersions, which Kafka accepts at
-// any version and answers in v0 (RequestContext.parseRequest).
+// unknown key (one the table lacks: not registered, or not served by this
+// server's services, as the mirror keys without a MirrorService) or a
+// version outside the registered range fails the request, which closes the
+// connection, except ApiVersions, which Kafka accepts at any version and
+// answers in v0 (RequestContext.parseRequest).
 func (r *request) resolve(t *apiTable) {
 	a, ok := t.lookup(r.hdr.key)
 	if !ok {
@@ -56,10 +58,10 @@ func (r *request) resolve(t *apiTable) {
 			r.fallback = true
 			return
 		}
-		r.err = fmt.Errorf("%w: %s v%d, serving v%d-v%d", ErrUnsupportedVersion, kmsg.NameForKey(r.hdr.key), r.hdr.version, a.min, a.max)
+		r.err = fmt.Errorf("%w: %s v%d, serving v%d-v%d", ErrUnsupportedVersion, NameForKey(r.hdr.key), r.hdr.version, a.min, a.max)
 		return
 	}
-	r.kreq = kmsg.RequestForKey(r.hdr.key)
+	r.kreq = requestForKey(r.hdr.key)
 	r.kreq.SetVersion(r.hdr.version)
 }
 
@@ -98,7 +100,7 @@ func (r *request) run() {
 		ctx := reqctx.WithUnmute(reqctx.With(cn.ctx, info), r.releaseTurn)
 		resp, r.err = r.api.handle(s, ctx, r.kreq)
 		if r.err == nil && resp != nil && resp.Key() != r.hdr.key {
-			r.err = fmt.Errorf("handler answered %s with %s", kmsg.NameForKey(r.hdr.key), kmsg.NameForKey(resp.Key()))
+			r.err = fmt.Errorf("handler answered %s with %s", NameForKey(r.hdr.key), NameForKey(resp.Key()))
 		}
 	}
 	if r.err != nil {
@@ -130,11 +132,11 @@ func (r *request) run() {
 func decodeBody(kreq kmsg.Request, body []byte) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: %s v%d: decoder panic: %v", ErrInvalidRequest, kmsg.NameForKey(kreq.Key()), kreq.GetVersion(), p)
+			err = fmt.Errorf("%w: %s v%d: decoder panic: %v", ErrInvalidRequest, NameForKey(kreq.Key()), kreq.GetVersion(), p)
 		}
 	}()
 	if err := kreq.ReadFrom(body); err != nil {
-		return fmt.Errorf("%w: %s v%d: %v", ErrInvalidRequest, kmsg.NameForKey(kreq.Key()), kreq.GetVersion(), err)
+		return fmt.Errorf("%w: %s v%d: %v", ErrInvalidRequest, NameForKey(kreq.Key()), kreq.GetVersion(), err)
 	}
 	return nil
 }

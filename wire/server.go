@@ -54,7 +54,7 @@ const (
 // NewServer returns a server for cfg; Start reports a bad cfg. A nil
 // logger discards, nil metrics are NopMetrics.
 func NewServer(cfg Config, svc Services, logger *slog.Logger, metrics Metrics) *Server {
-	return newServer(cfg, svc, logger, metrics, newAPITable())
+	return newServer(cfg, svc, logger, metrics, newAPITable(svc))
 }
 
 func newServer(cfg Config, svc Services, logger *slog.Logger, metrics Metrics, apis *apiTable) *Server {

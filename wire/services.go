@@ -7,6 +7,7 @@ import (
 
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/storage"
+	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // Services are what the handlers delegate every decision to; the broker
@@ -21,6 +22,11 @@ type Services struct {
 	Admin     AdminService
 	Groups    GroupService
 	Producers ProducerIDService
+	// Mirror serves the KIP-1279 mirror RPCs (keys 94-105). It is
+	// optional: while it is nil the server neither advertises those keys
+	// in ApiVersions nor accepts them (a request for one is refused like
+	// an unknown key), so a client never sees an API it cannot use.
+	Mirror MirrorService
 }
 
 // ClusterView is this broker's view of the cluster.
@@ -91,4 +97,32 @@ type GroupService interface {
 // ProducerIDService hands out producer ids (InitProducerId).
 type ProducerIDService interface {
 	InitProducerID(ctx context.Context, req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse
+}
+
+// MirrorService serves the cluster mirroring RPCs of KIP-1279 (types in
+// wire/mirrormsg). As for the other services, per-mirror, per-topic and
+// per-partition failures are error codes in the response (mirrormsg's
+// errors.go); a nil response is a bug and closes the connection.
+type MirrorService interface {
+	// Admin RPCs (kmsg.AdminRequest): a client sends them to the active
+	// controller, and a broker that is not it forwards them.
+	CreateMirror(ctx context.Context, req *mirrormsg.CreateMirrorRequest) *mirrormsg.CreateMirrorResponse
+	DeleteMirror(ctx context.Context, req *mirrormsg.DeleteMirrorRequest) *mirrormsg.DeleteMirrorResponse
+	StartMirrorTopics(ctx context.Context, req *mirrormsg.StartMirrorTopicsRequest) *mirrormsg.StartMirrorTopicsResponse
+	StopMirrorTopics(ctx context.Context, req *mirrormsg.StopMirrorTopicsRequest) *mirrormsg.StopMirrorTopicsResponse
+	PauseMirrorTopics(ctx context.Context, req *mirrormsg.PauseMirrorTopicsRequest) *mirrormsg.PauseMirrorTopicsResponse
+	ResumeMirrorTopics(ctx context.Context, req *mirrormsg.ResumeMirrorTopicsRequest) *mirrormsg.ResumeMirrorTopicsResponse
+	// BumpLeaderEpochs is sent by a mirror partition's leader to the
+	// controller (PartitionChangeRecord.MinLeaderEpoch).
+	BumpLeaderEpochs(ctx context.Context, req *mirrormsg.BumpLeaderEpochsRequest) *mirrormsg.BumpLeaderEpochsResponse
+
+	// Any broker answers these from its metadata image.
+	ListMirrors(ctx context.Context, req *mirrormsg.ListMirrorsRequest) *mirrormsg.ListMirrorsResponse
+	DescribeMirrors(ctx context.Context, req *mirrormsg.DescribeMirrorsRequest) *mirrormsg.DescribeMirrorsResponse
+
+	// The __mirror_state coordinator's RPCs: partition leaders write their
+	// mirror state, and read the Last Mirrored Epoch (also from a source
+	// cluster, when preparing a failback).
+	ReadMirrorStates(ctx context.Context, req *mirrormsg.ReadMirrorStatesRequest) *mirrormsg.ReadMirrorStatesResponse
+	WriteMirrorStates(ctx context.Context, req *mirrormsg.WriteMirrorStatesRequest) *mirrormsg.WriteMirrorStatesResponse
 }

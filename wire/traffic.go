@@ -83,7 +83,7 @@ func (cn *conn) startRequest(frame []byte) {
 	cn.nextSeq++
 	cn.lastTurn = r.turn
 	cn.inflight.Add(1)
-	r.hdr, r.err = parseHeader(frame, kmsgFlexible)
+	r.hdr, r.err = parseHeader(frame, requestFlexible)
 	if r.err == nil {
 		r.resolve(s.apis)
 	}

@@ -11,12 +11,14 @@ import (
 	"syscall"
 
 	"github.com/strait-io/strait/bench"
+	mirrorcli "github.com/strait-io/strait/mirror/admin/cli"
 )
 
 const usage = `usage: strait <command> [arguments]
 
 commands:
   serve     start a broker
+  mirror    manage cluster mirrors (create, start, stop, describe, ...)
   bench     run a load-generator workload (produce, consume, e2e, limits)
   version   print the version
 `
@@ -43,6 +45,8 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return runServe(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return bench.MainContext(ctx, args[1:], stdout, stderr)
+	case "mirror":
+		return mirrorcli.Main(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "strait (development)")
 		return 0

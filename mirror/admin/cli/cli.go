@@ -1,0 +1,222 @@
+// Package cli is `strait mirror`, the command line of KIP-1279 mirrors on
+// top of package admin: the KIP's kafka-cluster-mirrors.sh actions
+// (digest §8.2) as subcommands, run against the destination cluster.
+//
+// Exit status: 0 on success; 1 when the cluster answers with a Kafka error
+// (printed to stderr as "NAME: message", e.g. "UNKNOWN_CLUSTER_MIRROR: The
+// cluster mirror does not exist.") or cannot be reached in --timeout; 2 on
+// a usage error (missing NAME, unknown flag, bad key=value), with a message
+// naming the problem. Start/Stop/Pause/Resume fail when any topic fails, or
+// when the broker returns no result for a topic it was sent.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strait-io/strait/mirror/admin"
+)
+
+const (
+	exitOK     = 0
+	exitFailed = 1 // a Kafka error, or the cluster could not be reached
+	exitUsage  = 2
+)
+
+// Usage is the text of `strait mirror --help`.
+const Usage = `usage: strait mirror [global flags] <command> [arguments]
+
+Manage KIP-1279 cluster mirrors. Commands run against the destination cluster.
+
+commands:
+  create   NAME --source-bootstrap HOST:PORT[,HOST:PORT...] [--config key=value]...
+  delete   NAME
+  list     [--json]
+  describe NAME [--json]   per partition: state, source HW, destination LEO, lag,
+                           last mirrored epoch (LME), offsets skipped, last error
+  start    NAME --topic T [--topic T2]...
+  pause    NAME --topic T [--topic T2]...
+  resume   NAME --topic T [--topic T2]...
+  stop     NAME --topic T [--topic T2]...   failover / migration cut-over
+
+global flags (before or after the command):
+  --bootstrap-server HOST:PORT[,HOST:PORT...]
+                     the destination cluster (default 127.0.0.1:9092)
+  --timeout DURATION time limit of the command (default 30s)
+
+Exit status: 0 on success; 1 when the cluster answers with an error, printed
+as NAME: message (e.g. UNKNOWN_CLUSTER_MIRROR: ...), or cannot be reached;
+2 on a usage error. Run 'strait mirror <command> --help' for its flags.
+`
+
+// globals are the flags every command accepts.
+type globals struct {
+	bootstrap string
+	timeout   time.Duration
+}
+
+// register adds the global flags to fs with g's current values as
+// defaults, so a value given before the command carries over.
+func (g *globals) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.bootstrap, "bootstrap-server", g.bootstrap, "the destination cluster, `HOST:PORT[,HOST:PORT...]`")
+	fs.DurationVar(&g.timeout, "timeout", g.timeout, "time limit of the command")
+}
+
+// command is one subcommand.
+type command struct {
+	args string // the synopsis after the command name
+	// flags registers the command's own flags and returns what run needs.
+	flags func(fs *flag.FlagSet) any
+	// npos is the number of positional arguments (0 or 1: NAME).
+	npos int
+	// run does the command with an admin client and its flags.
+	run func(ctx context.Context, e *env, name string, flags any) int
+}
+
+// env is what a running command writes to.
+type env struct {
+	cmd            string // e.g. "create"
+	timeout        time.Duration
+	stdout, stderr io.Writer
+	client         *admin.Client
+}
+
+// fail prints err for a failed request and returns exitFailed. A Kafka
+// error is printed as "NAME: message", without the RPC wrapping.
+func (e *env) fail(err error) int {
+	var ae *admin.Error
+	switch {
+	case errors.As(err, &ae):
+		fmt.Fprintf(e.stderr, "strait mirror %s: %v\n", e.cmd, ae)
+	case errors.Is(err, context.DeadlineExceeded):
+		fmt.Fprintf(e.stderr, "strait mirror %s: %v (no answer within --timeout %v)\n", e.cmd, err, e.timeout)
+	default:
+		fmt.Fprintf(e.stderr, "strait mirror %s: %v\n", e.cmd, err)
+	}
+	return exitFailed
+}
+
+// commands are the subcommands by name; never modified.
+var commands = map[string]command{
+	"create":   createCommand,
+	"delete":   deleteCommand,
+	"list":     listCommand,
+	"describe": describeCommand,
+	"start":    topicsCommand("start", (*admin.Client).StartMirrorTopics),
+	"stop":     topicsCommand("stop", (*admin.Client).StopMirrorTopics),
+	"pause":    topicsCommand("pause", (*admin.Client).PauseMirrorTopics),
+	"resume":   topicsCommand("resume", (*admin.Client).ResumeMirrorTopics),
+}
+
+// Main runs `strait mirror` with args (the arguments after "mirror") and
+// returns the exit status.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	g := globals{bootstrap: "127.0.0.1:9092", timeout: 30 * time.Second}
+	top := flag.NewFlagSet("strait mirror", flag.ContinueOnError)
+	top.SetOutput(io.Discard)
+	g.register(top)
+	if err := top.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, Usage)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "strait mirror: %v\n\n%s", err, Usage)
+		return exitUsage
+	}
+	if top.NArg() == 0 {
+		fmt.Fprintf(stderr, "strait mirror: missing command\n\n%s", Usage)
+		return exitUsage
+	}
+	name, rest := top.Arg(0), top.Args()[1:]
+	if name == "help" {
+		fmt.Fprint(stdout, Usage)
+		return exitOK
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "strait mirror: unknown command %q\n\n%s", name, Usage)
+		return exitUsage
+	}
+	return runCommand(ctx, name, cmd, &g, rest, stdout, stderr)
+}
+
+func runCommand(ctx context.Context, name string, cmd command, g *globals, args []string, stdout, stderr io.Writer) int {
+	synopsis := "usage: strait mirror " + name + " " + cmd.args
+	fs := flag.NewFlagSet("strait mirror "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	g.register(fs)
+	flags := cmd.flags(fs)
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "strait mirror %s: %s\n%s\n", name, fmt.Sprintf(format, a...), synopsis)
+		return exitUsage
+	}
+	pos, err := parseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stdout, "%s\n\nflags:\n", synopsis)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return exitOK
+	}
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	switch {
+	case len(pos) < cmd.npos:
+		return usageErr("missing NAME")
+	case len(pos) > cmd.npos:
+		return usageErr("unexpected argument %q", pos[cmd.npos])
+	}
+	var mirror string
+	if cmd.npos == 1 {
+		if mirror = pos[0]; mirror == "" {
+			return usageErr("empty NAME")
+		}
+	}
+	if err := checkFlags(flags); err != nil {
+		return usageErr("%v", err)
+	}
+	bootstrap, err := parseHostPorts(g.bootstrap)
+	if err != nil {
+		return usageErr("--bootstrap-server: %v", err)
+	}
+	if g.timeout <= 0 {
+		return usageErr("--timeout must be positive, got %v", g.timeout)
+	}
+
+	client, err := admin.NewClient(bootstrap, kgo.ClientID("strait-mirror"))
+	if err != nil {
+		fmt.Fprintf(stderr, "strait mirror %s: %v\n", name, err)
+		return exitFailed
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	return cmd.run(ctx, &env{cmd: name, timeout: g.timeout, stdout: stdout, stderr: stderr, client: client}, mirror, flags)
+}
+
+// checker is implemented by command flags that need checks after parsing
+// (a required flag, say).
+type checker interface{ check() error }
+
+func checkFlags(flags any) error {
+	if c, ok := flags.(checker); ok {
+		return c.check()
+	}
+	return nil
+}
+
+// joinQuoted is for messages listing names.
+func joinQuoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/strait-io/strait/mirror/admin"
+)
+
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+}
+
+// orDash shows −1 ("not yet available") and "" as "-".
+func orDash[T int32 | int64](v T) string {
+	if v < 0 {
+		return "-"
+	}
+	return strconv.FormatInt(int64(v), 10)
+}
+
+func strOrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (e *env) printJSON(v any) int {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(e.stderr, "strait mirror %s: %v\n", e.cmd, err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+func printList(w io.Writer, ms []admin.ListedMirror) {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "NAME\tSOURCE-BOOTSTRAP\tSOURCE-CLUSTER-ID\tTOPICS")
+	for _, m := range ms {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", m.Name, m.SourceBootstrap, strOrDash(m.SourceClusterID), m.TopicCount)
+	}
+	tw.Flush()
+}
+
+func printDescription(w io.Writer, d admin.MirrorDescription) {
+	parts := 0
+	for _, t := range d.Topics {
+		parts += len(t.Partitions)
+	}
+	fmt.Fprintf(w, "Mirror %s: %d topics, %d partitions\n", d.Name, len(d.Topics), parts)
+	tw := newTable(w)
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tSTATE\tSOURCE-HW\tDEST-LEO\tLAG\tLME\tSKIPPED\tLAST-ERROR")
+	for _, t := range d.Topics {
+		for _, p := range t.Partitions {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", t.Name, p.Partition, strOrDash(p.State),
+				orDash(p.SourceHighWatermark), orDash(p.DestinationLogEndOffset), orDash(p.Lag),
+				orDash(p.LastMirrorEpoch), p.OffsetsSkipped, strOrDash(p.LastError))
+		}
+	}
+	tw.Flush()
+}
+
+func printTopicResults(w io.Writer, rs admin.TopicResults, missing []string) {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "TOPIC\tRESULT")
+	for _, r := range rs {
+		if r.Err == nil {
+			fmt.Fprintf(tw, "%s\tOK\n", r.Topic)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s: %s\n", r.Topic, admin.ErrorName(r.Err), r.Detail())
+	}
+	for _, t := range missing {
+		fmt.Fprintf(tw, "%s\tNO RESULT\n", t)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,129 @@
+package admin
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/strait-io/strait/wire/mirrormsg"
+)
+
+// MirrorDescription is one mirror of DescribeMirrors.
+type MirrorDescription struct {
+	Name string `json:"mirror"`
+	// Err is the mirror's error (a *kerr.Error, e.g.
+	// UNKNOWN_CLUSTER_MIRROR), nil if it was described.
+	Err error `json:"-"`
+	// AuthorizedOperations is the response's bitfield, math.MinInt32 when
+	// the broker did not compute it.
+	AuthorizedOperations int32              `json:"-"`
+	Topics               []TopicDescription `json:"topics"`
+}
+
+// TopicDescription is one topic of a mirror, its partitions sorted by
+// index.
+type TopicDescription struct {
+	Name       string                 `json:"topic"`
+	Partitions []PartitionDescription `json:"partitions"`
+}
+
+// PartitionDescription is one partition's mirror state
+// (DescribeMirrorsResponse's PartitionDetail). An offset, lag or epoch of
+// −1 is not yet available.
+type PartitionDescription struct {
+	Partition int32 `json:"partition"`
+	// State is the partition's mirror state (MIRRORING, PAUSED, ...).
+	State string `json:"state"`
+	// SourceHighWatermark is the source leader's high watermark.
+	SourceHighWatermark int64 `json:"source_high_watermark"`
+	// DestinationLogEndOffset is the destination leader's log end offset.
+	DestinationLogEndOffset int64 `json:"destination_log_end_offset"`
+	// Lag is SourceHighWatermark − DestinationLogEndOffset.
+	Lag int64 `json:"lag"`
+	// LastMirrorEpoch is the LME, the last source leader epoch mirrored.
+	LastMirrorEpoch int32 `json:"last_mirror_epoch"`
+	// OffsetsSkipped counts source offsets never mirrored because the
+	// source's log start offset passed the fetch offset (retention).
+	OffsetsSkipped int64 `json:"offsets_skipped"`
+	// LastError is the partition's last error, "" if none.
+	LastError string `json:"last_error"`
+}
+
+// DescribeMirrors describes the named mirrors, or every mirror when no name
+// is given. With names, the result has one entry per distinct name in the
+// order given; a name the broker did not answer for gets
+// UNKNOWN_CLUSTER_MIRROR, as Kafka's AdminClient.describeTopics fails a
+// topic missing from the Metadata response with UNKNOWN_TOPIC_OR_PARTITION.
+// Without names, the mirrors are sorted by name. Topics are sorted by name
+// and partitions by index.
+func (c *Client) DescribeMirrors(ctx context.Context, names ...string) ([]MirrorDescription, error) {
+	req := mirrormsg.NewPtrDescribeMirrorsRequest()
+	var wanted []string
+	for _, n := range names {
+		if !slices.Contains(wanted, n) {
+			wanted = append(wanted, n)
+		}
+	}
+	req.MirrorNames = wanted // nil: every mirror
+	resp, err := req.RequestWith(ctx, c.cl)
+	if err != nil {
+		return nil, fmt.Errorf("DescribeMirrors: %w", err)
+	}
+	if err := codeError(resp.ErrorCode, resp.ErrorMessage); err != nil {
+		return nil, fmt.Errorf("DescribeMirrors: %w", err)
+	}
+	got := make(map[string]MirrorDescription, len(resp.Mirrors))
+	var order []string
+	for _, m := range resp.Mirrors {
+		if _, dup := got[m.MirrorName]; !dup {
+			order = append(order, m.MirrorName)
+		}
+		got[m.MirrorName] = describedMirror(m)
+	}
+	if wanted == nil {
+		slices.Sort(order)
+		wanted = order
+	}
+	out := make([]MirrorDescription, 0, len(wanted))
+	for _, n := range wanted {
+		d, ok := got[n]
+		if !ok {
+			d = MirrorDescription{Name: n, Err: mirrormsg.UnknownClusterMirror}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func describedMirror(m mirrormsg.DescribeMirrorsResponseDescribedMirror) MirrorDescription {
+	d := MirrorDescription{
+		Name:                 m.MirrorName,
+		Err:                  kafkaError(m.ErrorCode),
+		AuthorizedOperations: m.AuthorizedOperations,
+		Topics:               make([]TopicDescription, 0, len(m.Topics)),
+	}
+	for _, t := range m.Topics {
+		td := TopicDescription{Name: t.TopicName, Partitions: make([]PartitionDescription, 0, len(t.Partitions))}
+		for _, p := range t.Partitions {
+			pd := PartitionDescription{
+				Partition:               p.PartitionIndex,
+				State:                   p.State,
+				SourceHighWatermark:     p.SourceOffset,
+				DestinationLogEndOffset: p.DestinationOffset,
+				Lag:                     p.Lag,
+				LastMirrorEpoch:         p.LastMirrorEpoch,
+				OffsetsSkipped:          p.OffsetsSkipped,
+			}
+			if p.ErrorMessage != nil {
+				pd.LastError = *p.ErrorMessage
+			}
+			td.Partitions = append(td.Partitions, pd)
+		}
+		slices.SortFunc(td.Partitions, func(a, b PartitionDescription) int { return cmp.Compare(a.Partition, b.Partition) })
+		d.Topics = append(d.Topics, td)
+	}
+	slices.SortFunc(d.Topics, func(a, b TopicDescription) int { return strings.Compare(a.Name, b.Name) })
+	return d
+}

@@ -1,0 +1,207 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strait-io/strait/wire/mirrormsg"
+)
+
+// TopicResult is one topic's answer to Start/Stop/Pause/ResumeMirrorTopics.
+type TopicResult struct {
+	Topic string
+	// Err is the topic's error, a *kerr.Error from mirrormsg.ErrorForCode
+	// (e.g. MIRROR_TOPIC_ALREADY_PAUSED), or nil.
+	Err error
+	// Message is the broker's per-topic ErrorMessage, "" if it sent none.
+	Message string
+}
+
+// Detail is the broker's message, or the error's description if it sent
+// none; "" for a success.
+func (r TopicResult) Detail() string {
+	if r.Err == nil || r.Message != "" {
+		return r.Message
+	}
+	var ke *kerr.Error
+	if errors.As(r.Err, &ke) {
+		return ke.Description
+	}
+	return r.Err.Error()
+}
+
+// TopicResults are the per-topic answers of one request, sorted by topic.
+type TopicResults []TopicResult
+
+// Failed returns the results with an error.
+func (rs TopicResults) Failed() TopicResults {
+	var out TopicResults
+	for _, r := range rs {
+		if r.Err != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Missing returns the topics of requested the broker gave no result for, in
+// requested order.
+func (rs TopicResults) Missing(requested []string) []string {
+	var out []string
+	for _, t := range requested {
+		if !slices.ContainsFunc(rs, func(r TopicResult) bool { return r.Topic == t }) && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// TopicPattern is the IncludePatterns entry StartMirrorTopics sends for
+// topic: an anchored literal, matching topic only.
+func TopicPattern(topic string) string {
+	return "^" + regexp.QuoteMeta(topic) + "$"
+}
+
+// StartMirrorTopics starts (or restarts, from STOPPED: the failback entry
+// point) mirroring topics from the source into mirror. Each name is sent as
+// the pattern TopicPattern(name), added to the mirror's topics.include;
+// missing destination topics are created from the source's. TimeoutMs is
+// what ctx has left (30 s without a deadline).
+func (c *Client) StartMirrorTopics(ctx context.Context, mirror string, topics ...string) (TopicResults, error) {
+	if err := checkTopics(topics); err != nil {
+		return nil, fmt.Errorf("StartMirrorTopics %s: %w", mirror, err)
+	}
+	req := mirrormsg.NewPtrStartMirrorTopicsRequest()
+	req.MirrorName = mirror
+	for _, t := range topics {
+		req.IncludePatterns = append(req.IncludePatterns, TopicPattern(t))
+	}
+	req.TimeoutMs = timeoutMs(ctx)
+	resp, err := req.RequestWith(ctx, c.cl)
+	if err != nil {
+		return nil, fmt.Errorf("StartMirrorTopics %s: %w", mirror, err)
+	}
+	if err := codeError(resp.ErrorCode, resp.ErrorMessage); err != nil {
+		return nil, fmt.Errorf("StartMirrorTopics %s: %w", mirror, err)
+	}
+	rs := make(TopicResults, 0, len(resp.Topics))
+	for _, t := range resp.Topics {
+		rs = append(rs, topicResult(t.Name, t.ErrorCode, t.ErrorMessage))
+	}
+	return sortResults(rs), nil
+}
+
+// StopMirrorTopics stops mirroring topics (failover or migration cut-over):
+// each is truncated to its last stable offset, its LME recorded, and made
+// writable. StateOffset is sent as −1 (no precondition offset).
+func (c *Client) StopMirrorTopics(ctx context.Context, mirror string, topics ...string) (TopicResults, error) {
+	if err := checkTopics(topics); err != nil {
+		return nil, fmt.Errorf("StopMirrorTopics %s: %w", mirror, err)
+	}
+	req := mirrormsg.NewPtrStopMirrorTopicsRequest()
+	req.MirrorName = mirror
+	for _, t := range topics {
+		tm := mirrormsg.NewStopMirrorTopicsRequestTopicMetadata()
+		tm.TopicName = t
+		req.Topics = append(req.Topics, tm)
+	}
+	resp, err := req.RequestWith(ctx, c.cl)
+	if err != nil {
+		return nil, fmt.Errorf("StopMirrorTopics %s: %w", mirror, err)
+	}
+	if err := codeError(resp.ErrorCode, resp.ErrorMessage); err != nil {
+		return nil, fmt.Errorf("StopMirrorTopics %s: %w", mirror, err)
+	}
+	rs := make(TopicResults, 0, len(resp.Topics))
+	for _, t := range resp.Topics {
+		rs = append(rs, topicResult(t.Name, t.ErrorCode, t.ErrorMessage))
+	}
+	return sortResults(rs), nil
+}
+
+// PauseMirrorTopics pauses mirroring topics: the fetchers stop, the topics
+// stay read-only. Topics are sent by name with a zero TopicID.
+func (c *Client) PauseMirrorTopics(ctx context.Context, mirror string, topics ...string) (TopicResults, error) {
+	if err := checkTopics(topics); err != nil {
+		return nil, fmt.Errorf("PauseMirrorTopics %s: %w", mirror, err)
+	}
+	req := mirrormsg.NewPtrPauseMirrorTopicsRequest()
+	req.MirrorName = mirror
+	for _, t := range topics {
+		td := mirrormsg.NewPauseMirrorTopicsRequestTopicData()
+		td.TopicName = t
+		req.Topics = append(req.Topics, td)
+	}
+	resp, err := req.RequestWith(ctx, c.cl)
+	if err != nil {
+		return nil, fmt.Errorf("PauseMirrorTopics %s: %w", mirror, err)
+	}
+	if err := codeError(resp.ErrorCode, resp.ErrorMessage); err != nil {
+		return nil, fmt.Errorf("PauseMirrorTopics %s: %w", mirror, err)
+	}
+	rs := make(TopicResults, 0, len(resp.Topics))
+	for _, t := range resp.Topics {
+		rs = append(rs, topicResult(t.Name, t.ErrorCode, t.ErrorMessage))
+	}
+	return sortResults(rs), nil
+}
+
+// ResumeMirrorTopics resumes paused topics from their local log end
+// offset, with no truncation. Topics are sent by name with a zero TopicID.
+func (c *Client) ResumeMirrorTopics(ctx context.Context, mirror string, topics ...string) (TopicResults, error) {
+	if err := checkTopics(topics); err != nil {
+		return nil, fmt.Errorf("ResumeMirrorTopics %s: %w", mirror, err)
+	}
+	req := mirrormsg.NewPtrResumeMirrorTopicsRequest()
+	req.MirrorName = mirror
+	for _, t := range topics {
+		td := mirrormsg.NewResumeMirrorTopicsRequestTopicData()
+		td.TopicName = t
+		req.Topics = append(req.Topics, td)
+	}
+	resp, err := req.RequestWith(ctx, c.cl)
+	if err != nil {
+		return nil, fmt.Errorf("ResumeMirrorTopics %s: %w", mirror, err)
+	}
+	if err := codeError(resp.ErrorCode, resp.ErrorMessage); err != nil {
+		return nil, fmt.Errorf("ResumeMirrorTopics %s: %w", mirror, err)
+	}
+	rs := make(TopicResults, 0, len(resp.Topics))
+	for _, t := range resp.Topics {
+		rs = append(rs, topicResult(t.Name, t.ErrorCode, t.ErrorMessage))
+	}
+	return sortResults(rs), nil
+}
+
+// checkTopics rejects an empty list or name before anything is sent: a
+// request naming no topic would succeed doing nothing.
+func checkTopics(topics []string) error {
+	if len(topics) == 0 {
+		return fmt.Errorf("no topics")
+	}
+	for _, t := range topics {
+		if t == "" {
+			return fmt.Errorf("empty topic name")
+		}
+	}
+	return nil
+}
+
+func topicResult(name string, code int16, msg *string) TopicResult {
+	r := TopicResult{Topic: name, Err: kafkaError(code)}
+	if msg != nil && r.Err != nil {
+		r.Message = *msg
+	}
+	return r
+}
+
+func sortResults(rs TopicResults) TopicResults {
+	slices.SortStableFunc(rs, func(a, b TopicResult) int { return strings.Compare(a.Topic, b.Topic) })
+	return rs
+}

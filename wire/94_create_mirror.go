@@ -1,0 +1,34 @@
+package wire
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire/mirrormsg"
+)
+
+// CreateMirror: v0 (KIP-1279, key 94; types in wire/mirrormsg)
+//
+// Behavior:
+// * Creates a named mirror with its source-connection configs, stored as
+//   a MIRROR config resource in the metadata log (KIP-1279
+//   CreateClusterMirror). An admin request: the active controller
+//   decides, and the service forwards it there from any other broker.
+// * Errors: CLUSTER_MIRROR_ALREADY_EXISTS; INVALID_CONFIG for unknown
+//   keys, class names and file paths in the client settings.
+// * Served only with a MirrorService (Services.Mirror); without one the key
+//   is neither advertised nor accepted (mirror_api.go).
+//
+// Version notes:
+// * v0: the only version; flexible (request header v2, response header v1).
+// * Strait's key (DESIGN.md §4): kmsg knows 94 as UnregisterController,
+//   which Strait does not serve; mirrormsg decodes it (keys.go).
+
+func init() {
+	register(api{key: mirrormsg.KeyCreateMirror, min: 0, max: 0, served: servesMirror, handle: (*Server).handleCreateMirror})
+}
+
+func (s *Server) handleCreateMirror(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	return mirrorAnswer(s.svc.Mirror.CreateMirror(ctx, kreq.(*mirrormsg.CreateMirrorRequest)))
+}

@@ -1,0 +1,29 @@
+package wire
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire/mirrormsg"
+)
+
+// ListMirrors: v0 (KIP-1279, key 98; types in wire/mirrormsg)
+//
+// Behavior:
+// * Lists every mirror with its source bootstrap, source cluster id and
+//   topic count. Any broker answers from its metadata image; the request
+//   is not forwarded.
+// * Served only with a MirrorService (Services.Mirror); without one the key
+//   is neither advertised nor accepted (mirror_api.go).
+//
+// Version notes:
+// * v0: the only version; flexible (request header v2, response header v1).
+
+func init() {
+	register(api{key: mirrormsg.KeyListMirrors, min: 0, max: 0, served: servesMirror, handle: (*Server).handleListMirrors})
+}
+
+func (s *Server) handleListMirrors(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	return mirrorAnswer(s.svc.Mirror.ListMirrors(ctx, kreq.(*mirrormsg.ListMirrorsRequest)))
+}

@@ -1,0 +1,46 @@
+package wire
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire/mirrormsg"
+)
+
+// The KIP-1279 mirror RPCs (keys 94-105, wire/mirrormsg) are not in
+// kmsg, and kmsg knows key 94 as UnregisterController, a KRaft controller
+// RPC Strait does not serve. Every key lookup in this package therefore
+// asks mirrormsg first, as mirrormsg.RequestForKey's documentation
+// requires of a server: for a mirror key, mirrormsg's type wins.
+
+// requestForKey returns a new request of key at version 0: mirrormsg's
+// for a mirror key, else kmsg's; nil for a key neither knows.
+func requestForKey(key int16) kmsg.Request {
+	if req := mirrormsg.RequestForKey(key); req != nil {
+		return req
+	}
+	return kmsg.RequestForKey(key)
+}
+
+// NameForKey names an API key as this broker serves it: "CreateMirror" for
+// 94, kmsg's name for the standard keys, "Unknown" for the rest (kmsg's
+// convention). Logs and per-API metrics should use it rather than
+// kmsg.NameForKey, which calls 94 UnregisterController and has no name for
+// 95-105.
+func NameForKey(key int16) string {
+	if name := mirrormsg.NameForKey(key); name != "" {
+		return name
+	}
+	return kmsg.NameForKey(key)
+}
+
+// requestFlexible reports whether key at version is sent with the
+// flexible request header (v2, KIP-482); false for keys nobody knows, whose
+// requests are refused once the header is read.
+func requestFlexible(key, version int16) bool {
+	req := requestForKey(key)
+	if req == nil {
+		return false
+	}
+	req.SetVersion(version)
+	return req.IsFlexible()
+}
