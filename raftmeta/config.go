@@ -65,9 +65,12 @@ type Config struct {
 	// Logger (nil: warn; raft logs every election at info).
 	RaftLogLevel slog.Leveler
 
-	// HeartbeatTimeout, ElectionTimeout and CommitTimeout are raft's
-	// (defaults 150ms, 150ms, 10ms: a single voter elects itself within
-	// 300ms of Start).
+	// HeartbeatTimeout, ElectionTimeout and CommitTimeout are raft's.
+	// Defaults for a single voter: 150ms, 150ms, 10ms, so it elects
+	// itself within 300ms of Start. With several voters: 1s, 1s, 50ms
+	// (raft's own, close to KRaft's 1s election and 2s fetch timeouts):
+	// raft heartbeats every tenth of the heartbeat timeout, and at 150ms
+	// an idle three-voter quorum spent 5-10% of a core per node on it.
 	HeartbeatTimeout time.Duration
 	ElectionTimeout  time.Duration
 	CommitTimeout    time.Duration
@@ -127,6 +130,14 @@ type Config struct {
 	AutoLeaderRebalanceEnable          bool
 	LeaderImbalanceCheckInterval       time.Duration
 	LeaderImbalancePerBrokerPercentage int
+
+	// MirrorStateTopicPartitions (mirror.state.topic.num.partitions,
+	// default 50) and MirrorStateTopicReplicationFactor
+	// (mirror.state.topic.replication.factor, default 3, lowered to the
+	// active broker count) shape __mirror_state, which CreateMirror creates
+	// with the first mirror (KIP-1279).
+	MirrorStateTopicPartitions        int32
+	MirrorStateTopicReplicationFactor int16
 }
 
 // IsVoter reports whether this node is one of the voters (every node is
@@ -146,14 +157,21 @@ func (c *Config) setDefaults() {
 	if c.RaftLogLevel == nil {
 		c.RaftLogLevel = slog.LevelWarn
 	}
+	single := len(c.Voters) <= 1
 	if c.HeartbeatTimeout <= 0 {
 		c.HeartbeatTimeout = 150 * time.Millisecond
+		if !single {
+			c.HeartbeatTimeout = time.Second
+		}
 	}
 	if c.ElectionTimeout <= 0 {
 		c.ElectionTimeout = c.HeartbeatTimeout
 	}
 	if c.CommitTimeout <= 0 {
 		c.CommitTimeout = 10 * time.Millisecond
+		if !single {
+			c.CommitTimeout = 50 * time.Millisecond
+		}
 	}
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = 8192
@@ -190,6 +208,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.LeaderImbalancePerBrokerPercentage <= 0 {
 		c.LeaderImbalancePerBrokerPercentage = 10
+	}
+	if c.MirrorStateTopicPartitions <= 0 {
+		c.MirrorStateTopicPartitions = 50
+	}
+	if c.MirrorStateTopicReplicationFactor <= 0 {
+		c.MirrorStateTopicReplicationFactor = 3
 	}
 }
 

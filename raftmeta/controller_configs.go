@@ -46,7 +46,7 @@ func (c *Controller) validateConfigs(res ConfigResource, configs map[string]*str
 	if c.cfg.ConfigValidator == nil {
 		return nil
 	}
-	err := c.cfg.ConfigValidator(res, configs)
+	err := c.cfg.ConfigValidator(res, withoutMirrorName(res, configs))
 	if err == nil {
 		return nil
 	}
@@ -211,10 +211,16 @@ func (c *Controller) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsReq
 			}
 			changes := map[string]*string{}
 			for k := range img.Configs[res] {
-				changes[k] = nil
+				if !isMirrorName(res, k) {
+					changes[k] = nil
+				}
 			}
 			for _, cfg := range rr.Configs {
 				changes[cfg.Name] = cfg.Value
+			}
+			if e := guardMirrorName(img, res, changes); e != nil {
+				errs[i] = e
+				continue
 			}
 			if e := c.validateConfigs(res, afterChange(img, res, changes)); e != nil {
 				errs[i] = e
@@ -309,6 +315,9 @@ func (c *Controller) IncrementalAlterConfigs(ctx context.Context, req *kmsg.Incr
 				continue
 			}
 			changes, e := c.incrementalChanges(img, res, rr.Configs)
+			if e == nil {
+				e = guardMirrorName(img, res, changes)
+			}
 			if e == nil {
 				e = c.validateConfigs(res, afterChange(img, res, changes))
 			}

@@ -43,6 +43,10 @@ func (c *Controller) ServeControllerRequest(ctx context.Context, req kmsg.Reques
 	case *kmsg.ElectLeadersRequest:
 		return c.ElectLeaders(ctx, req), nil
 	}
+	// The KIP-1279 mirror RPCs (controller_mirrors.go).
+	if resp := c.serveMirrorRequest(ctx, req); resp != nil {
+		return resp, nil
+	}
 	return nil, fmt.Errorf("raftmeta: %s is not a controller request", kmsg.NameForKey(req.Key()))
 }
 

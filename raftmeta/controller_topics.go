@@ -155,6 +155,18 @@ func (c *Controller) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsReq
 // createTopic validates one topic and returns its records: the
 // TopicRecord, its ConfigRecords, its PartitionRecords.
 func (c *Controller) createTopic(img *Image, rt *kmsg.CreateTopicsRequestTopic, created map[string]string) ([]Record, *apiError) {
+	for _, cfg := range rt.Configs {
+		if cfg.Name == MirrorNameConfig {
+			return nil, errorf(kerr.InvalidConfig, "%s is set by StartMirrorTopics, not by CreateTopics.", MirrorNameConfig)
+		}
+	}
+	return c.createTopicWithID(img, rt, created, Uuid{})
+}
+
+// createTopicWithID is createTopic with the topic id given (a zero id draws
+// a new one): StartMirrorTopics creates a mirror topic with its source
+// topic's id (KIP-1279). An id in use is TOPIC_ALREADY_EXISTS.
+func (c *Controller) createTopicWithID(img *Image, rt *kmsg.CreateTopicsRequestTopic, created map[string]string, id Uuid) ([]Record, *apiError) {
 	name := rt.Topic
 	if name == ClusterMetadataTopic {
 		return nil, errorf(kerr.InvalidRequest, "Creation of internal topic %s is prohibited.", ClusterMetadataTopic)
@@ -250,9 +262,16 @@ func (c *Controller) createTopic(img *Image, rt *kmsg.CreateTopicsRequestTopic, 
 		}
 	}
 
-	id, err := c.newUuid(func(u Uuid) bool { _, ok := img.TopicsByID[u]; return ok })
-	if err != nil {
-		return nil, errorf(kerr.UnknownServerError, "%s", err.Error())
+	if !id.IsZero() {
+		if other, ok := img.TopicsByID[id]; ok {
+			return nil, errorf(kerr.TopicAlreadyExists, "Topic id %s of '%s' already belongs to topic '%s'.", id, name, other.Name)
+		}
+	} else {
+		var err error
+		id, err = c.newUuid(func(u Uuid) bool { _, ok := img.TopicsByID[u]; return ok })
+		if err != nil {
+			return nil, errorf(kerr.UnknownServerError, "%s", err.Error())
+		}
 	}
 	records := []Record{&TopicRecord{Name: name, TopicID: id}}
 	// ConfigRecords go after the TopicRecord and before the

@@ -132,10 +132,12 @@ func parseInt32s(s string) []int32 {
 //	partition topic= p= replicas=1,2 isr=1,2 leader= [leader-epoch=] [partition-epoch=]
 //	change topic= p= [leader=] [isr=] [replicas=] [min-leader-epoch=]
 //	remove-topic id=
-//	config type=topic|broker name= key= [value=]
+//	config type=topic|broker|mirror name= key= [value=]
 //	producer-ids broker= epoch= next=
 //	acl id= type= name= pattern= principal= host= op= perm=
 //	remove-acl id=
+//	mirror name= id= [time=]
+//	remove-mirror id=
 func parseRecord(line string) (Record, error) {
 	fields := strings.Fields(line)
 	kind, args := fields[0], map[string]string{}
@@ -201,8 +203,11 @@ func parseRecord(line string) (Record, error) {
 		return &RemoveTopicRecord{TopicID: id("id")}, nil
 	case "config":
 		t := ConfigResourceTopic
-		if args["type"] == "broker" {
+		switch args["type"] {
+		case "broker":
 			t = ConfigResourceBroker
+		case "mirror":
+			t = ConfigResourceMirror
 		}
 		r := &ConfigRecord{ResourceType: t, ResourceName: args["name"], Name: args["key"]}
 		if v, ok := args["value"]; ok {
@@ -218,6 +223,10 @@ func parseRecord(line string) (Record, error) {
 		}}, nil
 	case "remove-acl":
 		return &RemoveAccessControlEntryRecord{ID: id("id")}, nil
+	case "mirror":
+		return &MirrorRecord{Name: args["name"], MirrorID: id("id"), CreateTimeMs: num("time")}, nil
+	case "remove-mirror":
+		return &RemoveMirrorRecord{MirrorID: id("id")}, nil
 	}
 	return nil, fmt.Errorf("unknown record kind %q", kind)
 }
@@ -228,6 +237,8 @@ func formatResource(r ConfigResource) string {
 		return "topic/" + r.Name
 	case ConfigResourceBroker:
 		return "broker/" + r.Name
+	case ConfigResourceMirror:
+		return "mirror/" + r.Name
 	}
 	return fmt.Sprintf("%d/%s", r.Type, r.Name)
 }
@@ -253,7 +264,7 @@ func formatDelta(d *Delta) string {
 	for _, r := range d.ChangedConfigs {
 		names = append(names, formatResource(r))
 	}
-	fmt.Fprintf(&b, " configs=%v brokers=%v acls=%v empty=%v\n", names, d.ChangedBrokers, d.ACLsChanged, d.Empty())
+	fmt.Fprintf(&b, " configs=%v brokers=%v acls=%v empty=%v%s\n", names, d.ChangedBrokers, d.ACLsChanged, d.Empty(), formatMirrorDelta(d))
 	return b.String()
 }
 
@@ -297,6 +308,7 @@ func formatImage(img *Image) string {
 		fmt.Fprintf(&b, "acl %s %s %s %s %s %s %s %s\n", fmtID(a.ID), kmsg.ACLResourceType(a.ResourceType), a.ResourceName,
 			kmsg.ACLResourcePatternType(a.PatternType), a.Principal, a.Host, kmsg.ACLOperation(a.Operation), kmsg.ACLPermissionType(a.PermissionType))
 	}
+	b.WriteString(formatMirrors(img))
 	return b.String()
 }
 

@@ -440,8 +440,21 @@ func (q *Quorum) Close() error {
 			q.ticks.Wait()
 		}
 		if r := q.raft.Load(); r != nil {
+			f := r.Shutdown()
+			// The shutdown future joins every raft goroutine before it
+			// closes the transport. A shut-down raft leaves the RPCs it
+			// receives unanswered until its transport closes, so a
+			// replication or heartbeat goroutine waiting on a voter that
+			// stops at the same time waits out the transport's 10s I/O
+			// timeout, and two voters stopping together each wait for the
+			// other. Closing the transport first answers those RPCs with
+			// an error at once; the stores still close only after raft
+			// stopped.
+			if q.trans != nil {
+				_ = q.trans.Close()
+			}
 			done := make(chan error, 1)
-			go func() { done <- r.Shutdown().Error() }()
+			go func() { done <- f.Error() }()
 			select {
 			case err := <-done:
 				if err != nil {

@@ -157,6 +157,8 @@ func decodeFields(t RecordType, d *decoder) Record {
 		}}
 	case RemoveAccessControlEntryRecordType:
 		return &RemoveAccessControlEntryRecord{ID: d.uuid()}
+	case MirrorRecordType, RemoveMirrorRecordType:
+		return decodeMirrorFields(t, d)
 	}
 	d.fail("unknown record type %d", uint8(t))
 	return nil

@@ -21,6 +21,11 @@ const (
 	BrokerRegistrationChangeRecordType RecordType = 17
 	AccessControlEntryRecordType       RecordType = 18
 	RemoveAccessControlEntryRecordType RecordType = 19
+	// The KIP-1279 mirror records are Strait's (mirror_records.go): their
+	// numbers sit far above Kafka's apiKeys (0-27, 29 in a prototype) so an
+	// upstream record never takes them.
+	MirrorRecordType       RecordType = 200
+	RemoveMirrorRecordType RecordType = 201
 )
 
 var recordTypeNames = map[RecordType]string{
@@ -36,6 +41,8 @@ var recordTypeNames = map[RecordType]string{
 	BrokerRegistrationChangeRecordType: "BrokerRegistrationChangeRecord",
 	AccessControlEntryRecordType:       "AccessControlEntryRecord",
 	RemoveAccessControlEntryRecordType: "RemoveAccessControlEntryRecord",
+	MirrorRecordType:                   "MirrorRecord",
+	RemoveMirrorRecordType:             "RemoveMirrorRecord",
 }
 
 func (t RecordType) String() string {
@@ -233,4 +240,6 @@ var maxRecordVersion = map[RecordType]int8{
 	BrokerRegistrationChangeRecordType: 0,
 	AccessControlEntryRecordType:       0,
 	RemoveAccessControlEntryRecordType: 0,
+	MirrorRecordType:                   0,
+	RemoveMirrorRecordType:             0,
 }

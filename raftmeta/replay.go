@@ -32,6 +32,11 @@ type builder struct {
 	changedConfigs    map[ConfigResource]bool
 	changedBrokers    map[int32]bool
 	aclsChanged       bool
+
+	// Mirrors (mirror_replay.go): the map is copied on first write; the
+	// ids of the mirrors the batch created (nil until one is).
+	mirrorsCopied  bool
+	createdMirrors map[Uuid]bool
 }
 
 func newBuilder(prev *Image, index uint64) *builder {
@@ -78,6 +83,9 @@ func (b *builder) apply(r Record) error {
 	case *RemoveTopicRecord:
 		return b.removeTopic(r)
 	case *ConfigRecord:
+		if err := b.checkMirrorConfig(r); err != nil {
+			return err
+		}
 		b.setConfig(ConfigResource{Type: r.ResourceType, Name: r.ResourceName}, r.Name, r.Value)
 		return nil
 	case *ProducerIdsRecord:
@@ -92,6 +100,10 @@ func (b *builder) apply(r Record) error {
 		return b.addACL(r.ACL)
 	case *RemoveAccessControlEntryRecord:
 		return b.removeACL(r.ID)
+	case *MirrorRecord:
+		return b.createMirror(r)
+	case *RemoveMirrorRecord:
+		return b.removeMirror(r)
 	}
 	return fmt.Errorf("unhandled record type %s", r.Type())
 }
@@ -450,6 +462,7 @@ func (b *builder) delta() *Delta {
 	for id := range b.changedBrokers {
 		d.ChangedBrokers = append(d.ChangedBrokers, id)
 	}
+	b.mirrorDelta(d)
 	byName := func(a, b *Topic) int { return cmp.Compare(a.Name, b.Name) }
 	slices.SortFunc(d.CreatedTopics, byName)
 	slices.SortFunc(d.DeletedTopics, byName)

@@ -71,8 +71,8 @@ func readSnapshot(r io.Reader) (*Image, error) {
 
 // ImageRecords returns records that rebuild img from the empty image, in a
 // fixed order: brokers by id (with their controlled shutdown), topics by name each followed by its
-// partitions, configs by resource and key, ACLs as stored, and the producer
-// id counter.
+// partitions, mirrors by name, configs by resource and key, ACLs as stored,
+// and the producer id counter.
 func ImageRecords(img *Image) []Record {
 	var out []Record
 	for _, id := range slices.Sorted(maps.Keys(img.Brokers)) {
@@ -104,6 +104,8 @@ func ImageRecords(img *Image) []Record {
 			})
 		}
 	}
+	// Mirrors before the configs: a MIRROR config needs its mirror.
+	out = appendMirrorRecords(out, img)
 	resources := slices.SortedFunc(maps.Keys(img.Configs), compareResources)
 	for _, res := range resources {
 		for _, k := range slices.Sorted(maps.Keys(img.Configs[res])) {
@@ -164,6 +166,7 @@ func diffImages(prev, next *Image) *Delta {
 			d.ChangedBrokers = append(d.ChangedBrokers, id)
 		}
 	}
+	diffMirrors(d, prev, next)
 	byName := func(a, b *Topic) int { return cmp.Compare(a.Name, b.Name) }
 	slices.SortFunc(d.CreatedTopics, byName)
 	slices.SortFunc(d.DeletedTopics, byName)

@@ -8,6 +8,10 @@ import (
 	"github.com/strait-io/strait/storage"
 )
 
+// mirrorNameConfig is raftmeta.MirrorNameConfig (this package does not
+// import raftmeta).
+const mirrorNameConfig = "mirror.name"
+
 // EffectiveTopicConfigs returns the value of every topic config for a topic
 // with the given overrides, in canonical form: the override, else the
 // broker's value (Sources.TopicDefaults), else the topic default (Kafka's
@@ -23,6 +27,12 @@ func EffectiveTopicConfigs(src Sources, topicOverrides map[string]string) (map[s
 		}
 	}
 	for k, v := range topicOverrides {
+		// mirror.name (KIP-1279) is the controller's record of a topic's
+		// mirror, not a log setting: the controller keeps it away from the
+		// config APIs and their validation (raftmeta.MirrorNameConfig).
+		if k == mirrorNameConfig {
+			continue
+		}
 		d, ok := topicByName[k]
 		if !ok {
 			return nil, &Error{Code: kerr.InvalidConfig, Key: k, Msg: "Unknown topic config name: " + k}

@@ -113,7 +113,7 @@ func TestEffectiveLogConfig(t *testing.T) {
 
 func TestEffectiveTopicConfigs(t *testing.T) {
 	src := Sources{Static: map[string]string{"min.insync.replicas": "2", "compression.type": "zstd"}}
-	got, err := EffectiveTopicConfigs(src, map[string]string{"compression.type": "lz4", "preallocate": "TRUE"})
+	got, err := EffectiveTopicConfigs(src, map[string]string{"compression.type": "lz4", "preallocate": "TRUE", "mirror.name": "east.paused"})
 	if err != nil {
 		t.Fatal(err)
 	}

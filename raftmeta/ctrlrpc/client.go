@@ -134,7 +134,7 @@ func (c *Client) Send(ctx context.Context, req kmsg.Request) (kmsg.Response, err
 			if ctx.Err() != nil {
 				return nil, c.giveUp(ctx, req, err)
 			}
-			c.cfg.Logger.Debug("controller request failed", "request", kmsg.NameForKey(req.Key()), "controller", addr, "err", err)
+			c.cfg.Logger.Debug("controller request failed", "request", apiName(req.Key()), "controller", addr, "err", err)
 			lastErr, avoid = err, addr
 		case HasErrorCode(resp, kerr.NotController.Code):
 			lastErr, avoid = fmt.Errorf("%s: %w", addr, kerr.NotController), addr
@@ -146,9 +146,9 @@ func (c *Client) Send(ctx context.Context, req kmsg.Request) (kmsg.Response, err
 
 func (c *Client) giveUp(ctx context.Context, req kmsg.Request, last error) error {
 	if last == nil {
-		return fmt.Errorf("ctrlrpc: %s: %w", kmsg.NameForKey(req.Key()), ctx.Err())
+		return fmt.Errorf("ctrlrpc: %s: %w", apiName(req.Key()), ctx.Err())
 	}
-	return fmt.Errorf("ctrlrpc: %s: %w (last failure: %w)", kmsg.NameForKey(req.Key()), ctx.Err(), last)
+	return fmt.Errorf("ctrlrpc: %s: %w (last failure: %w)", apiName(req.Key()), ctx.Err(), last)
 }
 
 // pick chooses the address of the next attempt: the resolved controller

@@ -20,6 +20,8 @@ import (
 	"io"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // Magic is the first byte of a controller RPC connection.
@@ -75,12 +77,12 @@ func parseRequest(b []byte) (requestHeader, kmsg.Request, error) {
 		h.clientID = string(b[:idLen])
 		b = b[idLen:]
 	}
-	req := kmsg.RequestForKey(h.key)
+	req := requestForKey(h.key)
 	if req == nil {
 		return h, nil, fmt.Errorf("%w: unknown api key %d", errFrame, h.key)
 	}
 	if h.version < 0 || h.version > req.MaxVersion() {
-		return h, nil, fmt.Errorf("%w: %s v%d not supported", errFrame, kmsg.NameForKey(h.key), h.version)
+		return h, nil, fmt.Errorf("%w: %s v%d not supported", errFrame, apiName(h.key), h.version)
 	}
 	req.SetVersion(h.version)
 	if req.IsFlexible() {
@@ -90,9 +92,28 @@ func parseRequest(b []byte) (requestHeader, kmsg.Request, error) {
 		}
 	}
 	if err := req.ReadFrom(b); err != nil {
-		return h, nil, fmt.Errorf("%w: %s v%d: %v", errFrame, kmsg.NameForKey(h.key), h.version, err)
+		return h, nil, fmt.Errorf("%w: %s v%d: %v", errFrame, apiName(h.key), h.version, err)
 	}
 	return h, req, nil
+}
+
+// requestForKey returns a new request for an api key: a KIP-1279 mirror
+// RPC's first (wire/mirrormsg), since kmsg knows some of the same keys as
+// other RPCs (94 is UnregisterController, which a Strait controller never
+// serves), then kmsg's.
+func requestForKey(key int16) kmsg.Request {
+	if req := mirrormsg.RequestForKey(key); req != nil {
+		return req
+	}
+	return kmsg.RequestForKey(key)
+}
+
+// apiName names an api key for logs and errors, mirror RPCs first.
+func apiName(key int16) string {
+	if n := mirrormsg.NameForKey(key); n != "" {
+		return n
+	}
+	return kmsg.NameForKey(key)
 }
 
 // skipTags skips a tagged-field section.
@@ -148,7 +169,7 @@ func decodeResponse(req kmsg.Request, b []byte) (kmsg.Response, error) {
 		}
 	}
 	if err := resp.ReadFrom(b); err != nil {
-		return nil, fmt.Errorf("%w: %s response v%d: %v", errFrame, kmsg.NameForKey(req.Key()), req.GetVersion(), err)
+		return nil, fmt.Errorf("%w: %s response v%d: %v", errFrame, apiName(req.Key()), req.GetVersion(), err)
 	}
 	return resp, nil
 }

@@ -129,7 +129,7 @@ func (s *Server) ServeConn(c net.Conn) {
 			resp, err := s.handler.ServeControllerRequest(rctx, req)
 			if err != nil || resp == nil {
 				if ctx.Err() == nil {
-					s.logger.Warn("closing controller connection", "remote", c.RemoteAddr(), "request", kmsg.NameForKey(h.key), "err", err)
+					s.logger.Warn("closing controller connection", "remote", c.RemoteAddr(), "request", apiName(h.key), "err", err)
 				}
 				shut()
 				return

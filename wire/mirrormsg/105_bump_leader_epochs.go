@@ -22,6 +22,11 @@ type BumpLeaderEpochsRequestLeaderEpochState struct {
 	// This field has a default of -1.
 	MinLeaderEpoch int32
 
+	// The leader epoch the requesting leader holds the partition at, or -1 to skip the check (Strait extension).
+	//
+	// This field has a default of -1.
+	LeaderEpoch int32 // tag 0
+
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
 	UnknownTags kmsg.Tags
@@ -30,6 +35,7 @@ type BumpLeaderEpochsRequestLeaderEpochState struct {
 // Default sets the fields that have a default other than the zero value.
 func (v *BumpLeaderEpochsRequestLeaderEpochState) Default() {
 	v.MinLeaderEpoch = -1
+	v.LeaderEpoch = -1
 }
 
 // NewBumpLeaderEpochsRequestLeaderEpochState returns a BumpLeaderEpochsRequestLeaderEpochState with its defaults set.
@@ -43,7 +49,16 @@ func (v *BumpLeaderEpochsRequestLeaderEpochState) encode(dst []byte, version int
 	dst = kbin.AppendInt32(dst, v.PartitionIndex)
 	dst = kbin.AppendInt32(dst, v.MinLeaderEpoch)
 	if flexible {
-		dst = appendUnknownTags(dst, &v.UnknownTags)
+		n := v.UnknownTags.Len()
+		sendLeaderEpoch := v.LeaderEpoch != -1
+		if sendLeaderEpoch {
+			n++
+		}
+		dst = kbin.AppendUvarint(dst, uint32(n))
+		if sendLeaderEpoch {
+			dst = appendTag(dst, 0, kbin.AppendInt32(nil, v.LeaderEpoch))
+		}
+		dst = v.UnknownTags.AppendEach(dst)
 	}
 	return dst
 }
@@ -53,7 +68,14 @@ func (v *BumpLeaderEpochsRequestLeaderEpochState) decode(b *kbin.Reader, version
 	v.PartitionIndex = b.Int32()
 	v.MinLeaderEpoch = b.Int32()
 	if flexible {
-		return readTags(b, &v.UnknownTags, unsafe, nil)
+		return readTags(b, &v.UnknownTags, unsafe, func(tag uint32, r *kbin.Reader) (bool, error) {
+			switch tag {
+			case 0:
+				v.LeaderEpoch = r.Int32()
+				return true, nil
+			}
+			return false, nil
+		})
 	}
 	return nil
 }
@@ -121,10 +143,24 @@ func (v *BumpLeaderEpochsRequestTopicState) decode(b *kbin.Reader, version int16
 //
 // Source: aiven/kafka@cec72d2319b7d71698728713027221c3f32539b0 (snapshot A),
 // verbatim from the digest §2.2 (its field names partitionIndex and
-// minLeaderEpoch start lower-case; the Go fields are exported).
+// minLeaderEpoch start lower-case; the Go fields are exported), plus Strait
+// extensions, tagged so the v0 wire format is unchanged, that fence the
+// request like AlterPartition's: BrokerId (tag 0) and BrokerEpoch (tag 1) of
+// the requesting leader, and per partition the LeaderEpoch (tag 0) it leads
+// at. -1 skips a check (BrokerId -1: the node the controller channel names).
 type BumpLeaderEpochsRequest struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16
+
+	// The id of the requesting broker, the partitions' leader, or -1 for the sender the controller channel names (Strait extension).
+	//
+	// This field has a default of -1.
+	BrokerID int32 // tag 0
+
+	// The epoch of the requesting broker, or -1 to skip the check (Strait extension).
+	//
+	// This field has a default of -1.
+	BrokerEpoch int64 // tag 1
 
 	// The topic and partitions state.
 	Topics []BumpLeaderEpochsRequestTopicState
@@ -179,6 +215,8 @@ func (v *BumpLeaderEpochsRequest) readFrom(src []byte, unsafe bool) error {
 
 // Default sets the fields that have a default other than the zero value.
 func (v *BumpLeaderEpochsRequest) Default() {
+	v.BrokerID = -1
+	v.BrokerEpoch = -1
 }
 
 // NewBumpLeaderEpochsRequest returns a BumpLeaderEpochsRequest with its defaults set.
@@ -200,7 +238,23 @@ func (v *BumpLeaderEpochsRequest) encode(dst []byte, version int16, flexible boo
 		dst = v.Topics[i].encode(dst, version, flexible)
 	}
 	if flexible {
-		dst = appendUnknownTags(dst, &v.UnknownTags)
+		n := v.UnknownTags.Len()
+		sendBrokerID := v.BrokerID != -1
+		if sendBrokerID {
+			n++
+		}
+		sendBrokerEpoch := v.BrokerEpoch != -1
+		if sendBrokerEpoch {
+			n++
+		}
+		dst = kbin.AppendUvarint(dst, uint32(n))
+		if sendBrokerID {
+			dst = appendTag(dst, 0, kbin.AppendInt32(nil, v.BrokerID))
+		}
+		if sendBrokerEpoch {
+			dst = appendTag(dst, 1, kbin.AppendInt64(nil, v.BrokerEpoch))
+		}
+		dst = v.UnknownTags.AppendEach(dst)
 	}
 	return dst
 }
@@ -222,7 +276,17 @@ func (v *BumpLeaderEpochsRequest) decode(b *kbin.Reader, version int16, flexible
 		}
 	}
 	if flexible {
-		return readTags(b, &v.UnknownTags, unsafe, nil)
+		return readTags(b, &v.UnknownTags, unsafe, func(tag uint32, r *kbin.Reader) (bool, error) {
+			switch tag {
+			case 0:
+				v.BrokerID = r.Int32()
+				return true, nil
+			case 1:
+				v.BrokerEpoch = r.Int64()
+				return true, nil
+			}
+			return false, nil
+		})
 	}
 	return nil
 }

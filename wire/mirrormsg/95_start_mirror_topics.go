@@ -12,10 +12,63 @@ import (
 
 // StartMirrorTopics: key 95, versions 0.
 
+// StartMirrorTopicsRequestSourceTopic is one SourceTopic of StartMirrorTopicsRequest.
+type StartMirrorTopicsRequestSourceTopic struct {
+	// The topic name, the same on both clusters.
+	Name string
+
+	// The topic id on the source cluster; a destination topic created by the request gets it.
+	TopicID [16]byte
+
+	// The partition count on the source cluster.
+	NumPartitions int32
+
+	// UnknownTags are tags received that this version of the schema does not know;
+	// they are sent back unchanged when the struct is encoded again.
+	UnknownTags kmsg.Tags
+}
+
+// Default sets the fields that have a default other than the zero value.
+func (v *StartMirrorTopicsRequestSourceTopic) Default() {
+}
+
+// NewStartMirrorTopicsRequestSourceTopic returns a StartMirrorTopicsRequestSourceTopic with its defaults set.
+func NewStartMirrorTopicsRequestSourceTopic() StartMirrorTopicsRequestSourceTopic {
+	var v StartMirrorTopicsRequestSourceTopic
+	v.Default()
+	return v
+}
+
+func (v *StartMirrorTopicsRequestSourceTopic) encode(dst []byte, version int16, flexible bool) []byte {
+	dst = appendString(dst, v.Name, flexible)
+	dst = kbin.AppendUuid(dst, v.TopicID)
+	dst = kbin.AppendInt32(dst, v.NumPartitions)
+	if flexible {
+		dst = appendUnknownTags(dst, &v.UnknownTags)
+	}
+	return dst
+}
+
+func (v *StartMirrorTopicsRequestSourceTopic) decode(b *kbin.Reader, version int16, flexible, unsafe bool) error {
+	v.Default()
+	v.Name = readString(b, flexible, unsafe)
+	v.TopicID = b.Uuid()
+	v.NumPartitions = b.Int32()
+	if flexible {
+		return readTags(b, &v.UnknownTags, unsafe, nil)
+	}
+	return nil
+}
+
 // StartMirrorTopicsRequest is the request of KIP-1279's StartMirrorTopics (API key 95).
 //
 // Source: showuon/kafka@0dfe7300, verbatim from the digest §2.2 (snapshot A's
-// request was not recovered).
+// request was not recovered), plus a Strait extension, tagged so the v0 wire
+// format is unchanged: Topics (tag 1), the source topics the broker that
+// received the request resolved from the patterns, with their source topic
+// ids and partition counts. The controller cannot reach the source cluster,
+// so the broker forwarding the request fills it in (the digest's CreateTopics
+// MirrorInfo, ML msg155126, carried in the request itself).
 type StartMirrorTopicsRequest struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16
@@ -31,6 +84,9 @@ type StartMirrorTopicsRequest struct {
 
 	// How long to wait in milliseconds before timing out the request.
 	TimeoutMs int32
+
+	// The source topics resolved from the patterns by the broker that received the request (Strait extension).
+	Topics []StartMirrorTopicsRequestSourceTopic // tag 1
 
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
@@ -112,6 +168,10 @@ func (v *StartMirrorTopicsRequest) encode(dst []byte, version int16, flexible bo
 		if sendExcludePatterns {
 			n++
 		}
+		sendTopics := len(v.Topics) > 0
+		if sendTopics {
+			n++
+		}
 		dst = kbin.AppendUvarint(dst, uint32(n))
 		if sendExcludePatterns {
 			var body []byte
@@ -120,6 +180,14 @@ func (v *StartMirrorTopicsRequest) encode(dst []byte, version int16, flexible bo
 				body = appendString(body, v.ExcludePatterns[i], true)
 			}
 			dst = appendTag(dst, 0, body)
+		}
+		if sendTopics {
+			var body []byte
+			body = appendArrayLen(body, len(v.Topics), true)
+			for i := range v.Topics {
+				body = v.Topics[i].encode(body, version, true)
+			}
+			dst = appendTag(dst, 1, body)
 		}
 		dst = v.UnknownTags.AppendEach(dst)
 	}
@@ -156,6 +224,22 @@ func (v *StartMirrorTopicsRequest) decode(b *kbin.Reader, version int16, flexibl
 					}
 					for i := range v.ExcludePatterns {
 						v.ExcludePatterns[i] = readString(r, true, unsafe)
+					}
+				}
+				return true, nil
+			case 1:
+				{
+					n, err := readArrayLen(r, true, false, 22)
+					if err != nil {
+						return true, fmt.Errorf("Topics: %w", err)
+					}
+					if n > 0 {
+						v.Topics = make([]StartMirrorTopicsRequestSourceTopic, n)
+					}
+					for i := range v.Topics {
+						if err := v.Topics[i].decode(r, version, true, unsafe); err != nil {
+							return true, fmt.Errorf("Topics[%d]: %w", i, err)
+						}
 					}
 				}
 				return true, nil

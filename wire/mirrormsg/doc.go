@@ -17,7 +17,7 @@
 //
 //	key  RPC                 request                          response
 //	 94  CreateMirror        aiven@cec72d23                   aiven@cec72d23
-//	 95  StartMirrorTopics   showuon@0dfe7300                 aiven@cec72d23 + tag
+//	 95  StartMirrorTopics   showuon@0dfe7300 + tag           aiven@cec72d23 + tag
 //	 96  StopMirrorTopics    showuon@15b72822                 seed (= Start's shape) + tag
 //	 97  ResumeMirrorTopics  Pause's shape (digest [INF])     Pause's shape + tag
 //	 98  ListMirrors         Strait (empty)                   aiven@cec72d23
@@ -26,7 +26,7 @@
 //	101  WriteMirrorStates   showuon@01b3013c                 Strait
 //	102  PauseMirrorTopics   aiven@cec72d23                   seed + tag
 //	103  DeleteMirror        Strait (MirrorName)              Strait (Create's shape)
-//	105  BumpLeaderEpochs    aiven@cec72d23                   seed
+//	105  BumpLeaderEpochs    aiven@cec72d23 + tags            seed
 //
 // "seed" is shared/spec/kip-1279-seed.txt. "Strait" marks a schema the
 // sources do not have, designed minimally in Kafka's style. "+ tag(s)"
@@ -39,6 +39,14 @@
 //   - per-partition ErrorMessage (tag 0) and OffsetsSkipped (tag 1) in
 //     DescribeMirrorsResponse: `strait mirror describe` shows the last error
 //     and the offsets lost to the source's retention (issue 5);
+//   - Topics (tag 1) in StartMirrorTopicsRequest: the source topics (name,
+//     source topic id, partition count) the broker that received the request
+//     resolved from its patterns; the controller, which cannot reach the
+//     source, creates missing destination topics from them;
+//   - BrokerId, BrokerEpoch (tags 0, 1) and per-partition LeaderEpoch (tag 0)
+//     in BumpLeaderEpochsRequest: the controller bumps only for the
+//     partition's current leader at its current epoch, as AlterPartition
+//     fences;
 //   - per-partition LeaderEpoch, StateEpoch, LastMirrorOffset, ErrorMessage,
 //     RetryAttempt and NonRetryable (tags 0-5) in ReadMirrorStatesResponse:
 //     what WriteMirrorStates stores, so that a new partition leader rebuilds

@@ -97,6 +97,16 @@ func goldens() []golden {
 				uv(1), tag(0, cat(carr(1), cstr("tx")))),
 		},
 		{
+			name: "StartMirrorTopicsRequest with resolved topics (Strait tag)",
+			msg: &mirrormsg.StartMirrorTopicsRequest{
+				MirrorName:      "m",
+				IncludePatterns: []string{"t"},
+				Topics:          []mirrormsg.StartMirrorTopicsRequestSourceTopic{{Name: "t", TopicID: topicID, NumPartitions: 3}},
+			},
+			want: cat(cstr("m"), carr(1), cstr("t"), i32(0),
+				uv(1), tag(1, cat(carr(1), cstr("t"), topicID[:], i32(3), noTags))),
+		},
+		{
 			name: "StartMirrorTopicsRequest without excludes",
 			msg:  &mirrormsg.StartMirrorTopicsRequest{MirrorName: "m", IncludePatterns: []string{"t"}},
 			want: cat(cstr("m"), carr(1), cstr("t"), i32(0), noTags),
@@ -191,12 +201,25 @@ func goldens() []golden {
 		{
 			name: "BumpLeaderEpochsRequest",
 			msg: &mirrormsg.BumpLeaderEpochsRequest{
+				BrokerID: -1, BrokerEpoch: -1,
 				Topics: []mirrormsg.BumpLeaderEpochsRequestTopicState{{
 					TopicID:    topicID,
-					Partitions: []mirrormsg.BumpLeaderEpochsRequestLeaderEpochState{{PartitionIndex: 0, MinLeaderEpoch: 9}},
+					Partitions: []mirrormsg.BumpLeaderEpochsRequestLeaderEpochState{{PartitionIndex: 0, MinLeaderEpoch: 9, LeaderEpoch: -1}},
 				}},
 			},
 			want: cat(carr(1), topicID[:], carr(1), i32(0), i32(9), noTags, noTags, noTags),
+		},
+		{
+			name: "BumpLeaderEpochsRequest fenced (Strait tags)",
+			msg: &mirrormsg.BumpLeaderEpochsRequest{
+				BrokerID: 2, BrokerEpoch: 7,
+				Topics: []mirrormsg.BumpLeaderEpochsRequestTopicState{{
+					TopicID:    topicID,
+					Partitions: []mirrormsg.BumpLeaderEpochsRequestLeaderEpochState{{PartitionIndex: 1, MinLeaderEpoch: 9, LeaderEpoch: 3}},
+				}},
+			},
+			want: cat(carr(1), topicID[:], carr(1), i32(1), i32(9), uv(1), tag(0, i32(3)), noTags,
+				uv(2), tag(0, i32(2)), tag(1, i64(7))),
 		},
 		// Responses with tagged fields and nulls.
 		{

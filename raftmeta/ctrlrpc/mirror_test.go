@@ -1,0 +1,104 @@
+package ctrlrpc
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire/mirrormsg"
+)
+
+// TestMirrorRequestsOverTheChannel: the KIP-1279 mirror RPCs cross the
+// channel as mirrormsg types, key 94 included (kmsg knows it as
+// UnregisterController), with their tagged fields, and their answers come
+// back decoded.
+func TestMirrorRequestsOverTheChannel(t *testing.T) {
+	var mu sync.Mutex
+	var got []kmsg.Request
+	var clientIDs []string
+	n := newNode(t, HandlerFunc(func(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+		mu.Lock()
+		got = append(got, req)
+		ri, _ := InfoFrom(ctx)
+		clientIDs = append(clientIDs, ri.ClientID)
+		mu.Unlock()
+		switch req := req.(type) {
+		case *mirrormsg.CreateMirrorRequest:
+			resp := req.ResponseKind().(*mirrormsg.CreateMirrorResponse)
+			resp.ErrorCode = mirrormsg.ClusterMirrorAlreadyExists.Code
+			resp.ErrorMessage = kmsg.StringPtr("Cluster mirror '" + req.MirrorName + "' already exists.")
+			return resp, nil
+		case *mirrormsg.StartMirrorTopicsRequest:
+			resp := req.ResponseKind().(*mirrormsg.StartMirrorTopicsResponse)
+			resp.MirrorName = req.MirrorName
+			for _, st := range req.Topics {
+				tr := mirrormsg.NewStartMirrorTopicsResponseTopicResult()
+				tr.Name, tr.ErrorCode = st.Name, int16(st.NumPartitions)
+				resp.Topics = append(resp.Topics, tr)
+			}
+			return resp, nil
+		}
+		return nil, errors.New("unexpected request")
+	}))
+	c := NewClient(ClientConfig{ClientID: NodeClientID(3), Bootstrap: []string{n.addr}})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	create := mirrormsg.NewPtrCreateMirrorRequest()
+	create.MirrorName = "east"
+	create.Config = []mirrormsg.CreateMirrorRequestMirrorConfig{{Name: "bootstrap.servers", Value: kmsg.StringPtr("src:9092")}}
+	resp, err := c.Send(ctx, create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, ok := resp.(*mirrormsg.CreateMirrorResponse)
+	if !ok || cr.ErrorCode != 136 || *cr.ErrorMessage != "Cluster mirror 'east' already exists." {
+		t.Fatalf("create answered %#v", resp)
+	}
+
+	start := mirrormsg.NewPtrStartMirrorTopicsRequest()
+	start.MirrorName = "east"
+	start.Topics = []mirrormsg.StartMirrorTopicsRequestSourceTopic{{Name: "orders", TopicID: [16]byte{7}, NumPartitions: 3}}
+	resp, err = c.Send(ctx, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sr := resp.(*mirrormsg.StartMirrorTopicsResponse); sr.MirrorName != "east" || len(sr.Topics) != 1 || sr.Topics[0].Name != "orders" || sr.Topics[0].ErrorCode != 3 {
+		t.Fatalf("start answered %#v", sr)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 {
+		t.Fatalf("served %d requests", len(got))
+	}
+	if g, ok := got[0].(*mirrormsg.CreateMirrorRequest); !ok || g.MirrorName != "east" || len(g.Config) != 1 || *g.Config[0].Value != "src:9092" {
+		t.Fatalf("server decoded %#v", got[0])
+	}
+	if g := got[1].(*mirrormsg.StartMirrorTopicsRequest); len(g.Topics) != 1 || g.Topics[0].TopicID != [16]byte{7} {
+		t.Fatalf("server decoded %#v", g)
+	}
+	if clientIDs[0] != NodeClientID(3) {
+		t.Fatalf("client id %q", clientIDs[0])
+	}
+}
+
+func TestRequestForKeyPrefersMirror(t *testing.T) {
+	for key, want := range map[int16]string{94: "CreateMirror", 103: "DeleteMirror", 105: "BumpLeaderEpochs", 63: "BrokerHeartbeat"} {
+		req := requestForKey(key)
+		if req == nil || apiName(key) != want {
+			t.Fatalf("key %d: %T %s", key, req, apiName(key))
+		}
+	}
+	if _, ok := requestForKey(94).(*mirrormsg.CreateMirrorRequest); !ok {
+		t.Fatal("key 94 is not CreateMirror")
+	}
+	if requestForKey(10000) != nil {
+		t.Fatal("a request for an unknown key")
+	}
+}
