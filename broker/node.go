@@ -68,6 +68,10 @@ type Node struct {
 
 	ctrlClient *ctrlrpc.Client
 	lifecycle  atomic.Pointer[raftmeta.BrokerLifecycle]
+	// deltaGroups is groups for the metadata subscription, which runs on
+	// raft's FSM goroutine from startReplicas on, before startGroups
+	// sets groups.
+	deltaGroups atomic.Pointer[coordinator.GroupCoordinator]
 
 	stopOnce sync.Once
 	stopErr  error
@@ -278,7 +282,7 @@ func (n *Node) startReplicas(ctx context.Context) error {
 	// call as the whole image.
 	n.unsub = n.quorum.Subscribe(func(d *raftmeta.Delta, img *raftmeta.Image) {
 		rm.ApplyDelta(d, img)
-		if g := n.groups; g != nil {
+		if g := n.deltaGroups.Load(); g != nil {
 			g.OnMetadataDelta(d)
 		}
 	})
@@ -319,6 +323,7 @@ func (n *Node) startGroups() {
 		Clock:                         n.clock,
 		Logger:                        n.logger,
 	})
+	n.deltaGroups.Store(n.groups)
 	n.replicas.OnLeadershipChange(func(tp storage.TopicPartition, leader bool, epoch int32) {
 		if tp.Topic != offsetsTopic {
 			return

@@ -13,8 +13,8 @@ import (
 )
 
 // offsetsLog is the group coordinator's view of __consumer_offsets over
-// the replica manager: coordinator appends with acks=all, and committed
-// reads of whole batches for loading.
+// the replica manager: coordinator appends with acks=all, and reads of
+// whole batches up to the log end offset for loading.
 type offsetsLog struct{ rm *replication.ReplicaManager }
 
 func offsetsTP(p int32) storage.TopicPartition {
@@ -31,17 +31,17 @@ func (o offsetsLog) Append(ctx context.Context, partition int32, batch []byte) (
 
 func (o offsetsLog) Read(_ context.Context, partition int32, from int64, maxBytes int32) ([]byte, int64, int64, error) {
 	tp := offsetsTP(partition)
-	fd, err := o.rm.ReadCommitted(tp, from, maxBytes)
+	fd, err := o.rm.ReadToLogEnd(tp, from, maxBytes)
 	if err != nil && errors.Is(err, kerr.OffsetOutOfRange) && from < fd.LogStartOffset {
 		// Loading starts at 0; retention may have moved the start since.
 		from = fd.LogStartOffset
-		fd, err = o.rm.ReadCommitted(tp, from, maxBytes)
+		fd, err = o.rm.ReadToLogEnd(tp, from, maxBytes)
 	}
 	if err != nil {
 		return nil, 0, 0, kafkaError(err)
 	}
 	if fd.Records.Size == 0 {
-		return nil, from, fd.HighWatermark, nil
+		return nil, from, fd.LogEndOffset, nil
 	}
 	data := make([]byte, fd.Records.Size)
 	if err := fd.Records.ReadInto(data); err != nil {
@@ -53,7 +53,7 @@ func (o offsetsLog) Read(_ context.Context, partition int32, from int64, maxByte
 	for b, ok := it.Next(); ok; b, ok = it.Next() {
 		next = b.NextOffset()
 	}
-	return data[:it.Pos()], next, fd.HighWatermark, nil
+	return data[:it.Pos()], next, fd.LogEndOffset, nil
 }
 
 // kafkaError returns err's *kerr.Error, or UNKNOWN_SERVER_ERROR.

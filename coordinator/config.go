@@ -27,10 +27,13 @@ type OffsetsLog interface {
 	Append(ctx context.Context, partition int32, batch []byte) (lastOffset int64, err error)
 	// Read returns whole batches starting at the batch that holds from (a
 	// from below the log start offset reads from the log start), up to
-	// about maxBytes but at least one batch if any is committed, and never
-	// past the high watermark. nextOffset is where the next Read should
-	// start; highWatermark is the partition's high watermark.
-	Read(ctx context.Context, partition int32, from int64, maxBytes int32) (data []byte, nextOffset int64, highWatermark int64, err error)
+	// about maxBytes but at least one batch if there is one, and never
+	// past the log end offset. nextOffset is where the next Read should
+	// start; logEndOffset is the partition's log end offset. Loading reads
+	// the whole local log, as Kafka's CoordinatorLoaderImpl does
+	// (FetchIsolation.LOG_END): a follower elected leader may hold records
+	// above its stale high watermark that its leader had committed.
+	Read(ctx context.Context, partition int32, from int64, maxBytes int32) (data []byte, nextOffset int64, logEndOffset int64, err error)
 }
 
 // EndpointFunc resolves the host and port a client reaches broker nodeID at

@@ -18,14 +18,15 @@ const (
 	maxDecompressedBatch = 64 << 20
 )
 
-// load replays the partition's committed records into memory
-// (CoordinatorLoaderImpl): offset commits and group metadata, tombstones
-// deleting. It runs before the shard serves anything, so it needs no lock.
+// load replays the partition's records up to its log end offset into
+// memory (CoordinatorLoaderImpl): offset commits and group metadata,
+// tombstones deleting. It runs before the shard serves anything, so it
+// needs no lock; unload leaves groups alone until it returned (loaded).
 func (s *shard) load(ctx context.Context) error {
 	dec := record.NewDecompressor()
 	var from int64
 	for {
-		data, next, hw, err := s.c.cfg.Log.Read(ctx, s.partition, from, loadReadBytes)
+		data, next, end, err := s.c.cfg.Log.Read(ctx, s.partition, from, loadReadBytes)
 		if err != nil {
 			return fmt.Errorf("reading %s-%d at offset %d: %w", OffsetsTopic, s.partition, from, err)
 		}
@@ -34,7 +35,7 @@ func (s *shard) load(ctx context.Context) error {
 			if b.LastOffset() < from {
 				continue // Read starts at the batch holding from
 			}
-			if b.BaseOffset() >= hw {
+			if b.BaseOffset() >= end {
 				break
 			}
 			if err := s.replayBatch(dec, b); err != nil {
@@ -44,11 +45,11 @@ func (s *shard) load(ctx context.Context) error {
 		if err := it.Err(); err != nil {
 			return fmt.Errorf("reading %s-%d at offset %d: %w", OffsetsTopic, s.partition, from, err)
 		}
-		if next >= hw {
+		if next >= end {
 			return nil
 		}
 		if next <= from {
-			return fmt.Errorf("reading %s-%d made no progress at offset %d (high watermark %d)", OffsetsTopic, s.partition, from, hw)
+			return fmt.Errorf("reading %s-%d made no progress at offset %d (log end offset %d)", OffsetsTopic, s.partition, from, end)
 		}
 		from = next
 	}

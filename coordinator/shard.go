@@ -32,8 +32,12 @@ type shard struct {
 	timer  *shardTimer
 	wake   chan struct{} // wakes the writer
 
-	mu      sync.Mutex
-	state   shardState
+	mu    sync.Mutex
+	state shardState
+	// loaded is set once load returned. Until then load fills groups and
+	// offsets without the lock, and the shard has served no one: unload
+	// must leave them alone.
+	loaded  bool
 	groups  map[string]*classicGroup
 	offsets offsetStore
 	queue   []*pendingWrite // records waiting for the writer, in decision order
@@ -64,6 +68,7 @@ func (s *shard) nowMs() int64 { return s.c.cfg.Clock.Now().UnixMilli() }
 func (s *shard) run() {
 	err := s.load(s.ctx)
 	s.mu.Lock()
+	s.loaded = true
 	if err != nil {
 		if s.state == shardLoading {
 			s.log.Error("loading group metadata failed; not coordinating this partition", "err", err)
@@ -117,7 +122,7 @@ func (s *shard) unload() {
 	}
 	s.state = shardClosed
 	now := s.nowMs()
-	for _, g := range s.groups {
+	for _, g := range s.loadedGroups() {
 		prev := g.state
 		g.transitionTo(stateDead, now)
 		switch prev {
@@ -140,6 +145,16 @@ func (s *shard) unload() {
 
 // group returns a group (nil if none), for callers holding mu.
 func (s *shard) group(id string) *classicGroup { return s.groups[id] }
+
+// loadedGroups is groups once load returned, nil while it runs (a shard
+// resigned while loading: its groups are load's, and no member waits on
+// them). Called with mu held.
+func (s *shard) loadedGroups() map[string]*classicGroup {
+	if !s.loaded {
+		return nil
+	}
+	return s.groups
+}
 
 // getOrCreateGroup returns the group, creating an Empty one if missing
 // (GroupMetadataManager.getOrMaybeCreateClassicGroup).

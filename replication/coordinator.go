@@ -48,13 +48,25 @@ func (r *ReplicaManager) AppendCoordinator(ctx context.Context, tp storage.Topic
 }
 
 // ReadCommitted reads a local partition from offset up to its high
-// watermark, at least one whole batch when there is one (the coordinator
-// loads its state this way). Reading outside the log is
-// *storage.OffsetOutOfRangeError.
+// watermark, at least one whole batch when there is one. Reading outside
+// the log is *storage.OffsetOutOfRangeError.
 func (r *ReplicaManager) ReadCommitted(tp storage.TopicPartition, from int64, maxBytes int32) (storage.FetchDataInfo, error) {
+	return r.readLocal(tp, from, maxBytes, storage.FetchHighWatermark)
+}
+
+// ReadToLogEnd reads a local partition from offset up to its log end
+// offset, at least one whole batch when there is one: the coordinators
+// load their state this way (Kafka's CoordinatorLoaderImpl reads with
+// FetchIsolation.LOG_END), since a newly elected leader's high watermark
+// may still be below records its predecessor committed.
+func (r *ReplicaManager) ReadToLogEnd(tp storage.TopicPartition, from int64, maxBytes int32) (storage.FetchDataInfo, error) {
+	return r.readLocal(tp, from, maxBytes, storage.FetchLogEnd)
+}
+
+func (r *ReplicaManager) readLocal(tp storage.TopicPartition, from int64, maxBytes int32, isolation storage.FetchIsolation) (storage.FetchDataInfo, error) {
 	p, ok := r.Partition(tp)
 	if !ok {
 		return storage.FetchDataInfo{}, fmt.Errorf("replication: read %s: %w", tp, kerr.NotLeaderForPartition)
 	}
-	return p.log.Read(from, maxBytes, storage.FetchHighWatermark, true)
+	return p.log.Read(from, maxBytes, isolation, true)
 }

@@ -123,7 +123,18 @@ func (r *ReplicaManager) ApplyDelta(d *raftmeta.Delta, img *raftmeta.Image) {
 	// new topic in the image finds its partitions too.
 	r.table.Store(next)
 	r.image.Store(img)
+	now := r.nowMs()
 	for _, p := range touched {
+		// Kafka's broker publishes the image to its metadata cache before
+		// ReplicaManager.applyDelta, so makeLeader's maybeIncrementLeaderHW
+		// judges caught-up followers outside the ISR (isReplicaIsrEligible)
+		// by the new image. applyRoles ran against the previous one: look
+		// again now, or a follower fenced and dropped from the ISR in this
+		// image holds the high watermark, and acks=all produces, until the
+		// next follower fetch that moves.
+		p.leaderIsrUpdateLock.RLock()
+		p.maybeIncrementHighWatermark(now)
+		p.leaderIsrUpdateLock.RUnlock()
 		p.watchers.notify()
 	}
 	r.deleteLogs(removed)

@@ -7,14 +7,16 @@ import (
 )
 
 // isReplicaIsrEligible: a follower may join (or hold back the high
-// watermark as if in) the ISR only while its broker is registered and
-// unfenced and its fetches carry the broker epoch of that registration, or
-// -1 (Kafka's isReplicaIsrEligible in KRaft mode; a restarted broker
-// registers with a new epoch, so fetches of its previous life do not
-// count).
+// watermark as if in) the ISR only while its broker is registered,
+// unfenced and not in controlled shutdown, and its fetches carry the
+// broker epoch of that registration, or -1 (Kafka's isReplicaIsrEligible
+// in KRaft mode; a restarted broker registers with a new epoch, so fetches
+// of its previous life do not count). The controller refuses a broker in
+// controlled shutdown with INELIGIBLE_REPLICA: proposing it anyway retries
+// the refused AlterPartition on every fetch until it stops.
 func (r *ReplicaManager) isReplicaIsrEligible(id int32, s *replicaState) bool {
 	b, ok := r.currentImage().Brokers[id]
-	if !ok || b.Fenced || !s.hasBrokerEpoch {
+	if !ok || b.Fenced || b.InControlledShutdown || !s.hasBrokerEpoch {
 		return false
 	}
 	return s.brokerEpoch == -1 || s.brokerEpoch == b.Epoch
@@ -35,24 +37,31 @@ func (p *Partition) updateFollowerFetchState(replicaID int32, fetchOffset, follo
 			ok = false
 		}
 	}
-	var changed bool
+	var endMoved, startMoved bool
 	if ok {
 		prev := r.snapshot()
 		r.updateFetchState(fetchOffset, followerStartOffset, nowMs, leaderEndOffset, brokerEpoch)
-		changed = prev.logEndOffset != fetchOffset || prev.logStartOffset != followerStartOffset
+		endMoved, startMoved = prev.logEndOffset != fetchOffset, prev.logStartOffset != followerStartOffset
 	}
 	p.leaderIsrUpdateLock.RUnlock()
 	if !ok {
 		return false
 	}
 	p.maybeExpandIsr(r, nowMs)
-	if changed {
+	var hwMoved bool
+	if endMoved {
 		p.leaderIsrUpdateLock.RLock()
-		p.maybeIncrementHighWatermark(nowMs)
+		hwMoved = p.maybeIncrementHighWatermark(nowMs)
 		p.leaderIsrUpdateLock.RUnlock()
-		// acks=all produces and DeleteRecords wait on follower progress;
-		// a repeated fetch at the same offset changes nothing and wakes
-		// no one (it would wake the fetch itself when it long-polls).
+	}
+	// acks=all produces and consumer fetches wait on the high watermark,
+	// DeleteRecords on the followers' log start offsets (the low
+	// watermark). Progress that moves neither wakes no one, as in Kafka's
+	// updateFollowerFetchState (tryCompleteDelayedRequests only when the
+	// HW or LW was incremented): with RF=3 the first follower to report an
+	// offset would otherwise wake every parked produce and the other
+	// follower's long poll for nothing.
+	if hwMoved || startMoved {
 		p.watchers.notify()
 	}
 	return true
