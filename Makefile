@@ -41,7 +41,9 @@ BENCH_SERVE = ./$(BIN) serve --set log.dirs=$(BENCH_DATA) --set listeners=PLAINT
 
 # Storage micro-benchmarks, then Strait and franz-go's kfake side by side:
 # 1 KiB records, 16 KiB batches, acks=1, 8 partitions, 1 GiB produced and
-# read back from offset 0 (the figures issue 3 names).
+# read back from offset 0 (the figures issue 3 names). Then the same load on
+# one node with acks=1 and on three nodes (RF=3, min.insync.replicas=2) with
+# acks=all, and latency at half the three nodes' rate (issue 4's figures).
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./storage/...
 	rm -rf $(BENCH_DATA)
@@ -49,6 +51,9 @@ bench: build
 		--acks 1 --partitions 8 --record-size 1KiB --batch-bytes 16KiB --bytes 1GiB --limits-dir /tmp
 	./$(BIN) bench consume --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE)" --peer kfake \
 		--partitions 8 --bytes 1GiB --limits=false
+	rm -rf $(BENCH_DATA)
+	./$(BIN) bench cluster --data-dir $(BENCH_DATA) --partitions 8 --record-size 1KiB --batch-bytes 16KiB \
+		--bytes 1GiB --latency-duration 30s --limits=false
 	rm -rf $(BENCH_DATA)
 
 # Each fuzz target runs on its own: go test allows one -fuzz pattern per package.

@@ -45,7 +45,13 @@ type commonFlags struct {
 }
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
-	d := DefaultProducerConfig()
+	c.registerTargets(fs)
+	c.registerProducer(fs, true)
+	c.registerOutput(fs)
+}
+
+// registerTargets registers where the workload runs.
+func (c *commonFlags) registerTargets(fs *flag.FlagSet) {
 	fs.StringVar(&c.target, "target", "", "bootstrap host:port[,host:port] of the broker under test")
 	fs.StringVar(&c.targetName, "target-name", "strait", "label of --target in the results")
 	fs.StringVar(&c.targetCmd, "target-cmd", "", "start the target with this command line (split on spaces) and measure it")
@@ -54,23 +60,36 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.peerProc, "peer-process", true, "run kfake in a child process, measured like the target (false: in this process, unmeasured)")
 	fs.StringVar(&c.peerExec, "peer-exec", "", `command line reaching "strait bench" for the kfake child (default: this executable + " bench")`)
 	fs.IntVar(&c.peerNodes, "peer-brokers", 1, "kfake brokers")
+}
 
+// registerProducer registers the producer settings; without acksAndRF,
+// the workload sets acks and the replication factor itself.
+func (c *commonFlags) registerProducer(fs *flag.FlagSet, acksAndRF bool) {
+	d := DefaultProducerConfig()
+	c.acks, c.rf = d.Acks, int(d.ReplicationFactor)
 	fs.StringVar(&c.topic, "topic", d.Topic, "topic (created when missing)")
 	fs.IntVar(&c.partitions, "partitions", int(d.Partitions), "partitions of a created topic")
-	fs.IntVar(&c.rf, "replication-factor", int(d.ReplicationFactor), "replication factor of a created topic (-1: broker default)")
+	if acksAndRF {
+		fs.IntVar(&c.rf, "replication-factor", int(d.ReplicationFactor), "replication factor of a created topic (-1: broker default)")
+	}
 	c.recordSize = sizeFlag(d.RecordSize)
 	fs.Var(&c.recordSize, "record-size", "value bytes per record (incompressible)")
 	c.batchBytes = sizeFlag(d.BatchBytes)
 	fs.Var(&c.batchBytes, "batch-bytes", "max batch size (batch.size)")
 	fs.DurationVar(&c.linger, "linger", d.Linger, "linger (linger.ms)")
-	fs.StringVar(&c.acks, "acks", d.Acks, "all, 1 or 0")
+	if acksAndRF {
+		fs.StringVar(&c.acks, "acks", d.Acks, "all, 1 or 0")
+	}
 	fs.StringVar(&c.compression, "compression", d.Compression, "none, gzip, snappy, lz4 or zstd")
 	fs.IntVar(&c.producers, "producers", d.Producers, "producer clients")
 	c.bufferBytes = sizeFlag(d.BufferBytes)
 	fs.Var(&c.bufferBytes, "buffer-bytes", "bytes each producer buffers (buffer.memory)")
 	fs.IntVar(&c.maxInflight, "max-inflight", d.MaxInflight, "produce requests in flight per broker with acks 0 or 1")
 	fs.Uint64Var(&c.seed, "seed", d.Seed, "seed of the record values")
+}
 
+// registerOutput registers what is printed and the machine-limit probes.
+func (c *commonFlags) registerOutput(fs *flag.FlagSet) {
 	fs.BoolVar(&c.json, "json", false, "print the report as JSON")
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress line")
 	fs.BoolVar(&c.limits, "limits", true, "probe and print the machine's limits first")
@@ -203,6 +222,7 @@ func (c *commonFlags) describe(fs *flag.FlagSet) string {
 		"target": true, "target-name": true, "target-cmd": true, "broker-pid": true,
 		"peer": true, "peer-process": true, "peer-exec": true, "peer-brokers": true,
 		"json": true, "quiet": true, "limits": true, "limits-dir": true, "limits-time": true,
+		"serve-cmd": true, "data-dir": true, "keep-data": true,
 	}
 	var parts []string
 	fs.VisitAll(func(f *flag.Flag) {

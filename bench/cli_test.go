@@ -36,6 +36,13 @@ func TestCLIFlagErrors(t *testing.T) {
 		{[]string{"produce", "--peer", "kfake", "--compression", "brotli"}, 2, `compression "brotli"`},
 		{[]string{"produce", "--target-cmd", "strait serve"}, 2, "--target-cmd needs --target"},
 		{[]string{"produce", "--peer", "kfake", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"cluster", "--acks", "1"}, 2, "unknown flag --acks"},
+		{[]string{"cluster", "--target", "x:1"}, 2, "unknown flag --target"},
+		{[]string{"cluster", "--nodes", "1"}, 2, "cluster of 1 nodes: want at least 2"},
+		{[]string{"cluster", "--min-insync-replicas", "4"}, 2, "min.insync.replicas 4 outside 1..3"},
+		{[]string{"cluster", "--latency-fraction", "1.5"}, 2, "latency fraction 1.5"},
+		{[]string{"cluster", "--latency-duration", "0s"}, 2, "latency duration > 0"},
+		{[]string{"cluster", "--set", "novalue"}, 2, `"novalue" is not key=value`},
 	} {
 		code, _, stderr := runMain(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {

@@ -1,6 +1,11 @@
 // Package bench is Strait's load generator: the workloads behind
-// `strait bench` (produce, consume, e2e), the side-by-side runs against
-// franz-go's kfake, and the reporting of both with their ratio.
+// `strait bench` (produce, consume, e2e, cluster), the side-by-side runs
+// against franz-go's kfake, and the reporting of both with their ratio.
+//
+// `strait bench cluster` (RunCluster) starts its own `strait serve`
+// children: one node measured with acks=1, then three nodes in KRaft
+// combined mode measured with RF=3, min.insync.replicas=2 and acks=all, then
+// the latency at half that rate, against issue 4's targets.
 //
 // Every workload is a library call (RunProduce, RunConsume, RunE2E) taking a
 // bootstrap address, so tests and `make bench` drive the same code the CLI
@@ -13,7 +18,8 @@
 //
 // Broker cost (CPU seconds per GiB, resident memory) is read from
 // /proc/<pid>, so it is only known for a broker running as a separate
-// process: a --broker-pid, a --target-cmd child, or kfake started as a child
-// with the hidden `kfake-serve` subcommand (the default for --peer kfake).
+// process: a --broker-pid, a --target-cmd child, kfake started as a child
+// with the hidden `kfake-serve` subcommand (the default for --peer kfake),
+// or each node of `strait bench cluster` (Result.NodeCosts).
 // Timings are measured here and printed; no test asserts one (DESIGN.md §5).
 package bench

@@ -22,6 +22,8 @@ workloads:
   produce   produce throughput and latency
   consume   catch-up read from offset 0, then a tail read
   e2e       end-to-end latency at a fixed rate
+  cluster   one strait node with acks=1 against a three-node cluster with
+            RF=3 and acks=all, then latency at half the cluster's rate
   limits    this machine's ceilings: file append, fsync, loopback TCP, sendfile
 
 Run against a broker with --target host:port, against franz-go's kfake with
@@ -52,6 +54,8 @@ func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return cmdConsume(ctx, args[1:], stdout, stderr)
 	case "e2e":
 		return cmdE2E(ctx, args[1:], stdout, stderr)
+	case "cluster":
+		return cmdCluster(ctx, args[1:], stdout, stderr)
 	case "limits":
 		return cmdLimits(ctx, args[1:], stdout, stderr)
 	case "kfake-serve":

@@ -33,8 +33,11 @@ type ProduceConfig struct {
 
 	Label     string // names the broker in the Result
 	BrokerPID int    // non-zero: measure the broker's CPU and memory
-	Proc      *ProcReader
-	Progress  io.Writer // nil: no progress line
+	// NodePIDs are the processes of a cluster under test, each measured
+	// into Result.NodeCosts.
+	NodePIDs []int
+	Proc     *ProcReader
+	Progress io.Writer // nil: no progress line
 
 	workload string // "produce" unless a wrapper names its phase
 	// valueFn, when set, builds record n's value (e2e stamps the send
@@ -95,9 +98,13 @@ func RunProduce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	nodes, err := startCosts(cfg.Proc, cfg.NodePIDs)
+	if err != nil {
+		return Result{}, err
+	}
 	var st produceState
 	st.hist = NewHistogram()
-	mon := startMonitor(cfg.Progress, cost, func(el time.Duration) string {
+	mon := startMonitor(cfg.Progress, append(costMeters{cost}, nodes...), func(el time.Duration) string {
 		return rateLine(cfg.Label, cfg.workload, el, st.acked.Load(), st.bytes.Load()) +
 			"  p99 " + fmtDur(time.Duration(st.hist.Quantile(0.99)))
 	})
@@ -114,6 +121,9 @@ func RunProduce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 	res := st.result(cfg.workload, cfg.Label)
 	res.finish(elapsed)
 	if res.Cost, err = cost.finish(res.Bytes); err != nil {
+		return res, err
+	}
+	if res.NodeCosts, err = nodes.finish(res.Bytes); err != nil {
 		return res, err
 	}
 	return res, st.err(ctx)

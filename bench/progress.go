@@ -18,7 +18,11 @@ type monitor struct {
 	done chan struct{}
 }
 
-func startMonitor(w io.Writer, cost *costMeter, line func(elapsed time.Duration) string) *monitor {
+// sampler is what the monitor samples each tick: a *costMeter (nil-safe) or
+// the costMeters of a cluster.
+type sampler interface{ sample() }
+
+func startMonitor(w io.Writer, cost sampler, line func(elapsed time.Duration) string) *monitor {
 	m := &monitor{stop: make(chan struct{}), done: make(chan struct{})}
 	start := time.Now()
 	go func() {

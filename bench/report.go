@@ -19,7 +19,9 @@ type Report struct {
 	Limits  *limits.Result `json:"limits,omitempty"`
 	Results []Result       `json:"results"`
 	Ratios  []Ratio        `json:"ratios,omitempty"`
-	Errors  []string       `json:"errors,omitempty"`
+	// Cluster is the verdict of `strait bench cluster`.
+	Cluster *ClusterSummary `json:"cluster,omitempty"`
+	Errors  []string        `json:"errors,omitempty"`
 }
 
 // Ratio compares one workload between two brokers: Of / To. A field is 0
@@ -133,6 +135,8 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "ratio %s/%s %s: %s\n", q.Of, q.To, q.Workload, strings.Join(parts, ", "))
 	}
+	writeNodeCosts(w, r.Results)
+	writeClusterSummary(w, r.Cluster)
 	for _, res := range r.Results {
 		if res.FirstError != "" {
 			fmt.Fprintf(w, "%s %s: first error: %s\n", res.Workload, res.Broker, res.FirstError)
@@ -192,4 +196,36 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%.1f%s", v, unit)
 	}
 	return fmt.Sprintf("%.2f%s", v, unit)
+}
+
+// writeNodeCosts prints the cost of each node of a cluster, one line each.
+func writeNodeCosts(w io.Writer, results []Result) {
+	for _, res := range results {
+		for i, c := range res.NodeCosts {
+			fmt.Fprintf(w, "%s %s node %d (pid %d): cpu %.1fs (%.2f s/GiB), rss %.0f MiB, max rss %.0f MiB\n",
+				res.Workload, res.Broker, i+1, c.PID, c.CPUSeconds, c.CPUSecPerGiB, float64(c.RSSBytes)/mib, float64(c.MaxRSSBytes)/mib)
+		}
+	}
+}
+
+// writeClusterSummary prints the cluster figures against their targets.
+func writeClusterSummary(w io.Writer, s *ClusterSummary) {
+	if s == nil {
+		return
+	}
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "NOT met"
+	}
+	fmt.Fprintf(w, "single node acks=1: %.1f MiB/s; %d nodes RF=%d acks=all min.insync.replicas=%d: %.1f MiB/s\n",
+		s.SingleMiBPerSec, s.Nodes, s.Nodes, s.MinInsyncReplicas, s.ClusterMiBPerSec)
+	if s.SingleCPUSecPerGiB > 0 && s.ClusterCPUSecPerGiB > 0 {
+		fmt.Fprintf(w, "broker CPU per GiB acknowledged: single node %.2f s, cluster %.2f s (all nodes, %.1fx)\n",
+			s.SingleCPUSecPerGiB, s.ClusterCPUSecPerGiB, s.ClusterCPUSecPerGiB/s.SingleCPUSecPerGiB)
+	}
+	fmt.Fprintf(w, "ratio %.2f (target >= %.2f: %s)\n", s.Ratio, s.RatioTarget, verdict(s.RatioMet))
+	fmt.Fprintf(w, "at %.0f%% of that rate (%.0f rec/s): p50 %s, p99 %s (target < %s: %s)\n",
+		100*s.LatencyFraction, s.LatencyRate, fmtDur(s.P50), fmtDur(s.P99), fmtDur(s.P99Target), verdict(s.P99Met))
 }

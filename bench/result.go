@@ -31,6 +31,10 @@ type Result struct {
 	Latency *Latency `json:"latency,omitempty"`
 	// Cost is nil unless the broker's pid is known.
 	Cost *BrokerCost `json:"broker_cost,omitempty"`
+	// NodeCosts are the cost of each node of a cluster (ProduceConfig's
+	// NodePIDs), in node order; CPU per GiB divides each node's CPU by
+	// the bytes the cluster acknowledged.
+	NodeCosts []BrokerCost `json:"node_costs,omitempty"`
 }
 
 // Latency summarises a Histogram of nanoseconds.
@@ -110,6 +114,43 @@ func (m *costMeter) sample() {
 func (m *costMeter) noteRSS(v int64) {
 	for cur := m.maxRSS.Load(); v > cur && !m.maxRSS.CompareAndSwap(cur, v); cur = m.maxRSS.Load() {
 	}
+}
+
+// costMeters samples several processes, the nodes of a cluster.
+type costMeters []*costMeter
+
+// startCosts meters each of pids; a 0 pid is left out.
+func startCosts(r *ProcReader, pids []int) (costMeters, error) {
+	var ms costMeters
+	for _, pid := range pids {
+		m, err := startCost(r, pid)
+		if err != nil {
+			return nil, err
+		}
+		if m != nil {
+			ms = append(ms, m)
+		}
+	}
+	return ms, nil
+}
+
+func (ms costMeters) sample() {
+	for _, m := range ms {
+		m.sample()
+	}
+}
+
+// finish is costMeter.finish of each meter.
+func (ms costMeters) finish(bytes int64) ([]BrokerCost, error) {
+	var out []BrokerCost
+	for _, m := range ms {
+		c, err := m.finish(bytes)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, *c)
+	}
+	return out, nil
 }
 
 // finish attributes the CPU spent since start to bytes moved.

@@ -1,0 +1,136 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestCLICluster runs `strait bench cluster` end to end at a tiny size:
+// one node, then three nodes of this test binary standing in for
+// `strait serve` (TestMain), and checks every figure the report carries.
+func TestCLICluster(t *testing.T) {
+	data := t.TempDir()
+	const latency = 300 * time.Millisecond
+	code, stdout, stderr := runMain(t, "cluster", "--serve-cmd", os.Args[0]+" serve",
+		"--records", "600", "--partitions", "2", "--latency-duration", latency.String(),
+		"--data-dir", data, "--keep-data", "--limits=false", "--quiet", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s\nnode logs:\n%s", code, stdout, stderr, nodeLogs(data))
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v in %s", err, stdout)
+	}
+	if len(rep.Errors) != 0 || len(rep.Results) != 3 || rep.Cluster == nil {
+		t.Fatalf("errors %q, %d results, summary %v: want 3 results and a summary", rep.Errors, len(rep.Results), rep.Cluster)
+	}
+	single, full, paced := rep.Results[0], rep.Results[1], rep.Results[2]
+	for i, want := range [][2]string{{phaseSingle, "strait-1node"}, {phaseCluster, "strait-3node"}, {phaseRate, "strait-3node"}} {
+		if r := rep.Results[i]; r.Workload != want[0] || r.Broker != want[1] || r.Errors != 0 {
+			t.Errorf("result %d: %s on %s with %d errors, want %s on %s without", i, r.Workload, r.Broker, r.Errors, want[0], want[1])
+		}
+	}
+	for _, r := range []Result{single, full} {
+		if r.Records != 600 || r.Bytes != 600*1024 {
+			t.Errorf("%s: %d records, %d bytes; want 600 and %d", r.Workload, r.Records, r.Bytes, 600*1024)
+		}
+		checkLatency(t, r.Workload, r.Latency, 600)
+	}
+
+	// The single node is metered alone, the cluster node by node.
+	if single.Cost == nil || single.Cost.PID <= 0 || len(single.NodeCosts) != 0 {
+		t.Errorf("single node cost %+v, node costs %+v: want its own cost only", single.Cost, single.NodeCosts)
+	}
+	pids := map[int]bool{}
+	for _, r := range []Result{full, paced} {
+		if r.Cost != nil || len(r.NodeCosts) != 3 {
+			t.Fatalf("%s: cost %+v, %d node costs; want 3 node costs", r.Workload, r.Cost, len(r.NodeCosts))
+		}
+		for _, c := range r.NodeCosts {
+			if c.PID <= 0 || c.PID == single.Cost.PID || c.RSSBytes <= 0 || c.MaxRSSBytes < c.RSSBytes {
+				t.Errorf("%s node cost %+v", r.Workload, c)
+			}
+			pids[c.PID] = true
+		}
+	}
+	if len(pids) != 3 {
+		t.Errorf("node pids %v: want the same 3 processes in both cluster phases", pids)
+	}
+	for pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("node %d still exists after the run: %v", pid, err)
+		}
+	}
+
+	// The latency phase sends exactly what its schedule holds: records due
+	// every 1/rate from the start, before the end of the phase.
+	sum := rep.Cluster
+	if want := full.RecordsPerSec / 2; sum.LatencyRate != want || sum.LatencyFraction != 0.5 {
+		t.Fatalf("latency rate %v at fraction %v, want %v", sum.LatencyRate, sum.LatencyFraction, want)
+	}
+	interval := time.Duration(float64(time.Second) / sum.LatencyRate)
+	due := int64((latency + interval - 1) / interval)
+	if paced.Records != due || paced.Latency == nil || paced.Latency.Count != uint64(due) {
+		t.Errorf("latency phase acknowledged %d records (%+v), want the %d due in %v at %.0f/s", paced.Records, paced.Latency, due, latency, sum.LatencyRate)
+	}
+	if sum.Nodes != 3 || sum.MinInsyncReplicas != 2 || sum.SingleMiBPerSec != single.MiBPerSec || sum.ClusterMiBPerSec != full.MiBPerSec ||
+		sum.Ratio != full.MiBPerSec/single.MiBPerSec || sum.RatioMet != (sum.Ratio >= 0.4) ||
+		sum.P50 != paced.Latency.P50 || sum.P99 != paced.Latency.P99 || sum.P99Met != (sum.P99 < 50*time.Millisecond) ||
+		sum.SingleCPUSecPerGiB != single.Cost.CPUSecPerGiB ||
+		math.Abs(sum.ClusterCPUSecPerGiB-(full.NodeCosts[0].CPUSecPerGiB+full.NodeCosts[1].CPUSecPerGiB+full.NodeCosts[2].CPUSecPerGiB)) > 1e-9 {
+		t.Errorf("summary %+v does not match the results", sum)
+	}
+
+	// Every node holds a replica of both partitions: the topic had
+	// replication factor 3.
+	for _, node := range []string{"node1", "node2", "node3"} {
+		for _, p := range []string{"strait-bench-0", "strait-bench-1"} {
+			if _, err := os.Stat(filepath.Join(data, "cluster", node, p)); err != nil {
+				t.Errorf("cluster %s has no replica of %s: %v", node, p, err)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(data, "single", "node1", "strait-bench-0")); err != nil {
+		t.Errorf("single node has no strait-bench-0: %v", err)
+	}
+}
+
+// nodeLogs is the tail of every node log under data, for a failure message.
+func nodeLogs(data string) string {
+	logs, _ := filepath.Glob(filepath.Join(data, "*", "node*.log"))
+	var b strings.Builder
+	for _, l := range logs {
+		b.WriteString("== " + l + "\n" + logTail(l, 30) + "\n")
+	}
+	return b.String()
+}
+
+// TestClusterDataRemoved: without --keep-data nothing the run created is
+// left, even when a node cannot start (here: an unknown config key).
+func TestClusterDataRemoved(t *testing.T) {
+	data := t.TempDir()
+	code, stdout, _ := runMain(t, "cluster", "--serve-cmd", os.Args[0]+" serve", "--set", "no.such.key=1",
+		"--records", "1", "--data-dir", data, "--limits=false", "--quiet", "--json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 0 || len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0], "node 1 exited before it was ready") ||
+		!strings.Contains(rep.Errors[0], "no.such.key") {
+		t.Fatalf("results %+v errors %q: want none and node 1's failure naming the key", rep.Results, rep.Errors)
+	}
+	left, err := os.ReadDir(data)
+	if err != nil || len(left) != 0 {
+		t.Fatalf("data dir holds %v (%v), want nothing", left, err)
+	}
+}
