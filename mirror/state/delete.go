@@ -38,15 +38,26 @@ func (c *Coordinator) Delete(ctx context.Context, match func(Key) bool) (int, er
 }
 
 func (s *shard) delete(ctx context.Context, match func(Key) bool) (int, error) {
+	unavailable := func(code int16) (int, error) {
+		if code == codeNotCoordinator {
+			return 0, nil // no longer ours: the new leader's business
+		}
+		return 0, fmt.Errorf("deleting from %s-%d: %w", raftmeta.MirrorStateTopic, s.partition, codeError(code, ""))
+	}
+	// A loading shard answers at once, as in write: its load holds
+	// writeMu until the replay is done.
+	s.mu.Lock()
+	code := s.stateCode()
+	s.mu.Unlock()
+	if code != 0 {
+		return unavailable(code)
+	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	s.mu.Lock()
 	if code := s.stateCode(); code != 0 {
 		s.mu.Unlock()
-		if code == codeNotCoordinator {
-			return 0, nil // no longer ours: the new leader's business
-		}
-		return 0, fmt.Errorf("deleting from %s-%d: %w", raftmeta.MirrorStateTopic, s.partition, codeError(code, ""))
+		return unavailable(code)
 	}
 	var recs []stateRecord
 	for k := range s.states {

@@ -149,6 +149,17 @@ func (c *Coordinator) write(ctx context.Context, img *raftmeta.Image, entries []
 // whole runs under writeMu, so no other write or load interleaves between
 // the state-epoch check and the map update.
 func (s *shard) write(ctx context.Context, entries []*writeEntry) {
+	// A loading shard answers at once: its load holds writeMu until the
+	// replay is done, and the write must not wait behind it.
+	s.mu.Lock()
+	code := s.stateCode()
+	s.mu.Unlock()
+	if code != 0 {
+		for _, e := range entries {
+			e.code = code
+		}
+		return
+	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 
