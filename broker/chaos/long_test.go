@@ -1,0 +1,20 @@
+//go:build long
+
+package chaos
+
+import (
+	"testing"
+	"time"
+)
+
+// TestLeaderKillLong is TestLeaderKill with at least 100,000 acknowledged
+// records and 30 kills (make test-long).
+func TestLeaderKillLong(t *testing.T) {
+	leaderKill(t, plan{records: 100_000, minFaults: 30, timeout: 8 * time.Minute})
+}
+
+// TestControllerKillLong is TestControllerKill with at least 100,000
+// acknowledged records and 20 controller kills (make test-long).
+func TestControllerKillLong(t *testing.T) {
+	controllerKill(t, plan{records: 100_000, minFaults: 20, timeout: 8 * time.Minute})
+}
