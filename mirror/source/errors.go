@@ -1,0 +1,70 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/strait-io/strait/storage"
+)
+
+// Sentinel errors a partition's reports wrap; see the package doc for what
+// the driver does with each.
+var (
+	// ErrSourceTopicRecreated: the source topic now has another topic id
+	// than the mirror topic (it was deleted and created again).
+	ErrSourceTopicRecreated = errors.New("source topic recreated")
+	// ErrSourceTopicNotFound: the source has no topic of that name.
+	ErrSourceTopicNotFound = errors.New("source topic not found")
+	// ErrSourcePartitionNotFound: the source topic has no such partition.
+	ErrSourcePartitionNotFound = errors.New("source partition not found")
+	// ErrSourceUnsupported: the source broker does not speak a version the
+	// mirror needs (Fetch v12+, for LastFetchedEpoch and DivergingEpoch).
+	ErrSourceUnsupported = errors.New("source broker too old to mirror from")
+)
+
+// TopicIDMismatchError says which ids disagree; it is an
+// ErrSourceTopicRecreated.
+type TopicIDMismatchError struct {
+	Topic string
+	// Mirror is the mirror topic's id (the source topic's id when mirroring
+	// started), Source the id the source has now.
+	Mirror, Source storage.TopicID
+}
+
+func (e *TopicIDMismatchError) Error() string {
+	return fmt.Sprintf("%v: topic %s has id %s on the source, the mirror topic has %s",
+		ErrSourceTopicRecreated, e.Topic, e.Source, e.Mirror)
+}
+
+// Unwrap makes errors.Is(err, ErrSourceTopicRecreated) hold.
+func (e *TopicIDMismatchError) Unwrap() error { return ErrSourceTopicRecreated }
+
+// PartitionError is a partition's error as the endpoint reports it: what the
+// source (or the route to it) answered, and the request it answered.
+type PartitionError struct {
+	TP storage.TopicPartition
+	// Op is the request: "fetch", "list offsets", "offset for leader epoch"
+	// or "route" (no request was sent: the metadata had no usable leader).
+	Op string
+	// Broker is the source broker asked, -1 when none was.
+	Broker int32
+	Err    error
+}
+
+func (e *PartitionError) Error() string {
+	if e.Broker < 0 {
+		return fmt.Sprintf("mirror source %s %s: %v", e.Op, e.TP, e.Err)
+	}
+	return fmt.Sprintf("mirror source %s %s at broker %d: %v", e.Op, e.TP, e.Broker, e.Err)
+}
+
+func (e *PartitionError) Unwrap() error { return e.Err }
+
+// IsFatal reports whether err means the partition cannot go on mirroring
+// until something changes on the source or in the mirror's configuration:
+// the errors the driver moves to FAILED rather than leaving to the core's
+// retries.
+func IsFatal(err error) bool {
+	return errors.Is(err, ErrSourceTopicRecreated) || errors.Is(err, ErrSourceTopicNotFound) ||
+		errors.Is(err, ErrSourcePartitionNotFound) || errors.Is(err, ErrSourceUnsupported)
+}

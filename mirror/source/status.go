@@ -1,0 +1,162 @@
+package source
+
+import (
+	"time"
+
+	"github.com/strait-io/strait/replication/fetcher"
+	"github.com/strait-io/strait/storage"
+)
+
+// Status is what the source last said about a partition, for describe
+// (source HW, lag) and for the driver's reports.
+type Status struct {
+	// HighWatermark, LastStableOffset and LogStartOffset are the source
+	// partition's, from the last fetch or ListOffsets that carried them;
+	// -1 until one did.
+	HighWatermark    int64
+	LastStableOffset int64
+	LogStartOffset   int64
+	// Leader and LeaderEpoch are the source leader the last request went
+	// to and its epoch.
+	Leader      int32
+	LeaderEpoch int32
+	// OffsetsSkipped counts the offsets the core was told to jump over
+	// because the source deleted them before they were mirrored.
+	OffsetsSkipped int64
+	// Err is the error of the last answer about the partition (a
+	// *PartitionError), nil when it succeeded.
+	Err error
+	// UpdatedAt is when the last answer came.
+	UpdatedAt time.Time
+}
+
+type partitionStatus struct {
+	Status
+	// oorOffset is the fetch offset the source last answered
+	// OFFSET_OUT_OF_RANGE for and oorEnd the source's latest offset asked
+	// after it (-1 when none is pending): with the earliest offset they
+	// say what the core skips (fetcher.ResetFetchOffset).
+	oorOffset, oorEnd int64
+}
+
+// statusLocked returns tp's status, creating it. c.mu is held.
+func (c *Cluster) statusLocked(tp storage.TopicPartition) *partitionStatus {
+	st, ok := c.status[tp]
+	if !ok {
+		st = &partitionStatus{Status: Status{HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, Leader: -1,
+			LeaderEpoch: -1}, oorOffset: -1, oorEnd: -1}
+		c.status[tp] = st
+	}
+	return st
+}
+
+// Status returns what the source last said about tp.
+func (c *Cluster) Status(tp storage.TopicPartition) (Status, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, ok := c.status[tp]
+	if !ok {
+		return Status{}, false
+	}
+	return st.Status, true
+}
+
+// SourceHighWatermark is the source partition's high watermark as last
+// seen, and its log start offset: describe's source HW and the base of the
+// mirror lag (source HW - destination LEO).
+func (c *Cluster) SourceHighWatermark(tp storage.TopicPartition) (hw, logStart int64, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, found := c.status[tp]
+	if !found || st.HighWatermark < 0 {
+		return -1, -1, false
+	}
+	return st.HighWatermark, st.LogStartOffset, true
+}
+
+// recordData notes a successful fetch answer.
+func (c *Cluster) recordData(tp storage.TopicPartition, r route, d *fetcher.FetchData) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.statusLocked(tp)
+	if d.HighWatermark >= 0 {
+		st.HighWatermark = d.HighWatermark
+	}
+	if d.LastStableOffset >= 0 {
+		st.LastStableOffset = d.LastStableOffset
+	}
+	if d.LogStartOffset >= 0 {
+		st.LogStartOffset = d.LogStartOffset
+	}
+	st.Leader, st.LeaderEpoch, st.Err, st.UpdatedAt = r.leader, r.epoch, nil, c.cfg.Clock.Now()
+}
+
+// recordOK notes a successful answer that carried no offsets.
+func (c *Cluster) recordOK(tp storage.TopicPartition, r route) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.statusLocked(tp)
+	st.Leader, st.LeaderEpoch, st.Err, st.UpdatedAt = r.leader, r.epoch, nil, c.cfg.Clock.Now()
+}
+
+// recordError notes a partition error and tells the driver.
+func (c *Cluster) recordError(perr *PartitionError) {
+	c.mu.Lock()
+	st := c.statusLocked(perr.TP)
+	st.Err, st.UpdatedAt = perr, c.cfg.Clock.Now()
+	c.mu.Unlock()
+	if IsFatal(perr) {
+		c.logger.Warn("mirror partition cannot continue", "partition", perr.TP.String(), "err", perr)
+	} else {
+		c.logger.Debug("mirror partition error", "partition", perr.TP.String(), "err", perr)
+	}
+	if c.cfg.OnPartitionError != nil {
+		c.cfg.OnPartitionError(perr.TP, perr)
+	}
+}
+
+// recordOutOfRange notes that the source answered OFFSET_OUT_OF_RANGE at
+// offset: the core now asks the latest and earliest offsets.
+func (c *Cluster) recordOutOfRange(tp storage.TopicPartition, offset int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.statusLocked(tp)
+	st.oorOffset, st.oorEnd, st.Err, st.UpdatedAt = offset, -1, nil, c.cfg.Clock.Now()
+}
+
+// recordLatest notes the source's latest offset (its high watermark: the
+// ListOffsets is a consumer's, READ_UNCOMMITTED).
+func (c *Cluster) recordLatest(tp storage.TopicPartition, offset int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.statusLocked(tp)
+	st.HighWatermark, st.Err, st.UpdatedAt = offset, nil, c.cfg.Clock.Now()
+	if st.oorOffset >= 0 {
+		st.oorEnd = offset
+	}
+}
+
+// recordEarliest notes the source's log start offset and, when it answers
+// an OFFSET_OUT_OF_RANGE, counts the offsets the core will skip: the
+// core restarts the log at the source's start when the fetch offset is
+// below it and not beyond the source's end (fetcher.ResetFetchOffset).
+func (c *Cluster) recordEarliest(tp storage.TopicPartition, offset int64) {
+	c.mu.Lock()
+	st := c.statusLocked(tp)
+	st.LogStartOffset, st.Err, st.UpdatedAt = offset, nil, c.cfg.Clock.Now()
+	from := st.oorOffset
+	skipped := from >= 0 && st.oorEnd >= from && offset > from
+	st.oorOffset, st.oorEnd = -1, -1
+	if skipped {
+		st.OffsetsSkipped += offset - from
+	}
+	c.mu.Unlock()
+	if !skipped {
+		return
+	}
+	c.logger.Warn("source deleted offsets before they were mirrored; skipping them",
+		"partition", tp.String(), "from", from, "to", offset, "skipped", offset-from)
+	if c.cfg.OnOffsetsSkipped != nil {
+		c.cfg.OnOffsetsSkipped(tp, from, offset)
+	}
+}
