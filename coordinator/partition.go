@@ -2,12 +2,12 @@ package coordinator
 
 import "unicode/utf16"
 
-// javaStringHashCode is Java's String.hashCode: s[0]*31^(n-1) + ... + s[n-1]
+// JavaStringHashCode is Java's String.hashCode: s[0]*31^(n-1) + ... + s[n-1]
 // over the UTF-16 code units of the string, in int32 arithmetic. Kafka
 // places a group with it, so Strait must compute it exactly for groups to
 // land on the partitions a Kafka cluster would use (and for tools that
 // compute the coordinator partition themselves).
-func javaStringHashCode(s string) int32 {
+func JavaStringHashCode(s string) int32 {
 	var h int32
 	for _, r := range s { // invalid UTF-8 reads as U+FFFD, as Java decodes it
 		if r >= 0x10000 {
@@ -36,7 +36,7 @@ func kafkaAbs(n int32) int32 {
 // groupID: Utils.abs(groupId.hashCode()) % numPartitions
 // (GroupCoordinatorService.partitionFor).
 func PartitionFor(groupID string, numPartitions int32) int32 {
-	return kafkaAbs(javaStringHashCode(groupID)) % numPartitions
+	return kafkaAbs(JavaStringHashCode(groupID)) % numPartitions
 }
 
 // javaLength is a Java String's length(): UTF-16 code units. Kafka checks

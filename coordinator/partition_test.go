@@ -16,7 +16,7 @@ func TestJavaStringHashCode(t *testing.T) {
 		{"\U0001F600", 0xD83D*31 + 0xDE00},  // a surrogate pair: two UTF-16 units
 		{"é", 0xE9},                         // one UTF-16 unit, two UTF-8 bytes
 	} {
-		if got := javaStringHashCode(tc.s); got != tc.want {
+		if got := JavaStringHashCode(tc.s); got != tc.want {
 			t.Errorf("hashCode(%q) = %d, want %d", tc.s, got, tc.want)
 		}
 	}
@@ -50,7 +50,7 @@ func TestJavaLength(t *testing.T) {
 func TestJavaStringHashCodeInvalidUTF8(t *testing.T) {
 	// Kafka decodes the group id from UTF-8 with replacement: one U+FFFD
 	// per bad byte, as Go's range over a string does.
-	if got, want := javaStringHashCode("a\xffb"), javaStringHashCode("a\uFFFDb"); got != want {
+	if got, want := JavaStringHashCode("a\xffb"), JavaStringHashCode("a\uFFFDb"); got != want {
 		t.Fatalf("hash of invalid UTF-8 %d, want %d", got, want)
 	}
 }

@@ -101,14 +101,29 @@ func newGroupMetadataTombstone(group string) coordRecord {
 	return coordRecord{key: groupMetadataKey(group)}
 }
 
-// buildBatch encodes records into one uncompressed batch. The log assigns
-// the offsets and the leader epoch; the producer fields say "no producer"
-// (the coordinator does not write transactionally yet).
+// buildBatch encodes the group coordinator's records as one batch
+// (BuildBatch).
 func buildBatch(recs []coordRecord, nowMs int64) ([]byte, error) {
+	pairs := make([]KeyValue, len(recs))
+	for i, r := range recs {
+		pairs[i] = KeyValue{Key: r.key, Value: r.value}
+	}
+	return BuildBatch(pairs, nowMs)
+}
+
+// KeyValue is one record of a coordinator's internal topic; a nil Value
+// is a tombstone.
+type KeyValue struct{ Key, Value []byte }
+
+// BuildBatch encodes records of a coordinator's internal topic
+// (__consumer_offsets, __mirror_state) as one uncompressed batch, as
+// Kafka's coordinator runtime writes them: the leader assigns the offsets
+// and the leader epoch; the producer fields say "no producer".
+func BuildBatch(recs []KeyValue, nowMs int64) ([]byte, error) {
 	rs := make([]record.Record, len(recs))
 	for i, r := range recs {
-		rs[i] = record.Record{Key: r.key, KeyLen: int32(len(r.key)), Value: r.value, ValueLen: int32(len(r.value))}
-		if r.value == nil {
+		rs[i] = record.Record{Key: r.Key, KeyLen: int32(len(r.Key)), Value: r.Value, ValueLen: int32(len(r.Value))}
+		if r.Value == nil {
 			rs[i].ValueLen = -1
 		}
 	}

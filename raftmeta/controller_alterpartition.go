@@ -84,12 +84,7 @@ func (c *Controller) AlterPartition(ctx context.Context, req *kmsg.AlterPartitio
 		}
 		return records
 	})
-	switch {
-	case err != nil:
-		resp.ErrorCode, _ = writeErrorCode(err)
-	case stale:
-		resp.ErrorCode = kerr.StaleBrokerEpoch.Code
-	default:
+	if resp.ErrorCode = brokerWriteCode(err, stale); resp.ErrorCode == 0 {
 		resp.Topics = topics
 	}
 	return resp

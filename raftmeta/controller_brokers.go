@@ -211,12 +211,7 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartb
 		s.touch(req.BrokerID, next == stateFenced || next == stateShutdownNow, req.CurrentMetadataOffset)
 		return records
 	})
-	switch {
-	case err != nil:
-		resp.ErrorCode, _ = writeErrorCode(err)
-	case stale:
-		resp.ErrorCode = kerr.StaleBrokerEpoch.Code
-	default:
+	if resp.ErrorCode = brokerWriteCode(err, stale); resp.ErrorCode == 0 {
 		resp.IsCaughtUp = req.CurrentMetadataOffset >= epoch
 		resp.IsFenced = next == stateFenced || next == stateShutdownNow
 		resp.ShouldShutdown = next == stateShutdownNow
@@ -323,4 +318,19 @@ func (c *Controller) allocateProducerIDs(ctx context.Context, req *kmsg.Allocate
 		resp.ErrorCode = kerr.UnknownServerError.Code
 	}
 	return resp
+}
+
+// brokerWriteCode is the top-level error code of a request a broker sends
+// as itself (heartbeats, AlterPartition, BumpLeaderEpochs): the write's
+// failure, else STALE_BROKER_EPOCH when the broker's epoch is not its
+// current registration's, else 0.
+func brokerWriteCode(err error, stale bool) int16 {
+	if err != nil {
+		code, _ := writeErrorCode(err)
+		return code
+	}
+	if stale {
+		return kerr.StaleBrokerEpoch.Code
+	}
+	return 0
 }

@@ -98,12 +98,7 @@ func (c *Controller) BumpLeaderEpochs(ctx context.Context, req *mirrormsg.BumpLe
 		}
 		return records
 	})
-	switch {
-	case err != nil:
-		resp.ErrorCode, _ = writeErrorCode(err)
-	case stale:
-		resp.ErrorCode = kerr.StaleBrokerEpoch.Code
-	default:
+	if resp.ErrorCode = brokerWriteCode(err, stale); resp.ErrorCode == 0 {
 		resp.Topics = topics
 	}
 	return resp

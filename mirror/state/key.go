@@ -3,8 +3,8 @@ package state
 import (
 	"encoding/base64"
 	"strconv"
-	"unicode/utf16"
 
+	"github.com/strait-io/strait/coordinator"
 	"github.com/strait-io/strait/raftmeta"
 )
 
@@ -38,7 +38,7 @@ func PartitionFor(mirror string, topicID [16]byte, partition int32, numPartition
 
 // PartitionFor is PartitionFor of the key.
 func (k Key) PartitionFor(numPartitions int32) int32 {
-	return kafkaAbs(javaStringHashCode(k.String())) % numPartitions
+	return coordinator.PartitionFor(k.String(), numPartitions)
 }
 
 // PartitionForMirror is the __mirror_state partition whose leader does a
@@ -47,7 +47,7 @@ func (k Key) PartitionFor(numPartitions int32) int32 {
 // all mirror-level work … is handled by a single broker per mirror"
 // (digest §4.1, §6).
 func PartitionForMirror(mirror string, numPartitions int32) int32 {
-	return kafkaAbs(javaStringHashCode(mirror)) % numPartitions
+	return coordinator.PartitionFor(mirror, numPartitions)
 }
 
 // CoordinatorFor returns the broker coordinating key in img: the leader of
@@ -66,31 +66,4 @@ func CoordinatorFor(img *raftmeta.Image, key Key) (nodeID int32, ok bool) {
 		return -1, false
 	}
 	return p.Leader, true
-}
-
-// javaStringHashCode is Java's String.hashCode: s[0]*31^(n-1) + ... +
-// s[n-1] over the UTF-16 code units, in int32 arithmetic (the same
-// function as coordinator's, which does not export it).
-func javaStringHashCode(s string) int32 {
-	var h int32
-	for _, r := range s { // invalid UTF-8 reads as U+FFFD, as Java decodes it
-		if r >= 0x10000 {
-			hi, lo := utf16.EncodeRune(r)
-			h = 31*h + hi
-			r = lo
-		}
-		h = 31*h + r
-	}
-	return h
-}
-
-// kafkaAbs is Kafka's Utils.abs: Integer.MIN_VALUE maps to 0.
-func kafkaAbs(n int32) int32 {
-	if n == -n { // 0 or MinInt32
-		return 0
-	}
-	if n < 0 {
-		return -n
-	}
-	return n
 }

@@ -33,7 +33,7 @@ func TestPartitionForGolden(t *testing.T) {
 		if got := c.key.String(); got != c.str {
 			t.Errorf("String() = %q, want %q", got, c.str)
 		}
-		if got := javaStringHashCode(c.str); got != c.hash {
+		if got := coordinator.JavaStringHashCode(c.str); got != c.hash {
 			t.Errorf("hash(%q) = %d, want %d", c.str, got, c.hash)
 		}
 		for n, want := range map[int32]int32{50: c.p50, 1: c.p1, 7: c.p7} {
@@ -54,7 +54,7 @@ func TestPartitionForGolden(t *testing.T) {
 	}
 	// "polygenelubricants".hashCode() is Integer.MIN_VALUE: Utils.abs maps
 	// it to 0 rather than a negative partition.
-	if h := javaStringHashCode("polygenelubricants"); h != -2147483648 {
+	if h := coordinator.JavaStringHashCode("polygenelubricants"); h != -2147483648 {
 		t.Errorf("hash = %d", h)
 	}
 }

@@ -6,8 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kbin"
 
+	"github.com/strait-io/strait/coordinator"
 	"github.com/strait-io/strait/mirror/partition"
-	"github.com/strait-io/strait/storage/record"
 )
 
 // The record layouts of __mirror_state, Kafka coordinator style (a key and
@@ -128,28 +128,14 @@ type stateRecord struct {
 // buildBatch encodes records as one uncompressed v2 batch for an append
 // as leader (the log assigns offsets and the leader epoch).
 func buildBatch(recs []stateRecord, nowMs int64) ([]byte, error) {
-	rs := make([]record.Record, len(recs))
+	pairs := make([]coordinator.KeyValue, len(recs))
 	for i, r := range recs {
-		k := encodeKey(r.key)
-		rs[i] = record.Record{Key: k, KeyLen: int32(len(k)), ValueLen: -1}
+		pairs[i].Key = encodeKey(r.key)
 		if r.value != nil {
-			v := encodeValue(*r.value)
-			rs[i].Value, rs[i].ValueLen = v, int32(len(v))
+			pairs[i].Value = encodeValue(*r.value)
 		}
 	}
-	b, err := record.Build(record.BatchSpec{
-		PartitionLeaderEpoch: record.NoPartitionLeaderEpoch,
-		ProducerID:           record.NoProducerID,
-		ProducerEpoch:        record.NoProducerEpoch,
-		BaseSequence:         record.NoSequence,
-		Codec:                record.CodecNone,
-		TimestampType:        record.CreateTime,
-		BaseTimestamp:        nowMs,
-	}, rs, nil)
-	if err != nil {
-		return nil, fmt.Errorf("state: building a batch of %d records: %w", len(recs), err)
-	}
-	return b, nil
+	return coordinator.BuildBatch(pairs, nowMs)
 }
 
 // complete checks that r read all of its input and no more.
