@@ -3,7 +3,6 @@ package replication
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"strconv"
 	"time"
@@ -27,7 +26,7 @@ func (r *ReplicaManager) newBrokerEndPoint(leader fetcher.BrokerEndPoint) (fetch
 		// replica.socket.timeout.ms: how long an answer may take beyond
 		// the fetch's own wait.
 		kgo.RequestTimeoutOverhead(time.Duration(r.cfg.ReplicaSocketTimeoutMs) * time.Millisecond),
-		kgo.WithLogger(kgoLogger{r.logger.With("leader", leader.ID)}),
+		kgo.WithLogger(fetcher.KgoLogger(r.logger.With("leader", leader.ID))),
 	}
 	if r.cfg.Dialer != nil {
 		opts = append(opts, kgo.Dialer(r.cfg.Dialer))
@@ -54,21 +53,4 @@ func (r *ReplicaManager) newBrokerEndPoint(leader fetcher.BrokerEndPoint) (fetch
 			return nil
 		},
 	}, nil
-}
-
-// kgoLogger routes the fetch clients' logs to the broker's logger, warnings
-// and errors only (connection churn is the fetcher's to report).
-type kgoLogger struct{ l *slog.Logger }
-
-func (k kgoLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
-
-func (k kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
-	switch level {
-	case kgo.LogLevelError:
-		k.l.Error(msg, keyvals...)
-	case kgo.LogLevelWarn:
-		k.l.Warn(msg, keyvals...)
-	default:
-		k.l.Debug(msg, keyvals...)
-	}
 }

@@ -54,7 +54,7 @@ func New(cfg Config) (*Cluster, error) {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.BootstrapServers...),
 		kgo.ClientID(ClientID(cfg.MirrorName)),
-		kgo.WithLogger(kgoLogger{logger}),
+		kgo.WithLogger(fetcher.KgoLogger(logger)),
 	}
 	opts = append(opts, cfg.ClientOpts...)
 	cl, err := kgo.NewClient(opts...)

@@ -100,20 +100,3 @@ func (c *Config) withDefaults() (Config, error) {
 
 // ClientID is the source client id of a mirror.
 func ClientID(mirror string) string { return "strait-mirror-" + mirror }
-
-// kgoLogger routes the source client's warnings and errors to the mirror's
-// logger (connection churn is the fetcher's to report).
-type kgoLogger struct{ l *slog.Logger }
-
-func (k kgoLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
-
-func (k kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
-	switch level {
-	case kgo.LogLevelError:
-		k.l.Error(msg, keyvals...)
-	case kgo.LogLevelWarn:
-		k.l.Warn(msg, keyvals...)
-	default:
-		k.l.Debug(msg, keyvals...)
-	}
-}
