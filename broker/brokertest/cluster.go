@@ -263,20 +263,30 @@ func (c *Cluster) WaitFor(t testing.TB, timeout time.Duration, what string, cond
 }
 
 // WaitForISR waits until every partition of topic has a leader and an ISR
-// of size replicas, in the newest image.
+// of size replicas, as every running node sees it.
 func (c *Cluster) WaitForISR(t testing.TB, topic string, replicas int, timeout time.Duration) {
 	t.Helper()
-	c.WaitFor(t, timeout, fmt.Sprintf("%s fully in sync with %d replicas", topic, replicas), func() bool {
-		img := c.Image()
-		tp, ok := img.Topics[topic]
-		if !ok {
-			return false
-		}
-		for _, p := range tp.Partitions {
-			if p.Leader < 0 || len(p.ISR) != replicas {
+	c.WaitFor(t, timeout, fmt.Sprintf("%s fully in sync with %d replicas on every running node", topic, replicas), func() bool {
+		// Every running node must see it, not just the newest image: a
+		// client asks whichever broker it likes next, and a node that has
+		// not applied the topic yet answers UNKNOWN_TOPIC_OR_PARTITION.
+		seen := 0
+		for _, b := range c.nodes {
+			n := b.Node()
+			if n == nil {
+				continue
+			}
+			tp, ok := n.Image().Topics[topic]
+			if !ok {
 				return false
 			}
+			for _, p := range tp.Partitions {
+				if p.Leader < 0 || len(p.ISR) != replicas {
+					return false
+				}
+			}
+			seen++
 		}
-		return true
+		return seen > 0
 	})
 }

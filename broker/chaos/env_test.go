@@ -68,17 +68,6 @@ func (e *env) createTopic(name string, partitions int32, rf int16) {
 	e.t.Helper()
 	e.createTopicNoWait(name, partitions, rf)
 	e.c.WaitForISR(e.t, name, int(rf), isrTimeout)
-	// WaitForISR reads the newest image; a node a little behind would
-	// answer the producers' first Metadata requests with
-	// UNKNOWN_TOPIC_OR_PARTITION, and kgo fails records after a few.
-	e.c.WaitFor(e.t, isrTimeout, "every node to know "+name, func() bool {
-		for _, id := range e.c.Running() {
-			if _, ok := e.c.Node(id).Node().Image().Topics[name]; !ok {
-				return false
-			}
-		}
-		return true
-	})
 }
 
 // createTopicNoWait creates a topic and returns once the controller
