@@ -18,7 +18,9 @@ import (
 // and whole segments below it are deleted by the next retention pass. An
 // offset past the high watermark or negative: OFFSET_OUT_OF_RANGE; a topic
 // whose cleanup.policy lacks delete: POLICY_VIOLATION; internal topics:
-// INVALID_TOPIC_EXCEPTION. The answer waits, up to TimeoutMillis, until
+// INVALID_TOPIC_EXCEPTION; a mirror topic's partition (KIP-1279) that the
+// mirror holds read-only: READ_ONLY_TOPIC, or LEADER_NOT_AVAILABLE before
+// the mirror decided (mirror_access.go). The answer waits, up to TimeoutMillis, until
 // every replica's log start offset reached the target (LowWatermark);
 // with one replica that is at once.
 
@@ -101,6 +103,10 @@ func (p *Partition) deleteRecordsOnLeader(offset int64) (int64, error) {
 	defer p.leaderIsrUpdateLock.RUnlock()
 	if !p.IsLeader() || p.removed.Load() {
 		return 0, kerr.NotLeaderForPartition
+	}
+	// A mirror topic's log start offset follows its source (KIP-1279).
+	if err := p.checkMirrorWrite(p.mgr.currentImage(), p.state.Load()); err != nil {
+		return 0, err
 	}
 	if !p.log.Config().CleanupPolicy.Delete {
 		return 0, kerr.PolicyViolation

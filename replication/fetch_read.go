@@ -155,12 +155,18 @@ func (r *ReplicaManager) read(params *fetchParams, fp *fetchPartition, img *raft
 		res.partition, res.state = p, st
 		return res
 	}
+	var seq uint64
+	if params.isFromFollower() {
+		// Numbered before the read, so a truncation of this leader's log
+		// that lands during the read makes the fetch stale.
+		seq = p.fetchSeq.Add(1)
+	}
 	res := p.readRecords(log, st, params, fp, min(fp.maxBytes, limit), minOneMessage)
 	res.partition, res.state = p, st
 	if params.isFromFollower() && res.errCode == 0 && res.diverging == nil {
 		// The follower has everything below its fetch offset: that is its
 		// log end offset (Kafka's updateFollowerFetchState).
-		if !p.updateFollowerFetchState(params.replicaID, fp.fetchOffset, fp.logStartOffset, res.leo, params.replicaEpoch, r.nowMs()) {
+		if !p.updateFollowerFetchState(params.replicaID, fp.fetchOffset, fp.logStartOffset, res.leo, params.replicaEpoch, r.nowMs(), seq) {
 			res = errorRead(kerr.NotLeaderForPartition.Code)
 			res.partition, res.state = p, st
 		}

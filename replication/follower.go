@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -140,10 +141,35 @@ func (f follower) write(fn func() error) error {
 
 func (f follower) AppendAsFollower(records []byte) (info storage.AppendInfo, err error) {
 	err = f.write(func() error {
-		info, err = f.p.log.AppendAsFollower(records)
+		info, err = f.p.appendRecordsAsFollower(records)
 		return err
 	})
 	return info, err
+}
+
+// appendRecordsAsFollower appends fetched batches that carry their offsets
+// (Kafka's Partition.appendRecordsToFollowerOrFutureReplica). An empty log
+// whose start offset falls inside the first batch — the leader's (or the
+// mirror source's) log start offset was moved into it by DeleteRecords, and
+// a fetch returns whole batches — restarts at the batch's first offset and
+// appends it whole, as Kafka does; the log start offset then follows the
+// leader's with the next fetch. leaderIsrUpdateLock is held shared.
+func (p *Partition) appendRecordsAsFollower(records []byte) (storage.AppendInfo, error) {
+	info, err := p.log.AppendAsFollower(records)
+	var ue *storage.UnexpectedAppendOffsetError
+	if err == nil || !errors.As(err, &ue) {
+		return info, err
+	}
+	leo := p.log.LogEndOffset()
+	if leo != p.log.LogStartOffset() || ue.FirstOffset >= leo || ue.LastOffset < leo {
+		return info, err
+	}
+	p.logger.Info("the first fetched batch starts below the empty log's start offset; restarting the log there",
+		"firstOffset", ue.FirstOffset, "lastOffset", ue.LastOffset, "logStartOffset", leo)
+	if err := p.log.TruncateFullyAndStartAt(ue.FirstOffset); err != nil {
+		return storage.AppendInfo{}, err
+	}
+	return p.log.AppendAsFollower(records)
 }
 
 func (f follower) TruncateTo(offset int64) (truncated bool, err error) {

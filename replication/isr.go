@@ -29,7 +29,7 @@ func (r *ReplicaManager) isReplicaIsrEligible(id int32, s *replicaState) bool {
 // replicaID is not an assigned follower, or when its fetch carries an
 // older broker epoch than its registration (a fetch from before a restart,
 // NOT_LEADER_OR_FOLLOWER in Kafka).
-func (p *Partition) updateFollowerFetchState(replicaID int32, fetchOffset, followerStartOffset, leaderEndOffset, brokerEpoch, nowMs int64) bool {
+func (p *Partition) updateFollowerFetchState(replicaID int32, fetchOffset, followerStartOffset, leaderEndOffset, brokerEpoch, nowMs int64, seq uint64) bool {
 	p.leaderIsrUpdateLock.RLock()
 	r, ok := (*p.followers.Load())[replicaID]
 	if ok && brokerEpoch != -1 {
@@ -37,10 +37,16 @@ func (p *Partition) updateFollowerFetchState(replicaID int32, fetchOffset, follo
 			ok = false
 		}
 	}
+	if ok && p.staleFetch(seq) {
+		// The fetch read the log before the mirror truncated it: its
+		// offset says nothing about the follower's log now.
+		p.leaderIsrUpdateLock.RUnlock()
+		return true
+	}
 	var endMoved, startMoved bool
 	if ok {
 		prev := r.snapshot()
-		r.updateFetchState(fetchOffset, followerStartOffset, nowMs, leaderEndOffset, brokerEpoch)
+		r.updateFetchState(fetchOffset, followerStartOffset, nowMs, leaderEndOffset, brokerEpoch, seq)
 		endMoved, startMoved = prev.logEndOffset != fetchOffset, prev.logStartOffset != followerStartOffset
 	}
 	p.leaderIsrUpdateLock.RUnlock()
@@ -84,7 +90,7 @@ func (p *Partition) needsExpandIsr(st *partitionState, r *replica) bool {
 		return false
 	}
 	s := r.snapshot()
-	return s.logEndOffset >= p.log.HighWatermark() && s.logEndOffset >= st.leaderEpochStartOffset &&
+	return s.logEndOffset >= p.log.HighWatermark() && s.logEndOffset >= p.epochStartOffset(st) &&
 		p.mgr.isReplicaIsrEligible(r.id, s)
 }
 

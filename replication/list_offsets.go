@@ -115,7 +115,7 @@ func (r *ReplicaManager) listOffset(req *kmsg.ListOffsetsRequest, img *raftmeta.
 	// After an election the high watermark may lag the epoch's start;
 	// answering from it could go backwards (Kafka's OffsetNotAvailable).
 	var lagging error
-	if isClient && st.leaderEpochStartOffset > log.HighWatermark() {
+	if isClient && p.epochStartOffset(st) > log.HighWatermark() {
 		lagging = kerr.OffsetNotAvailable
 	}
 	switch rp.Timestamp {

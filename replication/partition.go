@@ -38,6 +38,14 @@ type Partition struct {
 	minISR    atomic.Int32
 	removed   atomic.Bool
 
+	// fetchSeq numbers follower fetches in the order their reads start;
+	// truncation is what the last truncation of this leader's log (the
+	// mirror's) left, so progress read before it is not counted.
+	fetchSeq   atomic.Uint64
+	truncation atomic.Pointer[leaderTruncation]
+	// mirrorAccess is the write access the mirror set (mirror_access.go).
+	mirrorAccess atomic.Pointer[mirrorAccess]
+
 	watchers watchers
 }
 
@@ -268,6 +276,16 @@ func (p *Partition) appendRecordsToLeader(buf []byte, origin record.AppendOrigin
 		p.leaderIsrUpdateLock.RUnlock()
 		return storage.AppendInfo{}, kerr.NotLeaderForPartition
 	}
+	if origin == record.OriginClient {
+		// A mirror topic's partition is written by its mirror only
+		// (KIP-1279); the check is under the lock SetMirrorAccess takes
+		// exclusively, so no client append slips past a change to
+		// read-only.
+		if err := p.checkMirrorWrite(p.mgr.currentImage(), st); err != nil {
+			p.leaderIsrUpdateLock.RUnlock()
+			return storage.AppendInfo{}, err
+		}
+	}
 	if requiredAcks == -1 && len(st.isr) < effectiveMinISR(p.minISR.Load(), len(st.replicas)) {
 		// Refuse rather than write data that cannot reach
 		// min.insync.replicas (Kafka's NotEnoughReplicasException).
@@ -298,19 +316,27 @@ func (p *Partition) endOffsetForEpoch(st *partitionState, requested int32) (int3
 	if requested < 0 {
 		return -1, -1, false
 	}
+	// With no batch of the current epoch in the log, the current epoch
+	// starts at the log end offset: where this node was elected, unless
+	// the mirror appended the source's batches (with their own, lower
+	// epochs) or truncated the log since. The log end offset is read
+	// before the latest epoch: an append stamps the epoch cache before it
+	// moves the log end offset, so a log end offset that includes a batch
+	// of the current epoch is never paired with an older latest epoch.
+	leo := p.log.LogEndOffset()
 	latest, haveLatest := p.log.LatestEpoch()
 	if st.leader == p.localID && st.leaderEpochStartOffset >= 0 && (!haveLatest || latest < st.leaderEpoch) {
 		switch {
 		case requested == st.leaderEpoch:
-			return st.leaderEpoch, p.log.LogEndOffset(), true
+			return st.leaderEpoch, leo, true
 		case requested > st.leaderEpoch:
 			return -1, -1, false
 		case haveLatest && requested >= latest:
-			return latest, st.leaderEpochStartOffset, true
+			return latest, leo, true
 		case !haveLatest:
 			// No epoch below the current one is known: the requester must
 			// truncate to where this epoch starts.
-			return requested, st.leaderEpochStartOffset, true
+			return requested, leo, true
 		}
 	}
 	return p.log.EndOffsetForEpoch(requested)

@@ -25,7 +25,10 @@ import (
 //   - Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION (v13, by id:
 //     UNKNOWN_TOPIC_ID); known but not led here: NOT_LEADER_OR_FOLLOWER
 //     with CurrentLeader and the leader's endpoint (v10+, KIP-951);
-//     internal topics: INVALID_TOPIC_EXCEPTION.
+//     internal topics: INVALID_TOPIC_EXCEPTION; a mirror topic's partition
+//     (KIP-1279) while the mirror holds it read-only: READ_ONLY_TOPIC, and
+//     before the mirror decided in the current leader epoch:
+//     LEADER_NOT_AVAILABLE (mirror_access.go). Nothing is appended then.
 //   - Validation errors are storage's *record.Error codes, with the message
 //     and per-record errors (v8+, KIP-467); IO failures KAFKA_STORAGE_ERROR.
 //   - A retried idempotent batch answers its original offsets.
@@ -158,6 +161,10 @@ func (r *ReplicaManager) produceFailed(version int16, img *raftmeta.Image, tp st
 		}
 	}
 	var msg string
+	var ro *readOnlyTopicError
+	if errors.As(err, &ro) {
+		msg = ro.Error()
+	}
 	var re *record.Error
 	if errors.As(err, &re) {
 		msg = re.Msg

@@ -27,6 +27,10 @@ type replicaState struct {
 	// (ReplicaState.Epoch); hasBrokerEpoch is false before any fetch.
 	brokerEpoch    int64
 	hasBrokerEpoch bool
+	// fetchSeq is the Partition.fetchSeq of the fetch recorded last, 0
+	// before any in this leadership: the mirror's ReplicasAt counts only
+	// fetches that started after its handle was created.
+	fetchSeq uint64
 }
 
 func newReplica(id int32) *replica {
@@ -49,7 +53,7 @@ func (s *replicaState) isCaughtUp(leaderEndOffset, nowMs, maxLagMs int64) bool {
 // end offset of the previous fetch makes it caught up as of that fetch, so
 // a follower kept just behind by a stream of small appends still counts
 // as in sync.
-func (r *replica) updateFetchState(fetchOffset, startOffset, nowMs, leaderEndOffset, brokerEpoch int64) {
+func (r *replica) updateFetchState(fetchOffset, startOffset, nowMs, leaderEndOffset, brokerEpoch int64, seq uint64) {
 	for {
 		cur := r.state.Load()
 		caughtUp := cur.lastCaughtUpTimeMs
@@ -67,6 +71,7 @@ func (r *replica) updateFetchState(fetchOffset, startOffset, nowMs, leaderEndOff
 			lastCaughtUpTimeMs:          caughtUp,
 			brokerEpoch:                 brokerEpoch,
 			hasBrokerEpoch:              true,
+			fetchSeq:                    max(seq, cur.fetchSeq),
 		}
 		if r.state.CompareAndSwap(cur, next) {
 			return
@@ -97,4 +102,24 @@ func (r *replica) reset(nowMs, leaderEndOffset int64, isNewLeader, inSync bool) 
 		next.lastFetchTimeMs = nowMs
 	}
 	r.state.Store(&next)
+}
+
+// clampToLeaderEnd lowers the follower's progress to the leader's log end
+// offset after the leader's log was truncated (the mirror's truncations):
+// the follower has at most what the leader kept, and a stale log end
+// offset above it must not let the high watermark count offsets the
+// follower holds from before the truncation.
+func (r *replica) clampToLeaderEnd(leaderEndOffset int64) {
+	for {
+		cur := r.state.Load()
+		if cur.logEndOffset <= leaderEndOffset && cur.lastFetchLeaderLogEndOffset <= leaderEndOffset {
+			return
+		}
+		next := *cur
+		next.logEndOffset = min(cur.logEndOffset, leaderEndOffset)
+		next.lastFetchLeaderLogEndOffset = min(cur.lastFetchLeaderLogEndOffset, leaderEndOffset)
+		if r.state.CompareAndSwap(cur, &next) {
+			return
+		}
+	}
 }

@@ -67,7 +67,7 @@ func (l *Log) AppendAsFollower(buf []byte) (AppendInfo, error) {
 			return AppendInfo{}, 0, err
 		}
 		if info.FirstOffset < leo {
-			return AppendInfo{}, 0, &UnexpectedAppendOffsetError{FirstOffset: info.FirstOffset, LogEndOffset: leo}
+			return AppendInfo{}, 0, &UnexpectedAppendOffsetError{FirstOffset: info.FirstOffset, LastOffset: info.LastOffset, LogEndOffset: leo}
 		}
 		return l.appendValidatedLocked(buf, info, record.OriginReplication, l.clock.Now().UnixMilli())
 	})

@@ -36,9 +36,13 @@ func (e *StorageError) Unwrap() []error { return []error{e.Err, kerr.KafkaStorag
 
 // UnexpectedAppendOffsetError is returned when a follower append starts
 // below the log end offset (Kafka's UnexpectedAppendOffsetException): the
-// follower must truncate first.
+// follower must truncate first. FirstOffset and LastOffset are the appended
+// data's first and last offsets: a replica whose empty log starts inside
+// the first batch (the leader's log start offset moved into it) restarts
+// its log at FirstOffset, as Kafka's appendRecordsToFollowerOrFutureReplica
+// does.
 type UnexpectedAppendOffsetError struct {
-	FirstOffset, LogEndOffset int64
+	FirstOffset, LastOffset, LogEndOffset int64
 }
 
 func (e *UnexpectedAppendOffsetError) Error() string {

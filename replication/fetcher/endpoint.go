@@ -2,6 +2,7 @@ package fetcher
 
 import (
 	"context"
+	"errors"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -93,6 +94,16 @@ type OffsetAndEpoch struct {
 	Offset      int64
 	LeaderEpoch int32
 }
+
+// ErrRetryAppend is what a Replica's AppendAsFollower returns (wrapped)
+// when it cannot take the fetched data yet, though the data is valid: the
+// mirror's replica refuses batches whose leader epoch is above the
+// destination leader's own until the destination's epoch is bumped (KIP-1279:
+// the destination leader epoch stays >= the source's). The fetcher then
+// keeps the partition at the same fetch offset, appends nothing, backs it
+// off for the fetch backoff and fetches the same offset again. Any other
+// append error (except corrupt data) fails the partition.
+var ErrRetryAppend = errors.New("fetcher: the replica cannot append the fetched data yet")
 
 // Replica is the local replica a fetcher writes: the callbacks of Kafka's
 // ReplicaFetcherThread into the log. *storage.Log implements it; the

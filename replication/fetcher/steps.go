@@ -164,10 +164,15 @@ func (f *Fetcher) CompleteFetch(req *FetchRequest, resp map[storage.TopicPartiti
 				continue
 			}
 			if err := f.processPartitionData(tp, st, data); err != nil {
-				if retriableAppendError(err) {
+				switch {
+				case errors.Is(err, ErrRetryAppend):
+					f.logger.Debug("the replica cannot take the fetched data yet; retrying", "partition", tp.String(),
+						"offset", st.FetchOffset, "err", err)
+					retry = append(retry, tp)
+				case retriableAppendError(err):
 					f.logger.Error("invalid records fetched; retrying", "partition", tp.String(), "offset", st.FetchOffset, "err", err)
 					retry = append(retry, tp)
-				} else {
+				default:
 					f.markPartitionFailed(tp, err)
 				}
 			}
