@@ -11,6 +11,7 @@ import (
 
 	"github.com/strait-io/strait/replication/fetcher"
 	"github.com/strait-io/strait/storage"
+	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // Cluster is one mirror's connection to its source cluster: the client,
@@ -55,6 +56,9 @@ func New(cfg Config) (*Cluster, error) {
 		kgo.SeedBrokers(cfg.BootstrapServers...),
 		kgo.ClientID(ClientID(cfg.MirrorName)),
 		kgo.WithLogger(fetcher.KgoLogger(logger)),
+		// The mirror RPCs (ReadMirrorStates for the LME) are past the keys
+		// kgo knows; a source without them fails those requests early.
+		kgo.MaxVersions(mirrormsg.MaxVersions(nil)),
 	}
 	opts = append(opts, cfg.ClientOpts...)
 	cl, err := kgo.NewClient(opts...)

@@ -1,0 +1,96 @@
+package manager
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/strait-io/strait/mirror/partition"
+	"github.com/strait-io/strait/replication/fetcher"
+	"github.com/strait-io/strait/storage"
+	"github.com/strait-io/strait/storage/record"
+	"github.com/strait-io/strait/storage/validator"
+)
+
+// mirrorReplica is what the mirror fetcher writes for one partition: the
+// LeaderPartition bound to the AddFetcher's leader epoch, with the checks a
+// mirror needs before the follower append path takes source batches byte
+// for byte. It answers for the fetcher started by ref.
+type mirrorReplica struct {
+	LeaderPartition
+	tp     storage.TopicPartition
+	ref    partition.Ref
+	leader fetcher.BrokerEndPoint
+	v      *validator.Validator
+	report func(partition.Event)
+	stats  *mirrorCounters
+	// ahead is the highest source epoch reported above the leader epoch,
+	// so SourceEpochAhead is stepped once per epoch.
+	ahead atomic.Int32
+}
+
+// Errors the wrapper fails an append with. Neither wraps the kerr codes
+// the fetcher core retries (CORRUPT_MESSAGE, INVALID_RECORD): the machine
+// decides, through FetchFailed, and the core drops the partition.
+var (
+	errCorruptBatch = errors.New("mirror: corrupt batch from the source")
+	errEpochRegress = errors.New("mirror: source batch epochs go backwards")
+	errSourceAhead  = errors.New("mirror: source batch epoch above the destination leader epoch")
+)
+
+// LatestEpoch is the epoch of the last batch in the log, not the epoch
+// cache's newest entry: the fetch's LastFetchedEpoch must be an epoch of
+// data the source can have, never the destination's own leadership.
+func (r *mirrorReplica) LatestEpoch() (int32, bool) {
+	e := r.LeaderPartition.LastBatchEpoch()
+	return e, e >= 0
+}
+
+// AppendAsFollower checks the fetched batches and appends what may be:
+// nothing when a batch is corrupt (FetchCorruptBatch) or the epochs go
+// backwards (FetchEpochRegressed); the batches before the first one whose
+// epoch is above the handle's leader epoch, the rest held back
+// (fetcher.ErrRetryAppend) until the machine's epoch bump.
+func (r *mirrorReplica) AppendAsFollower(records []byte) (storage.AppendInfo, error) {
+	leo := r.LeaderPartition.LogEndOffset()
+	if _, err := r.v.ValidateReplicated(records, validator.DefaultConfig(), leo); err != nil {
+		err = fmt.Errorf("%w: %s at offset %d: %v", errCorruptBatch, r.tp, leo, err)
+		r.report(partition.FetchFailed{Ref: r.ref, Kind: partition.FetchCorruptBatch, Err: err})
+		return storage.AppendInfo{}, err
+	}
+	bound := r.LeaderPartition.LeaderEpoch()
+	prev := r.LeaderPartition.LastBatchEpoch()
+	cut := len(records)
+	pos := 0
+	for it := record.NewIter(records); ; {
+		b, ok := it.Next()
+		if !ok {
+			break
+		}
+		e := b.PartitionLeaderEpoch()
+		if e < prev {
+			err := fmt.Errorf("%w: %s: batch at offset %d has epoch %d after epoch %d", errEpochRegress, r.tp, b.BaseOffset(), e, prev)
+			r.report(partition.FetchFailed{Ref: r.ref, Kind: partition.FetchEpochRegressed, Err: err})
+			return storage.AppendInfo{}, err
+		}
+		if e > bound && cut == len(records) {
+			cut = pos
+		}
+		prev = e
+		pos += len(b)
+	}
+	if cut == 0 {
+		e := record.Batch(records).PartitionLeaderEpoch()
+		if r.ahead.Load() < e {
+			r.ahead.Store(e)
+			r.report(partition.SourceEpochAhead{Ref: r.ref, Epoch: e})
+		}
+		return storage.AppendInfo{}, fmt.Errorf("%w: %s: epoch %d, leader epoch %d: %w", errSourceAhead, r.tp, e, bound, fetcher.ErrRetryAppend)
+	}
+	info, err := r.LeaderPartition.AppendAsFollower(records[:cut])
+	if err == nil {
+		r.stats.bytes.Add(int64(cut))
+		r.stats.records.Add(info.NumRecords)
+	}
+	return info, err
+}

@@ -1,0 +1,244 @@
+package manager
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/strait-io/strait/mirror/partition"
+	"github.com/strait-io/strait/storage"
+)
+
+// PartitionStatus is one mirror partition this node leads, for
+// DescribeMirrors. Offsets and lag are -1 when unknown.
+type PartitionStatus struct {
+	Topic     string
+	Partition int32
+	// State is the partition's state as last confirmed by __mirror_state.
+	State partition.State
+	// SourceHighWatermark is the source partition's high watermark as the
+	// fetcher last saw it.
+	SourceHighWatermark     int64
+	DestinationLogEndOffset int64
+	// Lag is max(0, SourceHighWatermark - DestinationLogEndOffset) when
+	// both are known.
+	Lag             int64
+	LastMirrorEpoch int32
+	// LastError is the machine's last error (or the FAILED record's), else
+	// the source's last error for the partition.
+	LastError string
+	// OffsetsSkipped counts the offsets the source deleted before they
+	// were mirrored (since this node started).
+	OffsetsSkipped int64
+	RetryAttempt   int32
+}
+
+// view is a machine's status as the loop last published it.
+type view struct {
+	topicID storage.TopicID
+	st      partition.Status
+}
+
+// publish copies every machine's status for the readers.
+func (m *Manager) publish() {
+	m.viewMu.Lock()
+	defer m.viewMu.Unlock()
+	for tp, p := range m.parts {
+		m.views[tp] = view{topicID: p.topicID, st: p.m.Status()}
+	}
+	for tp, ch := range m.draining {
+		select {
+		case <-ch:
+			delete(m.draining, tp)
+		default:
+		}
+	}
+}
+
+// Partitions returns the partitions of mirror this node leads, sorted.
+func (m *Manager) Partitions(mirror string) []PartitionStatus {
+	m.viewMu.Lock()
+	views := make(map[storage.TopicPartition]view, len(m.views))
+	for tp, v := range m.views {
+		if v.st.Leader && v.st.Mirror == mirror {
+			views[tp] = v
+		}
+	}
+	m.viewMu.Unlock()
+	m.connMu.RLock()
+	c := m.conns[mirror]
+	m.connMu.RUnlock()
+	counters := m.counters.peek(mirror)
+
+	out := make([]PartitionStatus, 0, len(views))
+	for tp, v := range views {
+		out = append(out, m.partitionStatus(tp, v, c, counters))
+	}
+	slices.SortFunc(out, func(a, b PartitionStatus) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	return out
+}
+
+func (m *Manager) partitionStatus(tp storage.TopicPartition, v view, c *mirrorConn, counters *mirrorCounters) PartitionStatus {
+	rec := v.st.Record
+	ps := PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, State: rec.State, SourceHighWatermark: -1,
+		DestinationLogEndOffset: -1, Lag: -1, LastMirrorEpoch: rec.LastMirrorEpoch, LastError: v.st.LastError,
+		OffsetsSkipped: counters.skippedOf(tp), RetryAttempt: rec.RetryAttempt}
+	if rec.State == partition.StateFailed && rec.ErrorMessage != "" {
+		ps.LastError = rec.ErrorMessage
+	}
+	if c != nil && c.cluster != nil {
+		if hw, _, ok := c.cluster.SourceHighWatermark(tp); ok {
+			ps.SourceHighWatermark = hw
+		}
+		if st, ok := c.cluster.Status(tp); ok && st.Err != nil && ps.LastError == "" {
+			ps.LastError = st.Err.Error()
+		}
+	} else if c != nil && c.err != nil && ps.LastError == "" {
+		ps.LastError = c.usable().Error()
+	}
+	if lp, err := m.cfg.Destination.MirrorLeader(tp, v.st.LeaderEpoch); err == nil {
+		ps.DestinationLogEndOffset = lp.LogEndOffset()
+	}
+	if ps.SourceHighWatermark >= 0 && ps.DestinationLogEndOffset >= 0 {
+		ps.Lag = max(0, ps.SourceHighWatermark-ps.DestinationLogEndOffset)
+	}
+	return ps
+}
+
+// Stats are the manager's numbers for metrics.
+type Stats struct {
+	// Partitions counts the partitions this node leads by state.
+	Partitions map[partition.State]int
+	// Mirrors are per mirror.
+	Mirrors map[string]MirrorStats
+}
+
+// MirrorStats is one mirror's numbers on this node.
+type MirrorStats struct {
+	// Partitions counts the mirror's partitions this node leads by state.
+	Partitions map[partition.State]int
+	// Lag is each led partition's lag in records (partitions whose lag is
+	// unknown are left out); LagTotal and LagMax sum and bound them.
+	Lag              map[storage.TopicPartition]int64
+	LagTotal, LagMax int64
+	// BytesMirrored and RecordsMirrored count what the fetchers appended;
+	// FetchErrors the source errors reported; OffsetsSkipped the offsets
+	// the source deleted before they were mirrored. Counters since start.
+	BytesMirrored, RecordsMirrored, FetchErrors, OffsetsSkipped int64
+}
+
+// Stats returns the current numbers.
+func (m *Manager) Stats() Stats {
+	out := Stats{Partitions: map[partition.State]int{}, Mirrors: map[string]MirrorStats{}}
+	m.viewMu.Lock()
+	byMirror := map[string]map[storage.TopicPartition]view{}
+	for tp, v := range m.views {
+		if !v.st.Leader || v.st.Mirror == "" {
+			continue
+		}
+		if byMirror[v.st.Mirror] == nil {
+			byMirror[v.st.Mirror] = map[storage.TopicPartition]view{}
+		}
+		byMirror[v.st.Mirror][tp] = v
+	}
+	m.viewMu.Unlock()
+	for _, name := range m.counters.names() {
+		if _, ok := byMirror[name]; !ok {
+			byMirror[name] = nil
+		}
+	}
+	for name, views := range byMirror {
+		counters := m.counters.peek(name)
+		ms := MirrorStats{Partitions: map[partition.State]int{}, Lag: map[storage.TopicPartition]int64{},
+			BytesMirrored: counters.bytes.Load(), RecordsMirrored: counters.records.Load(),
+			FetchErrors: counters.fetchErrors.Load(), OffsetsSkipped: counters.skippedTotal()}
+		m.connMu.RLock()
+		c := m.conns[name]
+		m.connMu.RUnlock()
+		for tp, v := range views {
+			ps := m.partitionStatus(tp, v, c, counters)
+			ms.Partitions[ps.State]++
+			out.Partitions[ps.State]++
+			if ps.Lag >= 0 {
+				ms.Lag[tp] = ps.Lag
+				ms.LagTotal += ps.Lag
+				ms.LagMax = max(ms.LagMax, ps.Lag)
+			}
+		}
+		out.Mirrors[name] = ms
+	}
+	return out
+}
+
+// counterSet holds the per-mirror counters; they outlive a mirror's
+// source connection (a config change reconnects).
+type counterSet struct {
+	mu       sync.Mutex
+	byMirror map[string]*mirrorCounters
+}
+
+func (s *counterSet) of(mirror string) *mirrorCounters {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.byMirror[mirror]
+	if !ok {
+		c = &mirrorCounters{skippedBy: map[storage.TopicPartition]int64{}}
+		s.byMirror[mirror] = c
+	}
+	return c
+}
+
+// peek is of without creating: a reader asking about an unknown mirror
+// gets zeros.
+func (s *counterSet) peek(mirror string) *mirrorCounters {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.byMirror[mirror]; ok {
+		return c
+	}
+	return &mirrorCounters{skippedBy: map[storage.TopicPartition]int64{}}
+}
+
+func (s *counterSet) names() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.byMirror))
+	for n := range s.byMirror {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+type mirrorCounters struct {
+	bytes, records, fetchErrors atomic.Int64
+
+	mu        sync.Mutex
+	skippedBy map[storage.TopicPartition]int64
+}
+
+func (c *mirrorCounters) skipped(tp storage.TopicPartition, n int64) {
+	c.mu.Lock()
+	c.skippedBy[tp] += n
+	c.mu.Unlock()
+}
+
+func (c *mirrorCounters) skippedOf(tp storage.TopicPartition) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.skippedBy[tp]
+}
+
+func (c *mirrorCounters) skippedTotal() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, v := range c.skippedBy {
+		n += v
+	}
+	return n
+}
