@@ -12,6 +12,7 @@ import (
 
 	"github.com/strait-io/strait/broker/config"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/wire"
 )
 
 // forwardTimeout bounds how long a request waits for an active controller
@@ -40,12 +41,12 @@ func (n *Node) forward(ctx context.Context, req kmsg.Request) kmsg.Response {
 	if resp, err := n.ctrlClient.Send(sctx, req); err == nil {
 		return resp
 	} else {
-		n.logger.Warn("no active controller answered a forwarded request", "request", kmsg.NameForKey(req.Key()), "err", err)
+		n.logger.Warn("no active controller answered a forwarded request", "request", wire.NameForKey(req.Key()), "err", err)
 	}
 	resp, err := ctrl.ServeControllerRequest(ctx, req)
 	if err != nil {
 		// Unreachable: only controller requests are forwarded.
-		n.logger.Error("forwarding a request the controller does not serve", "request", kmsg.NameForKey(req.Key()), "err", err)
+		n.logger.Error("forwarding a request the controller does not serve", "request", wire.NameForKey(req.Key()), "err", err)
 		return req.ResponseKind()
 	}
 	return resp
@@ -56,22 +57,24 @@ func (n *Node) forward(ctx context.Context, req kmsg.Request) kmsg.Response {
 // here as it would on the controller. It gives up quietly when ctx ends
 // or after forwardTimeout: the topics then show up a little later.
 func (n *Node) waitForTopics(ctx context.Context, names []string) {
+	n.waitForImage(ctx, func(img *raftmeta.Image) bool {
+		for _, name := range names {
+			if _, ok := img.Topics[name]; !ok {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// waitForImage waits until this node's image satisfies done, giving up
+// quietly when ctx ends or after forwardTimeout.
+func (n *Node) waitForImage(ctx context.Context, done func(*raftmeta.Image) bool) {
 	ctx, cancel := context.WithTimeout(ctx, forwardTimeout)
 	defer cancel()
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
-	for {
-		img := n.quorum.Image()
-		missing := false
-		for _, name := range names {
-			if _, ok := img.Topics[name]; !ok {
-				missing = true
-				break
-			}
-		}
-		if !missing {
-			return
-		}
+	for !done(n.quorum.Image()) {
 		select {
 		case <-ctx.Done():
 			return

@@ -23,6 +23,8 @@ import (
 
 	"github.com/strait-io/strait/broker/config"
 	"github.com/strait-io/strait/coordinator"
+	"github.com/strait-io/strait/mirror/manager"
+	"github.com/strait-io/strait/mirror/state"
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/raftmeta/ctrlrpc"
 	"github.com/strait-io/strait/replication"
@@ -73,6 +75,19 @@ type Node struct {
 	// sets groups.
 	deltaGroups atomic.Pointer[coordinator.GroupCoordinator]
 
+	// Cluster mirroring (mirror_*.go): the __mirror_state coordinator,
+	// the mirror manager (read by the metadata subscription, like
+	// deltaGroups, hence atomic), the inter-broker client, and the
+	// background work that outlives a request (deleting a deleted
+	// mirror's records), cancelled and waited for by Stop.
+	mirrorStates      *state.Coordinator
+	deltaMirrorStates atomic.Pointer[state.Coordinator]
+	mirrorMgr         atomic.Pointer[manager.Manager]
+	peers             *peers
+	bgCtx             context.Context
+	bgCancel          context.CancelFunc
+	bg                sync.WaitGroup
+
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -88,7 +103,10 @@ func NewNode(cfg *config.Config, opts Options) *Node {
 	if opts.FS == nil {
 		opts.FS = vfs.OS{}
 	}
-	return &Node{cfg: cfg, logger: opts.Logger, clock: opts.Clock, fs: opts.FS, opts: opts}
+	n := &Node{cfg: cfg, logger: opts.Logger, clock: opts.Clock, fs: opts.FS, opts: opts}
+	n.peers = &peers{n: n}
+	n.bgCtx, n.bgCancel = context.WithCancel(context.Background())
+	return n
 }
 
 // Start opens everything and returns once the broker serves requests. On
@@ -138,9 +156,13 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	n.startGroups()
+	if err := n.startMirrors(); err != nil {
+		return fmt.Errorf("starting cluster mirroring: %w", err)
+	}
 
 	n.registry = prometheus.NewRegistry()
 	n.metrics = newMetrics(n.registry)
+	n.registry.MustRegister(newMirrorCollector(n.mirrorStats))
 	n.server = wire.NewServer(n.wireConfig(), n.services(), n.logger, n.metrics)
 	if err := n.server.Start(ctx); err != nil {
 		return fmt.Errorf("starting listeners: %w", err)
@@ -148,6 +170,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.joinCluster(ctx); err != nil {
 		return err
 	}
+	n.startMirrorManager()
 	if err := n.startMetricsListener(); err != nil {
 		return err
 	}
@@ -219,6 +242,9 @@ func (n *Node) startQuorum(ctx context.Context) error {
 		LeaderImbalanceCheckInterval: time.Duration(cfg.Cluster.LeaderImbalanceCheckIntervalSeconds) * time.Second,
 		ConfigValidator:              n.validateConfigs,
 		DescribeTopicConfigs:         n.describeNewTopicConfigs,
+
+		MirrorStateTopicPartitions:        cfg.Mirror.StateTopicNumPartitions,
+		MirrorStateTopicReplicationFactor: cfg.Mirror.StateTopicReplicationFactor,
 	})
 	if err != nil {
 		return fmt.Errorf("opening metadata quorum: %w", err)
@@ -285,6 +311,12 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		if g := n.deltaGroups.Load(); g != nil {
 			g.OnMetadataDelta(d)
 		}
+		if m := n.mirrorMgr.Load(); m != nil {
+			m.OnMetadata(img)
+		}
+		if len(d.DeletedMirrors) > 0 {
+			n.onMirrorsDeleted(d.DeletedMirrors)
+		}
 	})
 	rm.ApplyDelta(&raftmeta.Delta{}, n.quorum.Image())
 	// Start's ctx bounds starting up, not the node's life: the background
@@ -308,7 +340,7 @@ func (n *Node) startGroups() {
 	}
 	n.groups = coordinator.NewGroupCoordinator(coordinator.Config{
 		NodeID:                        cfg.NodeID,
-		Log:                           offsetsLog{rm: n.replicas},
+		Log:                           coordinatorLog{rm: n.replicas, topic: offsetsTopic},
 		Image:                         n.quorum.Image,
 		EnsureOffsetsTopic:            n.ensureOffsetsTopic,
 		AllocateProducerIDs:           n.allocateProducerIDs,
@@ -408,6 +440,7 @@ func (n *Node) Stop(ctx context.Context) error {
 		if n.unsub != nil {
 			n.unsub()
 		}
+		n.stopMirrors()
 		if n.groups != nil {
 			n.groups.Close()
 		}
@@ -464,6 +497,7 @@ func (n *Node) Abandon() {
 		if n.unsub != nil {
 			n.unsub()
 		}
+		n.stopMirrors()
 		if n.groups != nil {
 			n.groups.Close()
 		}

@@ -12,25 +12,30 @@ import (
 	"github.com/strait-io/strait/storage/record"
 )
 
-// offsetsLog is the group coordinator's view of __consumer_offsets over
-// the replica manager: coordinator appends with acks=all, and reads of
-// whole batches up to the log end offset for loading.
-type offsetsLog struct{ rm *replication.ReplicaManager }
-
-func offsetsTP(p int32) storage.TopicPartition {
-	return storage.TopicPartition{Topic: offsetsTopic, Partition: p}
+// coordinatorLog is a coordinator's view of its internal topic over the
+// replica manager: coordinator appends with acks=all, and reads of whole
+// batches up to the log end offset for loading. The group coordinator
+// uses it over __consumer_offsets, the mirror state coordinator over
+// __mirror_state.
+type coordinatorLog struct {
+	rm    *replication.ReplicaManager
+	topic string
 }
 
-func (o offsetsLog) Append(ctx context.Context, partition int32, batch []byte) (int64, error) {
-	info, err := o.rm.AppendCoordinator(ctx, offsetsTP(partition), batch)
+func (o coordinatorLog) tp(p int32) storage.TopicPartition {
+	return storage.TopicPartition{Topic: o.topic, Partition: p}
+}
+
+func (o coordinatorLog) Append(ctx context.Context, partition int32, batch []byte) (int64, error) {
+	info, err := o.rm.AppendCoordinator(ctx, o.tp(partition), batch)
 	if err != nil {
 		return 0, kafkaError(err)
 	}
 	return info.LastOffset, nil
 }
 
-func (o offsetsLog) Read(_ context.Context, partition int32, from int64, maxBytes int32) ([]byte, int64, int64, error) {
-	tp := offsetsTP(partition)
+func (o coordinatorLog) Read(_ context.Context, partition int32, from int64, maxBytes int32) ([]byte, int64, int64, error) {
+	tp := o.tp(partition)
 	fd, err := o.rm.ReadToLogEnd(tp, from, maxBytes)
 	if err != nil && errors.Is(err, kerr.OffsetOutOfRange) && from < fd.LogStartOffset {
 		// Loading starts at 0; retention may have moved the start since.

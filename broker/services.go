@@ -25,6 +25,7 @@ func (n *Node) services() wire.Services {
 		Admin:     admin{n},
 		Groups:    n.groups,
 		Producers: n.groups,
+		Mirror:    mirrorService{n},
 	}
 }
 

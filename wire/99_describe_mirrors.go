@@ -17,6 +17,10 @@ import (
 //   MirrorNames describes every mirror; an unknown name gets
 //   UNKNOWN_CLUSTER_MIRROR in its entry. Any broker answers; source
 //   secrets are never returned.
+// * The partitions live on the brokers leading them: the broker asked
+//   gathers them with the same request, LocalOnly set (request tag 0, a
+//   Strait extension), from every other live broker; a LocalOnly request
+//   is answered with this broker's own partitions only.
 // * Served only with a MirrorService (Services.Mirror); without one the key
 //   is neither advertised nor accepted (mirror_api.go).
 //

@@ -116,6 +116,19 @@ func (c *Config) build(v values) error {
 		ReplicaSocketTimeoutMs:                   v.i32("replica.socket.timeout.ms"),
 		ReplicaHighWatermarkCheckpointIntervalMs: v.i64("replica.high.watermark.checkpoint.interval.ms"),
 	}
+	c.Mirror = MirrorConfig{
+		StateTopicNumPartitions:        v.i32("mirror.state.topic.num.partitions"),
+		StateTopicReplicationFactor:    int16(v.i64("mirror.state.topic.replication.factor")),
+		FailedRetryInitialBackoffMs:    v.i64("mirror.failed.retry.initial.backoff.ms"),
+		FailedRetryMaxBackoffMs:        v.i64("mirror.failed.retry.max.backoff.ms"),
+		FailedRetryMaxAttempts:         v.i32("mirror.failed.retry.max.attempts"),
+		CoordinatorWriteTimeoutMs:      v.i32("mirror.coordinator.write.timeout.ms"),
+		CoordinatorLoadBufferSizeBytes: v.i32("mirror.coordinator.load.buffer.size"),
+	}
+	if c.Mirror.FailedRetryMaxBackoffMs < c.Mirror.FailedRetryInitialBackoffMs {
+		return fmt.Errorf("mirror.failed.retry.max.backoff.ms (%d) must be at least mirror.failed.retry.initial.backoff.ms (%d)",
+			c.Mirror.FailedRetryMaxBackoffMs, c.Mirror.FailedRetryInitialBackoffMs)
+	}
 
 	log, err := configdef.EffectiveLogConfig(v.src, nil)
 	if err != nil {

@@ -68,6 +68,7 @@ type Config struct {
 
 	Group   GroupConfig
 	Cluster ClusterConfig
+	Mirror  MirrorConfig
 
 	// Log is the storage configuration of a partition whose topic sets no
 	// override: the log.* defaults with Kafka's precedence applied.
@@ -114,6 +115,19 @@ type ClusterConfig struct {
 	ReplicaFetchBackoffMs                    int32
 	ReplicaSocketTimeoutMs                   int32
 	ReplicaHighWatermarkCheckpointIntervalMs int64
+}
+
+// MirrorConfig is the broker side of cluster mirroring (KIP-1279's
+// ClusterMirrorConfigs): __mirror_state and its coordinator, and the
+// FAILED partitions' automatic retries.
+type MirrorConfig struct {
+	StateTopicNumPartitions        int32
+	StateTopicReplicationFactor    int16
+	FailedRetryInitialBackoffMs    int64
+	FailedRetryMaxBackoffMs        int64
+	FailedRetryMaxAttempts         int32
+	CoordinatorWriteTimeoutMs      int32
+	CoordinatorLoadBufferSizeBytes int32
 }
 
 // Sources combines the static configuration with the dynamic broker

@@ -77,6 +77,11 @@ func TestDefaults(t *testing.T) {
 			ReplicaFetchMaxBytes: 1 << 20, ReplicaFetchResponseMaxBytes: 10 << 20, ReplicaFetchBackoffMs: 1000,
 			ReplicaSocketTimeoutMs: 30000, ReplicaHighWatermarkCheckpointIntervalMs: 5000,
 		},
+		Mirror: MirrorConfig{
+			StateTopicNumPartitions: 50, StateTopicReplicationFactor: 3,
+			FailedRetryInitialBackoffMs: 100, FailedRetryMaxBackoffMs: 300000, FailedRetryMaxAttempts: 20,
+			CoordinatorWriteTimeoutMs: 5000, CoordinatorLoadBufferSizeBytes: 5242880,
+		},
 		Log: storage.DefaultLogConfig(),
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -239,6 +244,10 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{map[string]string{"log.roll.ms": "0"}, "log.roll.ms must be greater than or equal to 1"},
 		{map[string]string{"log.roll.jitter.ms": "-1"}, "log.roll.jitter.ms must be greater than or equal to 0"},
 		{map[string]string{"log.retention.ms": "0"}, "log.retention.ms must be unlimited (-1) or, greater than or equal to 1"},
+		{map[string]string{"mirror.state.topic.num.partitions": "0"}, "Invalid value 0 for configuration mirror.state.topic.num.partitions: Value must be at least 1"},
+		{map[string]string{"mirror.failed.retry.max.attempts": "-1"}, "Invalid value -1 for configuration mirror.failed.retry.max.attempts: Value must be at least 0"},
+		{map[string]string{"mirror.failed.retry.initial.backoff.ms": "2000", "mirror.failed.retry.max.backoff.ms": "1000"},
+			"mirror.failed.retry.max.backoff.ms (1000) must be at least mirror.failed.retry.initial.backoff.ms (2000)"},
 	} {
 		_, err := New(tc.props)
 		if err == nil || err.Error() != tc.want {

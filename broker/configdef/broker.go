@@ -459,4 +459,41 @@ var brokerDefs = []Def{
 		Validate: atLeast(1),
 		Doc:      `How long an offset commit waits for the replicas of __consumer_offsets.`,
 	},
+
+	// Cluster mirroring (KIP-1279's ClusterMirrorConfigs, digest §5.2).
+	{
+		Name: "mirror.state.topic.num.partitions", Type: Int, Default: str("50"),
+		Validate: atLeast(1),
+		Doc:      `The partition count of __mirror_state, created with the first mirror; do not change it once the topic exists.`,
+	},
+	{
+		Name: "mirror.state.topic.replication.factor", Type: Short, Default: str("3"),
+		Validate: atLeast(1),
+		Doc:      `The replication factor of __mirror_state, lowered to the number of active brokers when the topic is created.`,
+	},
+	{
+		Name: "mirror.failed.retry.initial.backoff.ms", Type: Long, Default: str("100"),
+		Validate: atLeast(1),
+		Doc:      `How long a FAILED mirror partition waits before its first automatic retry; each retry doubles it, with full jitter.`,
+	},
+	{
+		Name: "mirror.failed.retry.max.backoff.ms", Type: Long, Default: str("300000"),
+		Validate: atLeast(1),
+		Doc:      `The longest wait between automatic retries of a FAILED mirror partition.`,
+	},
+	{
+		Name: "mirror.failed.retry.max.attempts", Type: Int, Default: str("20"),
+		Validate: atLeast(0),
+		Doc:      `How many times a FAILED mirror partition is retried automatically before it waits for an operator; 0 disables automatic retries.`,
+	},
+	{
+		Name: "mirror.coordinator.write.timeout.ms", Type: Int, Default: str("5000"),
+		Validate: atLeast(1),
+		Doc:      `How long a write to __mirror_state waits for its replicas.`,
+	},
+	{
+		Name: "mirror.coordinator.load.buffer.size", Type: Int, Default: str("5242880"),
+		Validate: atLeast(1),
+		Doc:      `How many bytes are read at a time when loading mirror partition states from __mirror_state.`,
+	},
 }

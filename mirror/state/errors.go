@@ -80,3 +80,10 @@ func codeError(code int16, msg string) error {
 	}
 	return fmt.Errorf("%w: %s", ke, msg)
 }
+
+// CodeError is the Go error of a ReadMirrorStates or WriteMirrorStates
+// partition result, for a caller on another broker (the broker's
+// StateStore): nil for 0, else the code's *kerr.Error with msg, wrapping
+// partition.ErrFenced for FENCED_LEADER_EPOCH and
+// INVALID_CLUSTER_MIRROR_STATES as the local API does.
+func CodeError(code int16, msg string) error { return codeError(code, msg) }

@@ -54,6 +54,13 @@ func (c *Coordinator) read(img *raftmeta.Image, key Key) (partition.Record, bool
 //     "if there is none" (see RecordFromRead, which reads it as
 //     partition.EmptyRecord, state epoch 0).
 //   - The state comes from memory, which holds only committed writes.
+//   - MirrorName "" asks for whatever mirror each topic belongs to: the
+//     mirror its mirror.name names in this broker's metadata, stopped
+//     ("<mirror>.removed") included. That is how a destination in
+//     PREPARING asks its source for the LME of a failback without knowing
+//     the name the source used for its own mirror (KIP-1279's
+//     QueryLastMirroredEpoch): a topic in no mirror answers no error and
+//     State UNKNOWN (no LME), one in a mirror as for that mirror's name.
 func (c *Coordinator) ReadMirrorStates(_ context.Context, req *mirrormsg.ReadMirrorStatesRequest) *mirrormsg.ReadMirrorStatesResponse {
 	resp := req.ResponseKind().(*mirrormsg.ReadMirrorStatesResponse)
 	img := c.image()
@@ -61,14 +68,22 @@ func (c *Coordinator) ReadMirrorStates(_ context.Context, req *mirrormsg.ReadMir
 		tr := mirrormsg.NewReadMirrorStatesResponseTopicResult()
 		tr.Name = rt.Name
 		topic := img.Topics[rt.Name]
+		mirror := req.MirrorName
+		if mirror == "" {
+			mirror, _ = img.TopicMirror(rt.Name)
+		}
 		for _, rp := range rt.Partitions {
 			var pr mirrormsg.ReadMirrorStatesResponsePartitionResult
 			switch {
 			case topic == nil || rp.PartitionIndex < 0 || int(rp.PartitionIndex) >= len(topic.Partitions):
 				pr = PartitionResult(partition.EmptyRecord(), false)
 				pr.ErrorCode = codeUnknownTopicOrPartition
+			case mirror == "":
+				// Only reachable with MirrorName "": the topic is in no
+				// mirror here, so it has no record.
+				pr = PartitionResult(partition.EmptyRecord(), false)
 			default:
-				rec, found, code := c.read(img, Key{Mirror: req.MirrorName, TopicID: topic.ID, Partition: rp.PartitionIndex})
+				rec, found, code := c.read(img, Key{Mirror: mirror, TopicID: topic.ID, Partition: rp.PartitionIndex})
 				pr = PartitionResult(rec, found)
 				pr.ErrorCode = code
 			}

@@ -17,12 +17,18 @@ import (
 // Not recovered (the latest KIP's DescribeClusterMirrorsRequest has booleans
 // IncludeMirrorState and IncludeMirrorLags, ML msg158057). Strait's design:
 // the mirrors to describe, null for all; state and lag are always included.
+// Plus a Strait extension, tagged so the v0 wire format is unchanged:
+// LocalOnly (tag 0), set by a broker that fans a request out to the other
+// brokers, asks for the partitions the receiving broker leads only.
 type DescribeMirrorsRequest struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16
 
 	// The names of the mirrors to describe, or null to describe every mirror.
 	MirrorNames []string
+
+	// Describe only the partitions this broker leads, without asking the other brokers (Strait extension, broker to broker).
+	LocalOnly bool // tag 0
 
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
@@ -94,7 +100,16 @@ func (v *DescribeMirrorsRequest) encode(dst []byte, version int16, flexible bool
 		dst = appendString(dst, v.MirrorNames[i], flexible)
 	}
 	if flexible {
-		dst = appendUnknownTags(dst, &v.UnknownTags)
+		n := v.UnknownTags.Len()
+		sendLocalOnly := v.LocalOnly
+		if sendLocalOnly {
+			n++
+		}
+		dst = kbin.AppendUvarint(dst, uint32(n))
+		if sendLocalOnly {
+			dst = appendTag(dst, 0, kbin.AppendBool(nil, v.LocalOnly))
+		}
+		dst = v.UnknownTags.AppendEach(dst)
 	}
 	return dst
 }
@@ -114,7 +129,14 @@ func (v *DescribeMirrorsRequest) decode(b *kbin.Reader, version int16, flexible,
 		}
 	}
 	if flexible {
-		return readTags(b, &v.UnknownTags, unsafe, nil)
+		return readTags(b, &v.UnknownTags, unsafe, func(tag uint32, r *kbin.Reader) (bool, error) {
+			switch tag {
+			case 0:
+				v.LocalOnly = r.Bool()
+				return true, nil
+			}
+			return false, nil
+		})
 	}
 	return nil
 }

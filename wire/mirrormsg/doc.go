@@ -22,6 +22,7 @@
 //	 97  ResumeMirrorTopics  Pause's shape (digest [INF])     Pause's shape + tag
 //	 98  ListMirrors         Strait (empty)                   aiven@cec72d23
 //	 99  DescribeMirrors     Strait (MirrorNames, null=all)   aiven@cec72d23 + tags
+//	                         + tag
 //	100  ReadMirrorStates    aiven@cec72d23                   aiven@cec72d23 + tags
 //	101  WriteMirrorStates   showuon@01b3013c                 Strait
 //	102  PauseMirrorTopics   aiven@cec72d23                   seed + tag
@@ -39,6 +40,9 @@
 //   - per-partition ErrorMessage (tag 0) and OffsetsSkipped (tag 1) in
 //     DescribeMirrorsResponse: `strait mirror describe` shows the last error
 //     and the offsets lost to the source's retention (issue 5);
+//   - LocalOnly (tag 0) in DescribeMirrorsRequest: a broker fanning a
+//     DescribeMirrors out to the other brokers asks each for the partitions
+//     it leads only (no further fan-out);
 //   - Topics (tag 1) in StartMirrorTopicsRequest: the source topics (name,
 //     source topic id, partition count) the broker that received the request
 //     resolved from its patterns; the controller, which cannot reach the

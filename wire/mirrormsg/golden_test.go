@@ -151,6 +151,11 @@ func goldens() []golden {
 			want: cat(carr(1), cstr("a"), noTags),
 		},
 		{
+			name: "DescribeMirrorsRequest local only",
+			msg:  &mirrormsg.DescribeMirrorsRequest{MirrorNames: []string{"a"}, LocalOnly: true},
+			want: cat(carr(1), cstr("a"), uv(1), tag(0, []byte{1})),
+		},
+		{
 			name: "ReadMirrorStatesRequest",
 			msg: &mirrormsg.ReadMirrorStatesRequest{
 				MirrorName: "m",

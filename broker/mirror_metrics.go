@@ -1,0 +1,71 @@
+package broker
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/strait-io/strait/mirror/manager"
+)
+
+// mirrorCollector exports the mirror manager's numbers (Manager.Stats) at
+// each scrape, for the mirror partitions this broker leads: KIP-1279's
+// per-mirror lag and throughput metrics in the broker's Prometheus style.
+type mirrorCollector struct {
+	stats func() (manager.Stats, bool)
+
+	partitions, lag, lagMax, bytes, records, fetchErrors, skipped *prometheus.Desc
+}
+
+func newMirrorCollector(stats func() (manager.Stats, bool)) *mirrorCollector {
+	return &mirrorCollector{
+		stats: stats,
+		partitions: prometheus.NewDesc("strait_mirror_partitions",
+			"Mirror partitions this broker leads, by mirror and state.", []string{"mirror", "state"}, nil),
+		lag: prometheus.NewDesc("strait_mirror_lag_records",
+			"Records the source has that this broker's mirror partitions have not mirrored yet, summed by mirror.", []string{"mirror"}, nil),
+		lagMax: prometheus.NewDesc("strait_mirror_lag_records_max",
+			"The largest lag in records of one of this broker's mirror partitions, by mirror.", []string{"mirror"}, nil),
+		bytes: prometheus.NewDesc("strait_mirror_bytes_total",
+			"Bytes mirrored from the source into partitions this broker leads, by mirror.", []string{"mirror"}, nil),
+		records: prometheus.NewDesc("strait_mirror_records_total",
+			"Records mirrored from the source into partitions this broker leads, by mirror.", []string{"mirror"}, nil),
+		fetchErrors: prometheus.NewDesc("strait_mirror_fetch_errors_total",
+			"Partition errors of the fetches from the source, by mirror.", []string{"mirror"}, nil),
+		skipped: prometheus.NewDesc("strait_mirror_offsets_skipped_total",
+			"Source offsets never mirrored because the source deleted them first (retention), by mirror.", []string{"mirror"}, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *mirrorCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.partitions, c.lag, c.lagMax, c.bytes, c.records, c.fetchErrors, c.skipped} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *mirrorCollector) Collect(ch chan<- prometheus.Metric) {
+	st, ok := c.stats()
+	if !ok {
+		return
+	}
+	for name, ms := range st.Mirrors {
+		for s, count := range ms.Partitions {
+			ch <- prometheus.MustNewConstMetric(c.partitions, prometheus.GaugeValue, float64(count), name, s.String())
+		}
+		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(ms.LagTotal), name)
+		ch <- prometheus.MustNewConstMetric(c.lagMax, prometheus.GaugeValue, float64(ms.LagMax), name)
+		ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.CounterValue, float64(ms.BytesMirrored), name)
+		ch <- prometheus.MustNewConstMetric(c.records, prometheus.CounterValue, float64(ms.RecordsMirrored), name)
+		ch <- prometheus.MustNewConstMetric(c.fetchErrors, prometheus.CounterValue, float64(ms.FetchErrors), name)
+		ch <- prometheus.MustNewConstMetric(c.skipped, prometheus.CounterValue, float64(ms.OffsetsSkipped), name)
+	}
+}
+
+// mirrorStats is the manager's Stats, false before it exists.
+func (n *Node) mirrorStats() (manager.Stats, bool) {
+	m := n.mirrorManager()
+	if m == nil {
+		return manager.Stats{}, false
+	}
+	return m.Stats(), true
+}

@@ -1,0 +1,54 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/wire"
+	"github.com/strait-io/strait/wire/mirrormsg"
+)
+
+// mirrorService is wire.MirrorService (KIP-1279's RPCs, keys 94-105):
+// the admin RPCs are forwarded to the active controller as the other
+// admin requests are (Kafka's ForwardingManager), after the broker did
+// what the controller cannot (resolving StartMirrorTopics' patterns
+// against the source, mirror_start.go; deleting a mirror's records,
+// mirror_states.go); ListMirrors and DescribeMirrors answer from this
+// broker's image, DescribeMirrors asking the other brokers for the
+// partitions they lead (mirror_describe.go); the __mirror_state RPCs go to
+// this broker's coordinator.
+type mirrorService struct{ n *Node }
+
+var _ wire.MirrorService = mirrorService{}
+
+func (s mirrorService) CreateMirror(ctx context.Context, req *mirrormsg.CreateMirrorRequest) *mirrormsg.CreateMirrorResponse {
+	return s.n.forward(ctx, req).(*mirrormsg.CreateMirrorResponse)
+}
+
+func (s mirrorService) StopMirrorTopics(ctx context.Context, req *mirrormsg.StopMirrorTopicsRequest) *mirrormsg.StopMirrorTopicsResponse {
+	return s.n.forward(ctx, req).(*mirrormsg.StopMirrorTopicsResponse)
+}
+
+func (s mirrorService) PauseMirrorTopics(ctx context.Context, req *mirrormsg.PauseMirrorTopicsRequest) *mirrormsg.PauseMirrorTopicsResponse {
+	return s.n.forward(ctx, req).(*mirrormsg.PauseMirrorTopicsResponse)
+}
+
+func (s mirrorService) ResumeMirrorTopics(ctx context.Context, req *mirrormsg.ResumeMirrorTopicsRequest) *mirrormsg.ResumeMirrorTopicsResponse {
+	return s.n.forward(ctx, req).(*mirrormsg.ResumeMirrorTopicsResponse)
+}
+
+func (s mirrorService) BumpLeaderEpochs(ctx context.Context, req *mirrormsg.BumpLeaderEpochsRequest) *mirrormsg.BumpLeaderEpochsResponse {
+	return s.n.forward(ctx, req).(*mirrormsg.BumpLeaderEpochsResponse)
+}
+
+func (s mirrorService) ListMirrors(_ context.Context, req *mirrormsg.ListMirrorsRequest) *mirrormsg.ListMirrorsResponse {
+	return raftmeta.ListMirrors(s.n.quorum.Image(), req)
+}
+
+func (s mirrorService) ReadMirrorStates(ctx context.Context, req *mirrormsg.ReadMirrorStatesRequest) *mirrormsg.ReadMirrorStatesResponse {
+	return s.n.mirrorStates.ReadMirrorStates(ctx, req)
+}
+
+func (s mirrorService) WriteMirrorStates(ctx context.Context, req *mirrormsg.WriteMirrorStatesRequest) *mirrormsg.WriteMirrorStatesResponse {
+	return s.n.mirrorStates.WriteMirrorStates(ctx, req)
+}
