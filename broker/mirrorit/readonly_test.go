@@ -1,0 +1,104 @@
+package mirrorit
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/storage/record"
+	"github.com/strait-io/strait/wire/mirrormsg"
+)
+
+// TestMirrorReadOnly: on a mirror topic Produce (plain and idempotent
+// batches) and DeleteRecords fail with READ_ONLY_TOPIC (134) and append or
+// delete nothing; Fetch, ListOffsets and consumer-group commits work.
+func TestMirrorReadOnly(t *testing.T) {
+	t.Parallel()
+	p := newPair(t, 2*time.Minute, startOne(t, "source"), startOne(t, "destination"))
+	const topic, partitions = "ro", 2
+	p.src.createTopic(t, p.ctx, topic, partitions)
+	n := produceMix(t, p.ctx, p.src, topic, partitions, 100, producerKinds()[:2])
+	p.createMirror()
+	p.start(topic)
+	p.waitMirroring(topic, partitions, time.Minute)
+
+	before := p.dst.endOffsets(t, p.ctx, topic)
+	starts := startOffsets(t, p, topic)
+	cl := p.dst.client(t)
+	var rejectedProduce, rejectedDelete int
+	for part := range int32(partitions) {
+		for _, pid := range []int64{record.NoProducerID, 12345} {
+			seq := record.NoSequence
+			if pid != record.NoProducerID {
+				seq = 0
+			}
+			b, err := record.Build(record.BatchSpec{ProducerID: pid, BaseSequence: seq, BaseTimestamp: time.Now().UnixMilli()},
+				[]record.Record{{KeyLen: -1, Value: []byte("not allowed"), ValueLen: 11}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := kmsg.NewPtrProduceRequest()
+			req.Acks, req.TimeoutMillis = -1, 5000
+			rt := kmsg.NewProduceRequestTopic()
+			rt.Topic = topic
+			rp := kmsg.NewProduceRequestTopicPartition()
+			rp.Partition, rp.Records = part, b
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+			off, err := produceRaw(p.ctx, cl, p.dst.leader(topic, part), req)
+			if code := errCode(err); code != mirrormsg.ReadOnlyTopic.Code {
+				t.Errorf("produce (producer id %d) to %s/%d: offset %d, error %v (code %d), want READ_ONLY_TOPIC (134)", pid, topic, part, off, err, code)
+				continue
+			}
+			rejectedProduce++
+		}
+
+		req := kmsg.NewPtrDeleteRecordsRequest()
+		req.TimeoutMillis = 5000
+		rt := kmsg.NewDeleteRecordsRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+		rp.Partition, rp.Offset = part, before[part]
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		kresp, err := cl.Broker(int(p.dst.leader(topic, part))).Request(p.ctx, req)
+		if err != nil {
+			t.Fatalf("DeleteRecords: %v", err)
+		}
+		resp := kresp.(*kmsg.DeleteRecordsResponse)
+		if code := resp.Topics[0].Partitions[0].ErrorCode; code != mirrormsg.ReadOnlyTopic.Code {
+			t.Errorf("DeleteRecords %s/%d up to %d: code %d, want READ_ONLY_TOPIC (134)", topic, part, before[part], code)
+			continue
+		}
+		rejectedDelete++
+	}
+
+	// Consumer-group commits on a mirror topic work.
+	offs := kadm.Offsets{}
+	for part := range int32(partitions) {
+		offs.AddOffset(topic, part, before[part], -1)
+	}
+	cr, err := p.dst.admin(t).CommitOffsets(p.ctx, "ro-group", offs)
+	if err == nil {
+		err = cr.Error()
+	}
+	if err != nil {
+		t.Errorf("committing offsets of a mirror topic: %v", err)
+	}
+
+	after := p.dst.endOffsets(t, p.ctx, topic)
+	startsAfter := startOffsets(t, p, topic)
+	for part := range int32(partitions) {
+		if after[part] != before[part] || startsAfter[part] != starts[part] {
+			t.Errorf("%s/%d: offsets [%d, %d) became [%d, %d)", topic, part, starts[part], before[part], startsAfter[part], after[part])
+		}
+	}
+	t.Logf("counts: produced=%d rejected produce=%d (want %d) rejected DeleteRecords=%d (want %d) end offsets %v → %v",
+		n, rejectedProduce, 2*partitions, rejectedDelete, partitions, before, after)
+	if rejectedProduce != 2*partitions || rejectedDelete != partitions {
+		t.Fatalf("rejected %d produce and %d DeleteRecords requests, want %d and %d", rejectedProduce, rejectedDelete, 2*partitions, partitions)
+	}
+	p.checkIdentity(topic, int64(n))
+}
