@@ -89,6 +89,12 @@ func (m *Manager) partitionStatus(tp storage.TopicPartition, v view, c *mirrorCo
 	if rec.State == partition.StateFailed && rec.ErrorMessage != "" {
 		ps.LastError = rec.ErrorMessage
 	}
+	if rec.State == partition.StateMirroring && v.st.Waiting == nil {
+		// The machine keeps its last error; a retriable fetch error the
+		// fetcher has since recovered from is history, not the current
+		// state. While mirroring, the current error is the source's.
+		ps.LastError = ""
+	}
 	if c != nil && c.cluster != nil {
 		if hw, _, ok := c.cluster.SourceHighWatermark(tp); ok {
 			ps.SourceHighWatermark = hw
