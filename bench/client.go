@@ -193,13 +193,29 @@ func EnsureTopic(ctx context.Context, bootstrap []string, topic string, partitio
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return 0, fmt.Errorf("bench: create topic %s: %w", topic, err)
 	}
-	md, err := adm.Metadata(ctx, topic)
+	// The topic exists, but the broker kadm asks may not have applied it
+	// yet (a cluster's brokers learn metadata at their own pace): retry
+	// UNKNOWN_TOPIC_OR_PARTITION for a while.
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var n int32
+	err = poll(wait, func() (bool, error) {
+		md, err := adm.Metadata(wait, topic)
+		if err != nil {
+			return false, fmt.Errorf("bench: metadata %s: %w", topic, err)
+		}
+		td, ok := md.Topics[topic]
+		switch {
+		case ok && td.Err == nil:
+			n = int32(len(td.Partitions))
+			return true, nil
+		case ok && errors.Is(td.Err, kerr.UnknownTopicOrPartition):
+			return false, nil
+		}
+		return false, fmt.Errorf("bench: metadata %s: %v", topic, td.Err)
+	})
 	if err != nil {
-		return 0, fmt.Errorf("bench: metadata %s: %w", topic, err)
+		return 0, err
 	}
-	td, ok := md.Topics[topic]
-	if !ok || td.Err != nil {
-		return 0, fmt.Errorf("bench: metadata %s: %v", topic, td.Err)
-	}
-	return int32(len(td.Partitions)), nil
+	return n, nil
 }
