@@ -143,6 +143,12 @@ func readPartition(ctx context.Context, cl *kgo.Client, adm *kadm.Client, topic 
 		case rp.ErrorCode == kerr.OffsetOutOfRange.Code && rp.LogStartOffset > off:
 			off = rp.LogStartOffset // the log starts later (DeleteRecords, retention)
 			continue
+		case rp.ErrorCode == kerr.OffsetOutOfRange.Code:
+			// An error answer carries no log start (Kafka's neither): ask.
+			if start, err := logStartOffset(ctx, adm, topic, p); err == nil && start > off {
+				off = start
+				continue
+			}
 		case rp.ErrorCode != 0:
 			leader, lastErr = -1, fmt.Errorf("partition error: %w", kerr.ErrorForCode(rp.ErrorCode))
 			failures++
@@ -263,4 +269,20 @@ func (l *topicLog) batchCount() int {
 		n += len(bs)
 	}
 	return n
+}
+
+// logStartOffset is partition p's log start offset (ListOffsets EARLIEST).
+func logStartOffset(ctx context.Context, adm *kadm.Client, topic string, p int32) (int64, error) {
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		return 0, err
+	}
+	o, ok := starts.Lookup(topic, p)
+	if !ok {
+		return 0, fmt.Errorf("no start offset for %s/%d", topic, p)
+	}
+	return o.Offset, nil
 }

@@ -105,6 +105,11 @@ func (m *Manager) partitionStatus(tp storage.TopicPartition, v view, c *mirrorCo
 	} else if c != nil && c.err != nil && ps.LastError == "" {
 		ps.LastError = c.usable().Error()
 	}
+	if rec.State == partition.StateFailed && rec.RetryAttempt < 0 {
+		// Failed for good (the source topic was recreated): what the
+		// source says now is about another log.
+		ps.SourceHighWatermark = -1
+	}
 	if lp, err := m.cfg.Destination.MirrorLeader(tp, v.st.LeaderEpoch); err == nil {
 		ps.DestinationLogEndOffset = lp.LogEndOffset()
 	}
