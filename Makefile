@@ -44,6 +44,9 @@ BENCH_SERVE = ./$(BIN) serve --set log.dirs=$(BENCH_DATA) --set listeners=PLAINT
 # read back from offset 0 (the figures issue 3 names). Then the same load on
 # one node with acks=1 and on three nodes (RF=3, min.insync.replicas=2) with
 # acks=all, and latency at half the three nodes' rate (issue 4's figures).
+# Then mirroring between two single nodes: the destination's produce rate,
+# the source's catch-up fetch rate and a mirror's catch-up of the same 1 GiB,
+# and the lag at half the slower rate for 30 s (issue 5's figures).
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./storage/...
 	rm -rf $(BENCH_DATA)
@@ -54,6 +57,9 @@ bench: build
 	rm -rf $(BENCH_DATA)
 	./$(BIN) bench cluster --data-dir $(BENCH_DATA) --partitions 8 --record-size 1KiB --batch-bytes 16KiB \
 		--bytes 1GiB --latency-duration 30s --limits=false
+	rm -rf $(BENCH_DATA)
+	./$(BIN) bench mirror --data-dir $(BENCH_DATA) --partitions 8 --record-size 1KiB --batch-bytes 16KiB \
+		--bytes 1GiB --steady-duration 30s --limits=false
 	rm -rf $(BENCH_DATA)
 
 # Each fuzz target runs on its own: go test allows one -fuzz pattern per package.

@@ -96,7 +96,7 @@ func TestCLISideBySide(t *testing.T) {
 	target := startKfake(t)
 	code, stdout, stderr := runMain(t, "consume", "--target", target.Addrs[0], "--target-name", "stand-in",
 		"--peer", "kfake", "--peer-exec", os.Args[0],
-		"--bytes", "512KiB", "--tail-duration", "200ms", "--tail-rate", "1000",
+		"--bytes", "512KiB", "--tail-duration", "600ms", "--tail-rate", "1000",
 		"--limits-time", "50ms", "--limits-dir", t.TempDir())
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)

@@ -1,11 +1,17 @@
 // Package bench is Strait's load generator: the workloads behind
-// `strait bench` (produce, consume, e2e, cluster), the side-by-side runs
+// `strait bench` (produce, consume, e2e, cluster, mirror), the side-by-side runs
 // against franz-go's kfake, and the reporting of both with their ratio.
 //
 // `strait bench cluster` (RunCluster) starts its own `strait serve`
 // children: one node measured with acks=1, then three nodes in KRaft
 // combined mode measured with RF=3, min.insync.replicas=2 and acks=all, then
 // the latency at half that rate, against issue 4's targets.
+//
+// `strait bench mirror` (RunMirror) starts a source and a destination node
+// and measures, in one run, the destination's produce rate, the source's
+// catch-up fetch rate, a KIP-1279 mirror's catch-up of the same data, and
+// the mirror lag while the source takes half the slower of those rates,
+// against issue 5's targets.
 //
 // Every workload is a library call (RunProduce, RunConsume, RunE2E) taking a
 // bootstrap address, so tests and `make bench` drive the same code the CLI

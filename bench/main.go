@@ -24,6 +24,9 @@ workloads:
   e2e       end-to-end latency at a fixed rate
   cluster   one strait node with acks=1 against a three-node cluster with
             RF=3 and acks=all, then latency at half the cluster's rate
+  mirror    two single nodes: the destination's produce rate, the source's
+            catch-up fetch rate, a mirror's catch-up of the same bytes and
+            its lag at half the slower of the two rates
   limits    this machine's ceilings: file append, fsync, loopback TCP, sendfile
 
 Run against a broker with --target host:port, against franz-go's kfake with
@@ -56,6 +59,8 @@ func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return cmdE2E(ctx, args[1:], stdout, stderr)
 	case "cluster":
 		return cmdCluster(ctx, args[1:], stdout, stderr)
+	case "mirror":
+		return cmdMirror(ctx, args[1:], stdout, stderr)
 	case "limits":
 		return cmdLimits(ctx, args[1:], stdout, stderr)
 	case "kfake-serve":

@@ -19,7 +19,7 @@ const usage = `usage: strait <command> [arguments]
 commands:
   serve     start a broker
   mirror    manage cluster mirrors (create, start, stop, describe, ...)
-  bench     run a load-generator workload (produce, consume, e2e, cluster, limits)
+  bench     run a load-generator workload (produce, consume, e2e, cluster, mirror, limits)
   version   print the version
 `
 

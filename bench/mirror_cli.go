@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/strait-io/strait/bench/limits"
+)
+
+// cmdMirror is `strait bench mirror`: issue 5's mirroring benchmark. It
+// starts its own source and destination, so it has no --target or --peer.
+func cmdMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("strait bench mirror", flag.ContinueOnError)
+	var c commonFlags
+	c.registerProducer(fs, false)
+	c.registerOutput(fs)
+	destTopic := fs.String("dest-topic", "", `the destination's topic of the produce phase (default: --topic + "-dest")`)
+	mirrorName := fs.String("mirror-name", "strait-bench", "name of the mirror created on the destination")
+	serveCmd := fs.String("serve-cmd", "", `command line reaching "strait serve", split on spaces (default: this executable + " serve")`)
+	var sets setFlags
+	fs.Var(&sets, "set", "key=value passed to both nodes' strait serve --set; repeatable")
+	dataDir := fs.String("data-dir", "", "where the nodes keep their data and logs (default: a temporary directory)")
+	keep := fs.Bool("keep-data", false, "keep the nodes' data and logs (source/node1.log, destination/node1.log) after the run")
+	records := fs.Int64("records", 0, "records of each throughput phase (destination produce, source produce and fetch, mirror catch-up)")
+	var bytes sizeFlag
+	fs.Var(&bytes, "bytes", "value bytes of each throughput phase (default 1GiB without --records)")
+	fraction := fs.Float64("steady-fraction", 0.5, "steady-state produce rate, as a fraction of min(source fetch, destination produce)")
+	steady := fs.Duration("steady-duration", 30*time.Second, "length of the steady state")
+	sample := fs.Duration("sample-every", 200*time.Millisecond, "lag sampling period of the steady state")
+	stall := fs.Duration("stall-timeout", 60*time.Second, "fail when the mirror gains nothing for this long")
+	var fc fetchFlags
+	fc.register(fs)
+	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
+		return code
+	}
+	if *records == 0 && bytes == 0 {
+		bytes = gib
+	}
+	argv := strings.Fields(*serveCmd)
+	if len(argv) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: find this executable for strait serve: %v\n", fs.Name(), err)
+			return 1
+		}
+		argv = []string{exe, "serve"}
+	}
+	var progress io.Writer
+	if !c.quiet {
+		progress = stderr
+	}
+	p := c.producer(&Broker{})
+	p.Acks, p.ReplicationFactor = "1", 1
+	cfg := MirrorConfig{
+		ProducerConfig: p,
+		Fetch:          fc.config(),
+		ServeCommand:   argv,
+		Sets:           sets,
+		DataDir:        *dataDir,
+		KeepData:       *keep,
+		Records:        *records,
+		Bytes:          int64(bytes),
+		DestTopic:      *destTopic,
+		MirrorName:     *mirrorName,
+		SteadyFraction: *fraction,
+		SteadyDuration: *steady,
+		SampleEvery:    *sample,
+		StallTimeout:   *stall,
+		Progress:       progress,
+	}
+	check := cfg
+	check.fill()
+	if err := check.validate(); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+		return 2
+	}
+
+	rep := &MirrorReport{Report: Report{Command: "mirror", Config: map[string]any{}}}
+	fs.VisitAll(func(f *flag.Flag) { rep.Config[f.Name] = f.Value.String() })
+	if !c.json {
+		fmt.Fprintf(stdout, "strait bench mirror: %s\n", c.describe(fs))
+	}
+	if c.limits {
+		l, err := limits.Run(ctx, limits.Config{Dir: c.limitsDir, Time: c.limitsTime})
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+			return 1
+		}
+		rep.Limits = &l
+	}
+	res, sum, err := RunMirror(ctx, cfg)
+	rep.Results, rep.Mirror = res, sum
+	if err != nil {
+		rep.Errors = append(rep.Errors, err.Error())
+	}
+	if c.json {
+		if werr := rep.WriteJSON(stdout); werr != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), werr)
+			return 1
+		}
+	} else {
+		rep.WriteText(stdout)
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
