@@ -33,7 +33,7 @@ func (r *ReplicaManager) AppendCoordinator(ctx context.Context, tp storage.Topic
 		return info, fmt.Errorf("replication: append to %s: %w", tp, err)
 	}
 	var ackErr error
-	done := r.await(ctx, []*Partition{p}, noTimeout, func() bool {
+	done := r.await(ctx, watchHighWatermark, []*Partition{p}, noTimeout, func() bool {
 		enough, err := p.checkEnoughReplicasReachOffset(info.LastOffset + 1)
 		ackErr = err
 		return enough || err != nil

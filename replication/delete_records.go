@@ -70,7 +70,7 @@ func (r *ReplicaManager) DeleteRecords(ctx context.Context, req *kmsg.DeleteReco
 	for i, w := range pending {
 		parts[i] = w.p
 	}
-	r.await(ctx, parts, time.Duration(req.TimeoutMillis)*time.Millisecond, func() bool {
+	r.await(ctx, watchHighWatermark, parts, time.Duration(req.TimeoutMillis)*time.Millisecond, func() bool {
 		all := true
 		for _, w := range pending {
 			if w.done {
@@ -120,6 +120,6 @@ func (p *Partition) deleteRecordsOnLeader(offset int64) (int64, error) {
 	if _, err := p.log.MaybeIncrementLogStartOffset(offset); err != nil {
 		return 0, err
 	}
-	p.watchers.notify()
+	p.watchers.notifyAll()
 	return offset, nil
 }

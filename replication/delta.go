@@ -135,7 +135,7 @@ func (r *ReplicaManager) ApplyDelta(d *raftmeta.Delta, img *raftmeta.Image) {
 		p.leaderIsrUpdateLock.RLock()
 		p.maybeIncrementHighWatermark(now)
 		p.leaderIsrUpdateLock.RUnlock()
-		p.watchers.notify()
+		p.watchers.notifyAll()
 	}
 	r.deleteLogs(removed)
 	if len(startFetching) > 0 {

@@ -10,9 +10,10 @@
 // this node and the high watermark follows the log end offset. The code is
 // shaped for followers all the same: the high watermark is computed from
 // replica progress (highWatermark), and requests that wait for it (acks=all,
-// long-poll fetches, DeleteRecords) park on per-partition watchers that
-// every append, high watermark move and role change wakes (Kafka's
-// DelayedOperationPurgatory keyed by partition).
+// long-poll fetches, DeleteRecords) park on per-partition watchers, one
+// list per kind of wait, that appends, high watermark moves and role
+// changes wake as each kind needs (Kafka's DelayedOperationPurgatory per
+// operation, keyed by partition; watch.go).
 //
 // Concurrency: the set of local partitions is an immutable map published
 // through an atomic pointer, so the data path never takes a manager lock.

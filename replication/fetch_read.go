@@ -67,7 +67,11 @@ func (r *ReplicaManager) fetchMessages(ctx context.Context, params *fetchParams,
 		last = r.readFromLog(params, parts, r.currentImage())
 		return fetchSatisfied(params, last)
 	}
-	if r.await(ctx, watched, params.maxWait, tryComplete) {
+	kind := watchConsumerFetch
+	if params.isFromFollower() {
+		kind = watchFollowerFetch
+	}
+	if r.await(ctx, kind, watched, params.maxWait, tryComplete) {
 		return last
 	}
 	// Expired: answer with what there is now (DelayedFetch.onComplete).

@@ -135,7 +135,7 @@ func (f follower) write(fn func() error) error {
 		err = fn()
 	}
 	p.leaderIsrUpdateLock.RUnlock()
-	p.watchers.notify()
+	p.watchers.notifyAll()
 	return err
 }
 

@@ -67,8 +67,11 @@ func (p *Partition) updateFollowerFetchState(replicaID int32, fetchOffset, follo
 	// HW or LW was incremented): with RF=3 the first follower to report an
 	// offset would otherwise wake every parked produce and the other
 	// follower's long poll for nothing.
-	if hwMoved || startMoved {
-		p.watchers.notify()
+	switch {
+	case startMoved:
+		p.watchers.notifyAll()
+	case hwMoved:
+		p.watchers.notifyHighWatermark()
 	}
 	return true
 }
@@ -245,7 +248,7 @@ func (p *Partition) completeAlterPartition(proposed *partitionState, res alterPa
 	}
 	p.leaderIsrUpdateLock.Unlock()
 	if moved {
-		p.watchers.notify()
+		p.watchers.notifyAll()
 	}
 	return retry
 }

@@ -75,7 +75,7 @@ func (h *mirrorLeader) change(fn func(st *partitionState) error) error {
 		err = fn(st)
 	}
 	p.leaderIsrUpdateLock.RUnlock()
-	p.watchers.notify()
+	p.watchers.notifyAll()
 	return err
 }
 
@@ -96,7 +96,7 @@ func (h *mirrorLeader) truncate(fn func() (bool, error)) (bool, error) {
 		}
 	}
 	p.leaderIsrUpdateLock.Unlock()
-	p.watchers.notify()
+	p.watchers.notifyAll()
 	return truncated, err
 }
 
@@ -218,7 +218,7 @@ func (h *mirrorLeader) AppendMirrorPIDReset(ctx context.Context) error {
 		return fmt.Errorf("replication: MIRROR_PID_RESET on %s: %w", p.tp, err)
 	}
 	var ackErr error
-	done := p.mgr.await(ctx, []*Partition{p}, noTimeout, func() bool {
+	done := p.mgr.await(ctx, watchHighWatermark, []*Partition{p}, noTimeout, func() bool {
 		if err := h.fenced(p.state.Load()); err != nil {
 			ackErr = err
 			return true

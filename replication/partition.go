@@ -46,7 +46,7 @@ type Partition struct {
 	// mirrorAccess is the write access the mirror set (mirror_access.go).
 	mirrorAccess atomic.Pointer[mirrorAccess]
 
-	watchers watchers
+	watchers partitionWatchers
 }
 
 // partitionState is a Partition's role in one leader epoch (Kafka's
@@ -235,7 +235,7 @@ func (p *Partition) markRemoved() {
 	p.removed.Store(true)
 	p.state.Store(&partitionState{leader: -1, leaderEpoch: p.state.Load().leaderEpoch, partitionEpoch: -1, leaderEpochStartOffset: -1})
 	p.leaderIsrUpdateLock.Unlock()
-	p.watchers.notify()
+	p.watchers.notifyAll()
 }
 
 // checkCurrentLeaderEpoch fences a request carrying the requester's view
@@ -293,14 +293,15 @@ func (p *Partition) appendRecordsToLeader(buf []byte, origin record.AppendOrigin
 		return storage.AppendInfo{}, kerr.NotEnoughReplicas
 	}
 	info, err := p.log.AppendAsLeader(buf, st.leaderEpoch, origin)
+	hwMoved := false
 	if err == nil {
-		p.maybeIncrementHighWatermark(p.mgr.nowMs())
+		hwMoved = p.maybeIncrementHighWatermark(p.mgr.nowMs())
 	}
 	p.leaderIsrUpdateLock.RUnlock()
 	if err == nil {
 		// The log end offset moved even when the high watermark did not:
 		// follower long polls wait on it.
-		p.watchers.notify()
+		p.watchers.notifyAppend(hwMoved)
 	}
 	return info, err
 }

@@ -234,7 +234,7 @@ func (r *ReplicaManager) awaitProduce(ctx context.Context, version int16, pendin
 		}
 		return all
 	}
-	r.await(ctx, parts, timeout, tryComplete)
+	r.await(ctx, watchHighWatermark, parts, timeout, tryComplete)
 	for _, pp := range pending {
 		switch {
 		case !pp.done:

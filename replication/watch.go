@@ -22,10 +22,9 @@ func (w *waiter) wake() {
 	}
 }
 
-// watchers are the requests parked on one partition: Kafka's purgatory
-// watch list for a TopicPartitionOperationKey. A partition notifies them
-// after every append, high watermark move, follower progress update and role
-// change; each waiter re-checks its own completion condition.
+// watchers are the requests of one kind parked on one partition: Kafka's
+// purgatory watch list for a TopicPartitionOperationKey. Each waiter
+// re-checks its own completion condition when woken.
 type watchers struct {
 	// n counts the registered waiters so the hot path (an append with no
 	// one waiting) skips the mutex. A waiter increments n before checking
@@ -70,16 +69,74 @@ func (ws *watchers) notify() {
 	}
 }
 
+// watchKind is which changes can complete a parked request, as Kafka keeps
+// one purgatory per kind of delayed operation (delayedProducePurgatory,
+// delayedFetchPurgatory, delayedDeleteRecordsPurgatory) and completes each
+// only on the changes it depends on.
+type watchKind uint8
+
+const (
+	// watchHighWatermark: acks=all produces, coordinator and mirror
+	// appends waiting for the ISR, DeleteRecords. They complete on high
+	// and low watermark moves, ISR and role changes — never on an append
+	// alone, which is why an append does not wake them (with RF=3 every
+	// append would otherwise wake every parked produce for nothing).
+	watchHighWatermark watchKind = iota
+	// watchConsumerFetch: consumer long polls. They read up to the high
+	// watermark but, as in Kafka's delayedFetchPurgatory, also wake on
+	// appends.
+	watchConsumerFetch
+	// watchFollowerFetch: follower long polls. They read up to the log
+	// end offset and complete on appends, log start offset moves, errors
+	// and diverging epochs, never on a high watermark move alone (Kafka's
+	// DelayedFetch for a follower counts bytes only), so the first
+	// follower's progress does not wake the second one's fetch.
+	watchFollowerFetch
+	numWatchKinds
+)
+
+// partitionWatchers are a partition's parked requests, by kind.
+type partitionWatchers [numWatchKinds]watchers
+
+// notifyAll wakes every parked request: for role, ISR, log start offset
+// and truncation changes, and anything else whose effect on a kind is not
+// worth telling apart.
+func (pw *partitionWatchers) notifyAll() {
+	for k := range pw {
+		pw[k].notify()
+	}
+}
+
+// notifyAppend is an append to the log (Kafka's appendRecords completion
+// actions): fetches wake for the new data; when the append moved the high
+// watermark too (an ISR of the leader alone), everything does.
+func (pw *partitionWatchers) notifyAppend(hwMoved bool) {
+	if hwMoved {
+		pw.notifyAll()
+		return
+	}
+	pw[watchConsumerFetch].notify()
+	pw[watchFollowerFetch].notify()
+}
+
+// notifyHighWatermark is a high watermark move without an append (a
+// follower's fetch advanced it): what waits for the high watermark, and
+// consumer fetches reading up to it, wake.
+func (pw *partitionWatchers) notifyHighWatermark() {
+	pw[watchHighWatermark].notify()
+	pw[watchConsumerFetch].notify()
+}
+
 // await is one delayed operation's life (Kafka's
 // DelayedOperationPurgatory.tryCompleteElseWatch plus expiry): it returns
-// true as soon as tryComplete does, and false when timeout passes, ctx ends,
-// the server begins a graceful shutdown (reqctx.Draining: answer now, as
+// true as soon as tryComplete does, checked when a change of the kind it
+// watches lands, and false when timeout passes, ctx ends, the server begins a graceful shutdown (reqctx.Draining: answer now, as
 // DelayedOperation.forceComplete does) or the manager stops. tryComplete
 // runs on the caller's goroutine only, so it needs no synchronisation of
 // its own. It is checked once before watching (the common case completes
 // without registering) and once after, so a change that lands between the
 // two is not missed.
-func (r *ReplicaManager) await(ctx context.Context, parts []*Partition, timeout time.Duration, tryComplete func() bool) bool {
+func (r *ReplicaManager) await(ctx context.Context, kind watchKind, parts []*Partition, timeout time.Duration, tryComplete func() bool) bool {
 	if tryComplete() {
 		return true
 	}
@@ -88,11 +145,11 @@ func (r *ReplicaManager) await(ctx context.Context, parts []*Partition, timeout 
 	}
 	w := newWaiter()
 	for _, p := range parts {
-		p.watchers.add(w)
+		p.watchers[kind].add(w)
 	}
 	defer func() {
 		for _, p := range parts {
-			p.watchers.remove(w)
+			p.watchers[kind].remove(w)
 		}
 	}()
 	if tryComplete() {
