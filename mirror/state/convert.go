@@ -18,9 +18,13 @@ import (
 //     NON_RETRYABLE_ATTEMPT); on the wire that is NonRetryable true, and
 //     RetryAttempt −1 alone means "unavailable", read as 0.
 //
-// PrevState is not on the wire in v0: the coordinator derives it on a
-// WriteMirrorStates (derivePrevState), and a record read remotely has
-// PrevState UNKNOWN.
+// PrevState is not in WriteMirrorStates v0: the coordinator derives it on
+// a write (derivePrevState). A ReadMirrorStates answer carries it in a
+// tagged field (Strait extension, tag 6), because a new partition leader
+// whose coordinator is another broker needs it: STOPPING records an LME
+// only when the stop came from an aligned state (partition's lmeTrusted),
+// and every stop re-reads the record after its leader-epoch bump. Without
+// it a 3-node destination recorded LME −1 and a failback copied everything.
 
 // WritePartition is the WriteMirrorStates entry that stores rec in place
 // of a record whose state epoch is expected (the Effect's
@@ -77,12 +81,13 @@ func PartitionResult(rec partition.Record, found bool) mirrormsg.ReadMirrorState
 	}
 	r.RetryAttempt = rec.RetryAttempt
 	r.NonRetryable = rec.RetryAttempt < 0
+	r.PrevState = int8(rec.PrevState)
 	return r
 }
 
 // RecordFromRead is the record a ReadMirrorStates answer (with error code
 // 0) describes: partition.EmptyRecord for no record. PrevState is UNKNOWN
-// (not on the wire).
+// when the answer does not carry it (a coordinator without tag 6).
 func RecordFromRead(r mirrormsg.ReadMirrorStatesResponsePartitionResult) partition.Record {
 	if partition.State(r.State) == partition.StateUnknown && r.StateEpoch < 0 {
 		return partition.EmptyRecord()
@@ -94,7 +99,7 @@ func RecordFromRead(r mirrormsg.ReadMirrorStatesResponsePartitionResult) partiti
 		LastMirrorEpoch:  r.LastMirrorEpoch,
 		LastMirrorOffset: r.LastMirrorOffset,
 		RetryAttempt:     retryAttemptFromWire(r.RetryAttempt, r.NonRetryable),
-		PrevState:        partition.StateUnknown,
+		PrevState:        partition.State(r.PrevState),
 	}
 	if r.ErrorMessage != nil {
 		rec.ErrorMessage = *r.ErrorMessage

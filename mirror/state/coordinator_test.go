@@ -32,13 +32,14 @@ func TestWireRoundTrip(t *testing.T) {
 		}
 		got := w.wireRead("m1", "orders", 3)
 		if got.ErrorCode != 0 || got.State != int8(r.State) || got.StateEpoch != int32(i+1) || got.LeaderEpoch != 5 ||
-			got.LastMirrorEpoch != r.LastMirrorEpoch || got.LastMirrorOffset != r.LastMirrorOffset || got.RetryAttempt != r.RetryAttempt {
+			got.LastMirrorEpoch != r.LastMirrorEpoch || got.LastMirrorOffset != r.LastMirrorOffset || got.RetryAttempt != r.RetryAttempt ||
+			got.PrevState != int8(wantPrev[i]) {
 			t.Fatalf("step %d: read %+v", i, got)
 		}
 		back := RecordFromRead(got)
 		want := r
 		want.StateEpoch = int32(i + 1)
-		want.PrevState = partition.StateUnknown // not on the wire
+		want.PrevState = wantPrev[i] // derived by the coordinator, read back through tag 6
 		if back != want {
 			t.Fatalf("step %d: RecordFromRead = %s, want %s", i, back, want)
 		}

@@ -257,6 +257,11 @@ type ReadMirrorStatesResponsePartitionResult struct {
 	// Whether the stored failure is non-retryable (Strait extension).
 	NonRetryable bool // tag 5
 
+	// The state the stored state was entered from (-1: UNKNOWN, or not available) (Strait extension).
+	//
+	// This field has a default of -1.
+	PrevState int8 // tag 6
+
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
 	UnknownTags kmsg.Tags
@@ -269,6 +274,7 @@ func (v *ReadMirrorStatesResponsePartitionResult) Default() {
 	v.StateEpoch = -1
 	v.LastMirrorOffset = -1
 	v.RetryAttempt = -1
+	v.PrevState = -1
 }
 
 // NewReadMirrorStatesResponsePartitionResult returns a ReadMirrorStatesResponsePartitionResult with its defaults set.
@@ -309,6 +315,10 @@ func (v *ReadMirrorStatesResponsePartitionResult) encode(dst []byte, version int
 		if sendNonRetryable {
 			n++
 		}
+		sendPrevState := v.PrevState != -1
+		if sendPrevState {
+			n++
+		}
 		dst = kbin.AppendUvarint(dst, uint32(n))
 		if sendLeaderEpoch {
 			dst = appendTag(dst, 0, kbin.AppendInt32(nil, v.LeaderEpoch))
@@ -327,6 +337,9 @@ func (v *ReadMirrorStatesResponsePartitionResult) encode(dst []byte, version int
 		}
 		if sendNonRetryable {
 			dst = appendTag(dst, 5, kbin.AppendBool(nil, v.NonRetryable))
+		}
+		if sendPrevState {
+			dst = appendTag(dst, 6, kbin.AppendInt8(nil, v.PrevState))
 		}
 		dst = v.UnknownTags.AppendEach(dst)
 	}
@@ -359,6 +372,9 @@ func (v *ReadMirrorStatesResponsePartitionResult) decode(b *kbin.Reader, version
 				return true, nil
 			case 5:
 				v.NonRetryable = r.Bool()
+				return true, nil
+			case 6:
+				v.PrevState = r.Int8()
 				return true, nil
 			}
 			return false, nil
@@ -433,7 +449,7 @@ func (v *ReadMirrorStatesResponseTopicResult) decode(b *kbin.Reader, version int
 // rebuilds the whole state and can write the next one fenced: LeaderEpoch
 // (tag 0, recommended by the digest after ML msg155517 AS18), StateEpoch (tag
 // 1), LastMirrorOffset (tag 2), ErrorMessage (tag 3), RetryAttempt (tag 4),
-// NonRetryable (tag 5).
+// NonRetryable (tag 5), PrevState (tag 6).
 type ReadMirrorStatesResponse struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16

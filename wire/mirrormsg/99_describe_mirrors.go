@@ -174,6 +174,14 @@ type DescribeMirrorsResponsePartitionDetail struct {
 	// The number of source offsets never mirrored because the source's log start offset passed the fetch offset (Strait extension).
 	OffsetsSkipped int64 // tag 1
 
+	// The age in milliseconds of the oldest record not mirrored yet, from the source's timestamps: 0 when Lag is 0, -1 if not available (Strait extension).
+	//
+	// This field has a default of -1.
+	LagMs int64 // tag 2
+
+	// The consecutive failures of the partition, each retried automatically after a backoff: 0 when none, -1 when the last failure is not retryable (Strait extension).
+	RetryCount int32 // tag 3
+
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
 	UnknownTags kmsg.Tags
@@ -185,6 +193,7 @@ func (v *DescribeMirrorsResponsePartitionDetail) Default() {
 	v.DestinationOffset = -1
 	v.Lag = -1
 	v.LastMirrorEpoch = -1
+	v.LagMs = -1
 }
 
 // NewDescribeMirrorsResponsePartitionDetail returns a DescribeMirrorsResponsePartitionDetail with its defaults set.
@@ -211,12 +220,26 @@ func (v *DescribeMirrorsResponsePartitionDetail) encode(dst []byte, version int1
 		if sendOffsetsSkipped {
 			n++
 		}
+		sendLagMs := v.LagMs != -1
+		if sendLagMs {
+			n++
+		}
+		sendRetryCount := v.RetryCount != 0
+		if sendRetryCount {
+			n++
+		}
 		dst = kbin.AppendUvarint(dst, uint32(n))
 		if sendErrorMessage {
 			dst = appendTag(dst, 0, appendNullableString(nil, v.ErrorMessage, true))
 		}
 		if sendOffsetsSkipped {
 			dst = appendTag(dst, 1, kbin.AppendInt64(nil, v.OffsetsSkipped))
+		}
+		if sendLagMs {
+			dst = appendTag(dst, 2, kbin.AppendInt64(nil, v.LagMs))
+		}
+		if sendRetryCount {
+			dst = appendTag(dst, 3, kbin.AppendInt32(nil, v.RetryCount))
 		}
 		dst = v.UnknownTags.AppendEach(dst)
 	}
@@ -239,6 +262,12 @@ func (v *DescribeMirrorsResponsePartitionDetail) decode(b *kbin.Reader, version 
 				return true, nil
 			case 1:
 				v.OffsetsSkipped = r.Int64()
+				return true, nil
+			case 2:
+				v.LagMs = r.Int64()
+				return true, nil
+			case 3:
+				v.RetryCount = r.Int32()
 				return true, nil
 			}
 			return false, nil
@@ -376,11 +405,13 @@ func (v *DescribeMirrorsResponseDescribedMirror) decode(b *kbin.Reader, version 
 // DescribeMirrorsResponse is the response of KIP-1279's DescribeMirrors (API key 99).
 //
 // Source: aiven/kafka@cec72d2319b7d71698728713027221c3f32539b0 (snapshot A),
-// verbatim from the digest §2.2, plus two Strait extensions per partition,
+// verbatim from the digest §2.2, plus four Strait extensions per partition,
 // tagged so the v0 wire format of snapshot A is unchanged: ErrorMessage (tag
-// 0, the last error, which issue 5's `describe` shows) and OffsetsSkipped
+// 0, the last error, which issue 5's `describe` shows), OffsetsSkipped
 // (tag 1, offsets lost because the source's log start passed the fetch
-// offset: mirroring is never silent about them).
+// offset: mirroring is never silent about them), LagMs (tag 2, the age of
+// the oldest unmirrored record, issue 6) and RetryCount (tag 3, the consecutive
+// failures retried, issue 6).
 type DescribeMirrorsResponse struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16

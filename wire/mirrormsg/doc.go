@@ -37,9 +37,11 @@
 //   - per-topic ErrorMessage (tag 0) in the Start/Stop/Pause/Resume
 //     responses: later revisions add it (digest, ML msg157275 AS33) and the
 //     CLI prints the Kafka error name and message of each topic;
-//   - per-partition ErrorMessage (tag 0) and OffsetsSkipped (tag 1) in
-//     DescribeMirrorsResponse: `strait mirror describe` shows the last error
-//     and the offsets lost to the source's retention (issue 5);
+//   - per-partition ErrorMessage (tag 0), OffsetsSkipped (tag 1), LagMs
+//     (tag 2, default -1) and RetryCount (tag 3) in DescribeMirrorsResponse:
+//     `strait mirror describe` shows the last error and the offsets lost to
+//     the source's retention (issue 5), the age of the oldest unmirrored
+//     record and the retries of a failing partition (issue 6);
 //   - LocalOnly (tag 0) in DescribeMirrorsRequest: a broker fanning a
 //     DescribeMirrors out to the other brokers asks each for the partitions
 //     it leads only (no further fan-out);
@@ -52,10 +54,11 @@
 //     partition's current leader at its current epoch, as AlterPartition
 //     fences;
 //   - per-partition LeaderEpoch, StateEpoch, LastMirrorOffset, ErrorMessage,
-//     RetryAttempt and NonRetryable (tags 0-5) in ReadMirrorStatesResponse:
-//     what WriteMirrorStates stores, so that a new partition leader rebuilds
-//     the whole state and fences its next write (digest: "add a LeaderEpoch
-//     int32 per partition"; the state epoch for the seed's fencing).
+//     RetryAttempt, NonRetryable and PrevState (tags 0-6) in
+//     ReadMirrorStatesResponse: what WriteMirrorStates stores, so that a new
+//     partition leader rebuilds the whole state and fences its next write
+//     (digest: "add a LeaderEpoch int32 per partition"; the state epoch for
+//     the seed's fencing; PrevState for whether a stop may record an LME).
 //
 // The API keys are DESIGN.md §4's. Neither they nor the error codes 134-146
 // are reserved upstream, and upstream has used some of the same numbers

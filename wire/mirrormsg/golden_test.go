@@ -266,6 +266,7 @@ func goldens() []golden {
 						Partitions: []mirrormsg.DescribeMirrorsResponsePartitionDetail{{
 							PartitionIndex: 1, SourceOffset: 100, DestinationOffset: 90, Lag: 10,
 							State: "MIRRORING", LastMirrorEpoch: 3, ErrorMessage: sp("boom"), OffsetsSkipped: 5,
+							LagMs: 1500, RetryCount: 2,
 						}},
 					}},
 				}},
@@ -274,7 +275,31 @@ func goldens() []golden {
 				i16(0), cstr("m"), i32(-2147483648), carr(1),
 				cstr("t"), carr(1),
 				i32(1), i64(100), i64(90), i64(10), cstr("MIRRORING"), i32(3),
-				uv(2), tag(0, cstr("boom")), tag(1, i64(5)),
+				uv(4), tag(0, cstr("boom")), tag(1, i64(5)), tag(2, i64(1500)), tag(3, i32(2)),
+				noTags, noTags, noTags),
+		},
+		{
+			// LagMs at its default (-1) and RetryCount 0 are not sent:
+			// the v0 wire format of snapshot A.
+			name: "DescribeMirrorsResponse defaults",
+			msg: &mirrormsg.DescribeMirrorsResponse{
+				Mirrors: []mirrormsg.DescribeMirrorsResponseDescribedMirror{{
+					MirrorName:           "m",
+					AuthorizedOperations: -2147483648,
+					Topics: []mirrormsg.DescribeMirrorsResponseTopicPartitions{{
+						TopicName: "t",
+						Partitions: []mirrormsg.DescribeMirrorsResponsePartitionDetail{{
+							PartitionIndex: 0, SourceOffset: -1, DestinationOffset: -1, Lag: -1,
+							State: "UNKNOWN", LastMirrorEpoch: -1, LagMs: -1,
+						}},
+					}},
+				}},
+			},
+			want: cat(i32(0), i16(0), null, carr(1),
+				i16(0), cstr("m"), i32(-2147483648), carr(1),
+				cstr("t"), carr(1),
+				i32(0), i64(-1), i64(-1), i64(-1), cstr("UNKNOWN"), i32(-1),
+				noTags,
 				noTags, noTags, noTags),
 		},
 		{
@@ -284,15 +309,15 @@ func goldens() []golden {
 					Name: "t",
 					Partitions: []mirrormsg.ReadMirrorStatesResponsePartitionResult{
 						{PartitionIndex: 0, LastMirrorEpoch: -1, State: 16, LeaderEpoch: 7, StateEpoch: 3,
-							LastMirrorOffset: -1, RetryAttempt: -1},
+							LastMirrorOffset: -1, RetryAttempt: -1, PrevState: -1},
 						{PartitionIndex: 1, LastMirrorEpoch: 2, State: 6, ErrorCode: 0, LeaderEpoch: -1, StateEpoch: -1,
-							LastMirrorOffset: 50, ErrorMessage: sp("x"), RetryAttempt: 1, NonRetryable: true},
+							LastMirrorOffset: 50, ErrorMessage: sp("x"), RetryAttempt: 1, NonRetryable: true, PrevState: 3},
 					},
 				}},
 			},
 			want: cat(i32(0), i16(0), null, carr(1), cstr("t"), carr(2),
 				i32(0), i32(-1), i8(16), i16(0), uv(2), tag(0, i32(7)), tag(1, i32(3)),
-				i32(1), i32(2), i8(6), i16(0), uv(4), tag(2, i64(50)), tag(3, cstr("x")), tag(4, i32(1)), tag(5, []byte{1}),
+				i32(1), i32(2), i8(6), i16(0), uv(5), tag(2, i64(50)), tag(3, cstr("x")), tag(4, i32(1)), tag(5, []byte{1}), tag(6, i8(3)),
 				noTags, noTags),
 		},
 		{
