@@ -178,6 +178,8 @@ func partitionDetail(ps manager.PartitionStatus) mirrormsg.DescribeMirrorsRespon
 	d.State = ps.State.String()
 	d.LastMirrorEpoch = ps.LastMirrorEpoch
 	d.OffsetsSkipped = ps.OffsetsSkipped
+	d.LagMs = ps.LagMs
+	d.RetryCount = ps.RetryAttempt
 	if ps.LastError != "" {
 		msg := ps.LastError
 		d.ErrorMessage = &msg

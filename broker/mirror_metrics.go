@@ -12,7 +12,7 @@ import (
 type mirrorCollector struct {
 	stats func() (manager.Stats, bool)
 
-	partitions, lag, lagMax, bytes, records, fetchErrors, skipped *prometheus.Desc
+	partitions, lag, lagMax, lagMs, bytes, records, fetchErrors, skipped *prometheus.Desc
 }
 
 func newMirrorCollector(stats func() (manager.Stats, bool)) *mirrorCollector {
@@ -24,6 +24,8 @@ func newMirrorCollector(stats func() (manager.Stats, bool)) *mirrorCollector {
 			"Records the source has that this broker's mirror partitions have not mirrored yet, summed by mirror.", []string{"mirror"}, nil),
 		lagMax: prometheus.NewDesc("strait_mirror_lag_records_max",
 			"The largest lag in records of one of this broker's mirror partitions, by mirror.", []string{"mirror"}, nil),
+		lagMs: prometheus.NewDesc("strait_mirror_lag_ms",
+			"The age in milliseconds of the oldest record not mirrored yet, from the source's timestamps: the largest of this broker's mirror partitions, by mirror (0 when caught up or unknown).", []string{"mirror"}, nil),
 		bytes: prometheus.NewDesc("strait_mirror_bytes_total",
 			"Bytes mirrored from the source into partitions this broker leads, by mirror.", []string{"mirror"}, nil),
 		records: prometheus.NewDesc("strait_mirror_records_total",
@@ -37,7 +39,7 @@ func newMirrorCollector(stats func() (manager.Stats, bool)) *mirrorCollector {
 
 // Describe implements prometheus.Collector.
 func (c *mirrorCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.partitions, c.lag, c.lagMax, c.bytes, c.records, c.fetchErrors, c.skipped} {
+	for _, d := range []*prometheus.Desc{c.partitions, c.lag, c.lagMax, c.lagMs, c.bytes, c.records, c.fetchErrors, c.skipped} {
 		ch <- d
 	}
 }
@@ -54,6 +56,7 @@ func (c *mirrorCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, float64(ms.LagTotal), name)
 		ch <- prometheus.MustNewConstMetric(c.lagMax, prometheus.GaugeValue, float64(ms.LagMax), name)
+		ch <- prometheus.MustNewConstMetric(c.lagMs, prometheus.GaugeValue, float64(ms.LagMsMax), name)
 		ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.CounterValue, float64(ms.BytesMirrored), name)
 		ch <- prometheus.MustNewConstMetric(c.records, prometheus.CounterValue, float64(ms.RecordsMirrored), name)
 		ch <- prometheus.MustNewConstMetric(c.fetchErrors, prometheus.CounterValue, float64(ms.FetchErrors), name)

@@ -156,7 +156,8 @@ func TestMirrorSingleNode(t *testing.T) {
 				_, bytesOK := metricValue(t, body, `strait_mirror_bytes_total{mirror="m"}`)
 				_, errsOK := metricValue(t, body, `strait_mirror_fetch_errors_total{mirror="m"}`)
 				_, skippedOK := metricValue(t, body, `strait_mirror_offsets_skipped_total{mirror="m"}`)
-				return total == 5 && records == 10 && lagOK && lag == 0 && bytesOK && errsOK && skippedOK
+				lagMs, lagMsOK := metricValue(t, body, `strait_mirror_lag_ms{mirror="m"}`)
+				return total == 5 && records == 10 && lagOK && lag == 0 && bytesOK && errsOK && skippedOK && lagMsOK && lagMs == 0
 			})
 		}},
 		{"StatesRoundTrip", func(t *testing.T) {

@@ -201,9 +201,11 @@ func describeHandler(_ context.Context, req kmsg.Request) kmsg.Response {
 			p := mirrormsg.NewDescribeMirrorsResponsePartitionDetail()
 			p.PartitionIndex, p.State = i, "MIRRORING"
 			p.SourceOffset, p.DestinationOffset, p.Lag, p.LastMirrorEpoch = 100+int64(i), 90, 10+int64(i), 3
+			p.LagMs = 700 + int64(i)
 			if tn == "audit" && i == 1 {
 				p.State, p.ErrorMessage, p.OffsetsSkipped = "FAILED", kmsg.StringPtr("source topic id changed"), 7
 				p.SourceOffset, p.DestinationOffset, p.Lag, p.LastMirrorEpoch = -1, -1, -1, -1
+				p.LagMs, p.RetryCount = -1, 2 // LagMs at its default: not sent, decoded as -1
 			}
 			tp.Partitions = append(tp.Partitions, p)
 		}
@@ -236,12 +238,12 @@ func TestDescribeMirrors(t *testing.T) {
 	}
 	want := []admin.TopicDescription{
 		{Name: "audit", Partitions: []admin.PartitionDescription{
-			{Partition: 0, State: "MIRRORING", SourceHighWatermark: 100, DestinationLogEndOffset: 90, Lag: 10, LastMirrorEpoch: 3},
-			{Partition: 1, State: "FAILED", SourceHighWatermark: -1, DestinationLogEndOffset: -1, Lag: -1, LastMirrorEpoch: -1, OffsetsSkipped: 7, LastError: "source topic id changed"},
+			{Partition: 0, State: "MIRRORING", SourceHighWatermark: 100, DestinationLogEndOffset: 90, Lag: 10, LagMs: 700, LastMirrorEpoch: 3},
+			{Partition: 1, State: "FAILED", SourceHighWatermark: -1, DestinationLogEndOffset: -1, Lag: -1, LagMs: -1, LastMirrorEpoch: -1, RetryCount: 2, OffsetsSkipped: 7, LastError: "source topic id changed"},
 		}},
 		{Name: "orders", Partitions: []admin.PartitionDescription{
-			{Partition: 0, State: "MIRRORING", SourceHighWatermark: 100, DestinationLogEndOffset: 90, Lag: 10, LastMirrorEpoch: 3},
-			{Partition: 1, State: "MIRRORING", SourceHighWatermark: 101, DestinationLogEndOffset: 90, Lag: 11, LastMirrorEpoch: 3},
+			{Partition: 0, State: "MIRRORING", SourceHighWatermark: 100, DestinationLogEndOffset: 90, Lag: 10, LagMs: 700, LastMirrorEpoch: 3},
+			{Partition: 1, State: "MIRRORING", SourceHighWatermark: 101, DestinationLogEndOffset: 90, Lag: 11, LagMs: 701, LastMirrorEpoch: 3},
 		}},
 	}
 	if !reflect.DeepEqual(got[0].Topics, want) {

@@ -42,8 +42,14 @@ type PartitionDescription struct {
 	DestinationLogEndOffset int64 `json:"destination_log_end_offset"`
 	// Lag is SourceHighWatermark − DestinationLogEndOffset.
 	Lag int64 `json:"lag"`
+	// LagMs is the age in milliseconds of the oldest record not mirrored
+	// yet, from the source's timestamps: 0 when Lag is 0.
+	LagMs int64 `json:"lag_ms"`
 	// LastMirrorEpoch is the LME, the last source leader epoch mirrored.
 	LastMirrorEpoch int32 `json:"last_mirror_epoch"`
+	// RetryCount counts the partition's consecutive failures, each
+	// retried automatically; −1 when the last one is not retryable.
+	RetryCount int32 `json:"retry_count"`
 	// OffsetsSkipped counts source offsets never mirrored because the
 	// source's log start offset passed the fetch offset (retention).
 	OffsetsSkipped int64 `json:"offsets_skipped"`
@@ -113,7 +119,9 @@ func describedMirror(m mirrormsg.DescribeMirrorsResponseDescribedMirror) MirrorD
 				SourceHighWatermark:     p.SourceOffset,
 				DestinationLogEndOffset: p.DestinationOffset,
 				Lag:                     p.Lag,
+				LagMs:                   p.LagMs,
 				LastMirrorEpoch:         p.LastMirrorEpoch,
+				RetryCount:              p.RetryCount,
 				OffsetsSkipped:          p.OffsetsSkipped,
 			}
 			if p.ErrorMessage != nil {

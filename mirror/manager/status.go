@@ -23,7 +23,11 @@ type PartitionStatus struct {
 	DestinationLogEndOffset int64
 	// Lag is max(0, SourceHighWatermark - DestinationLogEndOffset) when
 	// both are known.
-	Lag             int64
+	Lag int64
+	// LagMs is the age in milliseconds of the oldest record not mirrored
+	// yet, from the source's timestamps as the latest fetch with data
+	// carried them (source.LagSample): 0 when Lag is 0, -1 when unknown.
+	LagMs           int64
 	LastMirrorEpoch int32
 	// LastError is the machine's last error (or the FAILED record's), else
 	// the source's last error for the partition.
@@ -84,7 +88,7 @@ func (m *Manager) Partitions(mirror string) []PartitionStatus {
 func (m *Manager) partitionStatus(tp storage.TopicPartition, v view, c *mirrorConn, counters *mirrorCounters) PartitionStatus {
 	rec := v.st.Record
 	ps := PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, State: rec.State, SourceHighWatermark: -1,
-		DestinationLogEndOffset: -1, Lag: -1, LastMirrorEpoch: rec.LastMirrorEpoch, LastError: v.st.LastError,
+		DestinationLogEndOffset: -1, Lag: -1, LagMs: -1, LastMirrorEpoch: rec.LastMirrorEpoch, LastError: v.st.LastError,
 		OffsetsSkipped: counters.skippedOf(tp), RetryAttempt: rec.RetryAttempt}
 	if rec.State == partition.StateFailed && rec.ErrorMessage != "" {
 		ps.LastError = rec.ErrorMessage
@@ -116,6 +120,14 @@ func (m *Manager) partitionStatus(tp storage.TopicPartition, v view, c *mirrorCo
 	if ps.SourceHighWatermark >= 0 && ps.DestinationLogEndOffset >= 0 {
 		ps.Lag = max(0, ps.SourceHighWatermark-ps.DestinationLogEndOffset)
 	}
+	switch {
+	case ps.Lag == 0:
+		ps.LagMs = 0
+	case ps.Lag > 0 && c != nil && c.cluster != nil:
+		if s, ok := c.cluster.Lag(tp); ok {
+			ps.LagMs = s.LagMs(ps.DestinationLogEndOffset, m.cfg.Clock.Now())
+		}
+	}
 	return ps
 }
 
@@ -135,6 +147,9 @@ type MirrorStats struct {
 	// unknown are left out); LagTotal and LagMax sum and bound them.
 	Lag              map[storage.TopicPartition]int64
 	LagTotal, LagMax int64
+	// LagMsMax is the largest LagMs of the led partitions whose LagMs is
+	// known (0 when none is).
+	LagMsMax int64
 	// BytesMirrored and RecordsMirrored count what the fetchers appended;
 	// FetchErrors the source errors reported; OffsetsSkipped the offsets
 	// the source deleted before they were mirrored. Counters since start.
@@ -178,6 +193,7 @@ func (m *Manager) Stats() Stats {
 				ms.LagTotal += ps.Lag
 				ms.LagMax = max(ms.LagMax, ps.Lag)
 			}
+			ms.LagMsMax = max(ms.LagMsMax, ps.LagMs)
 		}
 		out.Mirrors[name] = ms
 	}

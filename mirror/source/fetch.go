@@ -239,6 +239,9 @@ func (e *EndPoint) collect(s *leaderFetch, req *fetcher.FetchRequest, out map[st
 			switch d.ErrorCode {
 			case 0:
 				c.recordData(tp, rt, d)
+				if len(d.RecordBatches) > 0 {
+					c.recordLagSample(tp, req.Partitions[tp].FetchOffset, d.RecordBatches)
+				}
 			case kerr.OffsetOutOfRange.Code:
 				c.recordOutOfRange(tp, req.Partitions[tp].FetchOffset)
 			default:

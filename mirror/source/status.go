@@ -37,6 +37,9 @@ type partitionStatus struct {
 	// after it (-1 when none is pending): with the earliest offset they
 	// say what the core skips (fetcher.ResetFetchOffset).
 	oorOffset, oorEnd int64
+	// lag is the latest answer with data's lag sample, when lagSet.
+	lag    LagSample
+	lagSet bool
 }
 
 // statusLocked returns tp's status, creating it. c.mu is held.

@@ -39,9 +39,17 @@ commands:
   create   NAME --source-bootstrap HOST:PORT[,HOST:PORT...] [--config key=value]...
   delete   NAME
   list     [--json]
-  describe NAME [--json]   per partition: state, source HW, destination LEO, lag,
-                           last mirrored epoch (LME), offsets skipped, last error
-  start    NAME --topic T [--topic T2]...
+  describe NAME [--json]   per partition: state, source HW, destination LEO, lag
+                           in records and in ms (age of the oldest unmirrored
+                           record), last mirrored epoch (LME), retries, offsets
+                           skipped, last error
+  start    NAME --topic T [--topic T2]... [--wait]
+  start    NAME --include REGEX [--exclude REGEX]... [--wait]
+                           adds the patterns to mirror.topics.include/exclude:
+                           the mirror's metadata sync starts every matching
+                           source topic, now and when created later
+                           --wait: until every partition is MIRRORING with lag 0,
+                           printing progress; exit 1 on --timeout or FAILED
   pause    NAME --topic T [--topic T2]...
   resume   NAME --topic T [--topic T2]...
   stop     NAME --topic T [--topic T2]...   failover / migration cut-over
@@ -109,7 +117,7 @@ var commands = map[string]command{
 	"delete":   deleteCommand,
 	"list":     listCommand,
 	"describe": describeCommand,
-	"start":    topicsCommand("start", (*admin.Client).StartMirrorTopics),
+	"start":    withWait(withFilters(topicsCommand("start", (*admin.Client).StartMirrorTopics))),
 	"stop":     topicsCommand("stop", (*admin.Client).StopMirrorTopics),
 	"pause":    topicsCommand("pause", (*admin.Client).PauseMirrorTopics),
 	"resume":   topicsCommand("resume", (*admin.Client).ResumeMirrorTopics),

@@ -22,6 +22,15 @@ func orDash[T int32 | int64](v T) string {
 	return strconv.FormatInt(int64(v), 10)
 }
 
+// retries shows a retry count; −1 (the last failure is not retryable)
+// as "no-retry".
+func retries(n int32) string {
+	if n < 0 {
+		return "no-retry"
+	}
+	return strconv.Itoa(int(n))
+}
+
 func strOrDash(s string) string {
 	if s == "" {
 		return "-"
@@ -55,12 +64,12 @@ func printDescription(w io.Writer, d admin.MirrorDescription) {
 	}
 	fmt.Fprintf(w, "Mirror %s: %d topics, %d partitions\n", d.Name, len(d.Topics), parts)
 	tw := newTable(w)
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tSTATE\tSOURCE-HW\tDEST-LEO\tLAG\tLME\tSKIPPED\tLAST-ERROR")
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tSTATE\tSOURCE-HW\tDEST-LEO\tLAG\tLAG-MS\tLME\tRETRIES\tSKIPPED\tERROR")
 	for _, t := range d.Topics {
 		for _, p := range t.Partitions {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", t.Name, p.Partition, strOrDash(p.State),
-				orDash(p.SourceHighWatermark), orDash(p.DestinationLogEndOffset), orDash(p.Lag),
-				orDash(p.LastMirrorEpoch), p.OffsetsSkipped, strOrDash(p.LastError))
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", t.Name, p.Partition, strOrDash(p.State),
+				orDash(p.SourceHighWatermark), orDash(p.DestinationLogEndOffset), orDash(p.Lag), orDash(p.LagMs),
+				orDash(p.LastMirrorEpoch), retries(p.RetryCount), p.OffsetsSkipped, strOrDash(p.LastError))
 		}
 	}
 	tw.Flush()
