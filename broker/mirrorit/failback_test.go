@@ -14,10 +14,23 @@ import (
 // writes); then a mirror on A pointing at B is started. A must truncate
 // exactly the M divergent records, copy exactly what B has beyond the stop
 // point (the N records and B's MIRROR_PID_RESET barrier), and end
-// byte-identical to B.
+// byte-identical to B. Every replica of A (3+3: all three of each
+// partition, followers included) must end identical to A's leader, so
+// B's too: the followers truncated the divergent records as well.
 func TestMirrorFailback(t *testing.T) {
 	t.Parallel()
-	a, b := startOne(t, "A"), startOne(t, "B")
+	testMirrorFailback(t, oneAndOne)
+}
+
+// TestMirrorFailback3x3 is TestMirrorFailback with A and B both
+// three-node clusters (replication factor 3).
+// It is not parallel (see threeAndThree).
+func TestMirrorFailback3x3(t *testing.T) {
+	testMirrorFailback(t, threeAndThree)
+}
+
+func testMirrorFailback(t *testing.T, sh shape) {
+	a, b := sh.start(t, "A"), sh.start(t, "B")
 	ab := newPair(t, 3*time.Minute, a, b)
 	const topic, partitions = "fb", 2
 	const perPartitionN, perPartitionM = 150, 70
@@ -27,9 +40,20 @@ func TestMirrorFailback(t *testing.T) {
 	ab.start(topic)
 	ab.waitMirroring(topic, partitions, time.Minute)
 	ab.stop(topic)
-	ab.waitState(topic, "STOPPED", partitions, 30*time.Second)
+	stopped := ab.waitState(topic, "STOPPED", partitions, 30*time.Second)
 	stopAt := a.endOffsets(t, ab.ctx, topic) // A's end: what B mirrored
 	aBefore := readTopic(t, ab.ctx, a, topic)
+	// B recorded the LME, the epoch of the last batch it mirrored: the
+	// failback truncates A after it. (−1 would truncate A fully and copy
+	// everything back, which the byte counts below cannot tell apart.)
+	lmeErrors := 0
+	for part := range int32(partitions) {
+		bs := aBefore.partitions[part]
+		if want, lme := bs[len(bs)-1].PartitionLeaderEpoch(), stopped.Partitions[part].LastMirrorEpoch; lme != want {
+			lmeErrors++
+			t.Errorf("p%d: B STOPPED with last mirrored epoch %d, want %d (A's last batch's)", part, lme, want)
+		}
+	}
 
 	// N new records on B, M divergent ones on A.
 	n := writeEach(t, ab, b, topic, partitions, perPartitionN, "on-B")
@@ -43,7 +67,7 @@ func TestMirrorFailback(t *testing.T) {
 	ba.createMirror()
 	ba.start(topic)
 	ba.waitMirroring(topic, partitions, time.Minute)
-	r, _, aAfter := identity(t, ba.ctx, b, a, topic)
+	r, bLog, aAfter := identity(t, ba.ctx, b, a, topic)
 	ba.logf("identity B→A %v", r)
 	assertIdentical(t, r, int64(n0+n))
 
@@ -76,8 +100,14 @@ func TestMirrorFailback(t *testing.T) {
 	}
 	// Below the stop point A kept its own batches, unchanged.
 	kept := compareLogs(topic, aBefore, aAfter)
-	t.Logf("counts: mirrored=%d N=%d M=%d; A truncated %d offsets (%d divergent records left), copied %d records and %d barriers; A before/after the stop point: %v",
-		n0, n, m, truncated, divergentLeft, copiedData, copiedBarriers, kept)
+	// Every replica on both sides equals its leader; each holds B's one
+	// barrier per partition (A's copied it).
+	aReps := checkReplicas(t, a, topic, aAfter, sh.nodes, 30*time.Second)
+	bReps := checkReplicas(t, b, topic, bLog, sh.nodes, 30*time.Second)
+	t.Logf("counts (%s): mirrored=%d N=%d M=%d; LME errors=%d; A truncated %d offsets (%d divergent records left), copied %d records and %d barriers; A before/after the stop point: %v; A replicas: %v; B replicas: %v",
+		sh.name, n0, n, m, lmeErrors, truncated, divergentLeft, copiedData, copiedBarriers, kept, aReps, bReps)
+	assertReplicas(t, "A", aReps, partitions, sh.nodes, partitions*sh.nodes)
+	assertReplicas(t, "B", bReps, partitions, sh.nodes, partitions*sh.nodes)
 	if divergentLeft != 0 || truncated != m {
 		t.Errorf("A truncated %d offsets with %d divergent records left, want exactly the %d divergent records gone", truncated, divergentLeft, m)
 	}

@@ -23,10 +23,26 @@ import (
 //     sequence or epoch error (the destination's producer ids may equal
 //     mirrored ones: the barrier expired their state);
 //   - a consumer group that committed on the destination while mirroring
-//     continues there from its committed offsets, without a gap.
+//     continues there from its committed offsets, without a gap;
+//   - every destination replica of each partition (3+3: all three, not
+//     only the leader) holds the same bytes up to the high watermark,
+//     barrier included: the STOPPING leader appended it with acks from
+//     the ISR, and the mirrored prefix reached the followers through
+//     ordinary replication.
 func TestMirrorFailover(t *testing.T) {
 	t.Parallel()
-	p := newPair(t, 3*time.Minute, startOne(t, "source"), startOne(t, "destination"))
+	testMirrorFailover(t, oneAndOne)
+}
+
+// TestMirrorFailover3x3 is TestMirrorFailover between three-node clusters
+// (replication factor 3).
+// It is not parallel (see threeAndThree).
+func TestMirrorFailover3x3(t *testing.T) {
+	testMirrorFailover(t, threeAndThree)
+}
+
+func testMirrorFailover(t *testing.T, sh shape) {
+	p := newPair(t, 3*time.Minute, sh.start(t, "source"), sh.start(t, "destination"))
 	const topic, partitions, group = "fo", 2, "fo-group"
 	p.src.createTopic(t, p.ctx, topic, partitions)
 	p.createMirror()
@@ -40,11 +56,11 @@ func TestMirrorFailover(t *testing.T) {
 	})
 
 	// A consumer group on the destination reads some records and commits.
-	committed := consumeAndCommit(t, p, topic, group, 200)
+	committed := consumeAndCommit(t, p, topic, group, partitions, 200)
 	p.logf("group %s committed %v on the mirror topic", group, committed)
 
 	p.stop(topic)
-	p.waitState(topic, "STOPPED", partitions, 30*time.Second)
+	stopped := p.waitState(topic, "STOPPED", partitions, 30*time.Second)
 	srcAcked := prod.stop() // the source kept taking writes during the stop
 
 	// An idempotent producer on the destination, at once.
@@ -77,6 +93,9 @@ func TestMirrorFailover(t *testing.T) {
 	mirrored := &topicLog{id: dst.id, partitions: map[int32][]record.Batch{}, hw: dst.hw, logStart: dst.logStart}
 	var resets, epochErrors int
 	for part := range int32(partitions) {
+		if rf := len(md.Topics[topic].Partitions[part].Replicas); rf != sh.nodes {
+			t.Errorf("p%d: %d destination replicas, want %d", part, rf, sh.nodes)
+		}
 		bs := dst.partitions[part]
 		at := -1
 		for i, b := range bs {
@@ -106,6 +125,12 @@ func TestMirrorFailover(t *testing.T) {
 		if leaderEpoch <= maxMirrored {
 			epochErrors++
 			t.Errorf("p%d: destination leader epoch %d, not above the mirrored batches' %d", part, leaderEpoch, maxMirrored)
+		}
+		// The stop recorded the LME a failback truncates after: the epoch
+		// of the last mirrored batch (−1 would make a failback copy all).
+		if lme := stopped.Partitions[part].LastMirrorEpoch; lme != maxMirrored {
+			epochErrors++
+			t.Errorf("p%d: STOPPED with last mirrored epoch %d, want %d (the last mirrored batch's)", part, lme, maxMirrored)
 		}
 		t.Logf("p%d: %d mirrored batches (max epoch %d) up to offset %d, barrier at %d (epoch %d), leader epoch %d, %d batches after",
 			part, at, maxMirrored, bs[at].BaseOffset(), bs[at].BaseOffset(), bs[at].PartitionLeaderEpoch(), leaderEpoch, len(bs)-at-1)
@@ -149,8 +174,10 @@ func TestMirrorFailover(t *testing.T) {
 		}
 	}
 	a := auditLedger(localAcked, storedValues(t, dst))
-	t.Logf("counts: source acked=%d; local produced=%d errors=%d %v; barriers=%d epoch errors=%d; group resumed at %v gaps=%d",
-		len(srcAcked), len(localAcked), len(localErrs), a, resets, epochErrors, firsts(resumed), gaps)
+	reps := checkReplicas(t, p.dst, topic, dst, sh.nodes, 30*time.Second)
+	t.Logf("counts (%s): source acked=%d; local produced=%d errors=%d %v; barriers=%d epoch errors=%d; group resumed at %v gaps=%d; destination replicas: %v",
+		sh.name, len(srcAcked), len(localAcked), len(localErrs), a, resets, epochErrors, firsts(resumed), gaps, reps)
+	assertReplicas(t, "destination", reps, partitions, sh.nodes, partitions*sh.nodes)
 	if len(localErrs) != 0 || len(localAcked) != local {
 		t.Fatalf("idempotent producer on the destination: %d of %d acknowledged, %d errors", len(localAcked), local, len(localErrs))
 	}
@@ -158,19 +185,23 @@ func TestMirrorFailover(t *testing.T) {
 }
 
 // consumeAndCommit reads at least n records of topic on the destination in
-// group and commits what it read; it returns the committed offsets.
-func consumeAndCommit(t *testing.T, p *pair, topic, group string, n int) map[int32]int64 {
+// group, some from each of its partitions, and commits what it read; it
+// returns the committed offsets. (On three nodes the partitions' leaders
+// differ and answer separately: n records may all come from one.)
+func consumeAndCommit(t *testing.T, p *pair, topic, group string, partitions, n int) map[int32]int64 {
 	t.Helper()
 	cl := p.dst.client(t, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
 	defer cl.Close()
 	read := 0
-	for read < n {
+	perPartition := map[int32]int{}
+	for read < n || len(perPartition) < partitions {
 		fs := cl.PollFetches(p.ctx)
 		if p.ctx.Err() != nil {
-			t.Fatalf("group %s read %d of %d records: %v", group, read, n, p.ctx.Err())
+			t.Fatalf("group %s read %d of %d records (per partition %v): %v", group, read, n, perPartition, p.ctx.Err())
 		}
 		fs.EachError(func(_ string, part int32, err error) { t.Logf("group fetch p%d: %v", part, err) })
+		fs.EachRecord(func(r *kgo.Record) { perPartition[r.Partition]++ })
 		read += fs.NumRecords()
 	}
 	if err := cl.CommitUncommittedOffsets(p.ctx); err != nil {

@@ -7,16 +7,31 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/record"
 	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // TestMirrorReadOnly: on a mirror topic Produce (plain and idempotent
 // batches) and DeleteRecords fail with READ_ONLY_TOPIC (134) and append or
-// delete nothing; Fetch, ListOffsets and consumer-group commits work.
+// delete nothing; Fetch, ListOffsets and consumer-group commits work. On
+// 3+3 nothing was appended on any replica either: every destination
+// replica of each partition ends exactly at the end offset it had before
+// and equals the leader's copy.
 func TestMirrorReadOnly(t *testing.T) {
 	t.Parallel()
-	p := newPair(t, 2*time.Minute, startOne(t, "source"), startOne(t, "destination"))
+	testMirrorReadOnly(t, oneAndOne)
+}
+
+// TestMirrorReadOnly3x3 is TestMirrorReadOnly between three-node clusters
+// (replication factor 3).
+// It is not parallel (see threeAndThree).
+func TestMirrorReadOnly3x3(t *testing.T) {
+	testMirrorReadOnly(t, threeAndThree)
+}
+
+func testMirrorReadOnly(t *testing.T, sh shape) {
+	p := newPair(t, 2*time.Minute, sh.start(t, "source"), sh.start(t, "destination"))
 	const topic, partitions = "ro", 2
 	p.src.createTopic(t, p.ctx, topic, partitions)
 	n := produceMix(t, p.ctx, p.src, topic, partitions, 100, producerKinds()[:2])
@@ -101,4 +116,22 @@ func TestMirrorReadOnly(t *testing.T) {
 		t.Fatalf("rejected %d produce and %d DeleteRecords requests, want %d and %d", rejectedProduce, rejectedDelete, 2*partitions, partitions)
 	}
 	p.checkIdentity(topic, int64(n))
+
+	// Every replica, not only the leader that refused the writes, holds
+	// exactly the mirrored data and nothing beyond it.
+	dst := readTopic(t, p.ctx, p.dst, topic)
+	reps := checkReplicas(t, p.dst, topic, dst, sh.nodes, 30*time.Second)
+	beyond := 0
+	for part := range int32(partitions) {
+		for _, id := range p.dst.image().Topics[topic].Partitions[part].Replicas {
+			if n := p.dst.node(id); n != nil {
+				if l, ok := n.LogManager().Log(storage.TopicPartition{Topic: topic, Partition: part}); ok && l.LogEndOffset() != before[part] {
+					beyond++
+					t.Errorf("p%d replica %d: log end offset %d, the mirror left it at %d", part, id, l.LogEndOffset(), before[part])
+				}
+			}
+		}
+	}
+	t.Logf("counts (%s): destination replicas %v; replicas with a different log end offset=%d", sh.name, reps, beyond)
+	assertReplicas(t, "destination", reps, partitions, sh.nodes, 0)
 }
