@@ -32,7 +32,7 @@ func (c *Client) CreateMirror(ctx context.Context, name string, configs map[stri
 		cfg.Value = &v
 		req.Config = append(req.Config, cfg)
 	}
-	resp, err := req.RequestWith(ctx, c.cl)
+	resp, err := send(ctx, c.cl, req, func(r *mirrormsg.CreateMirrorResponse) int16 { return r.ErrorCode })
 	if err != nil {
 		return fmt.Errorf("CreateMirror %s: %w", name, err)
 	}
@@ -47,7 +47,7 @@ func (c *Client) CreateMirror(ctx context.Context, name string, configs map[stri
 func (c *Client) DeleteMirror(ctx context.Context, name string) error {
 	req := mirrormsg.NewPtrDeleteMirrorRequest()
 	req.MirrorName = name
-	resp, err := req.RequestWith(ctx, c.cl)
+	resp, err := send(ctx, c.cl, req, func(r *mirrormsg.DeleteMirrorResponse) int16 { return r.ErrorCode })
 	if err != nil {
 		return fmt.Errorf("DeleteMirror %s: %w", name, err)
 	}

@@ -83,7 +83,7 @@ func (c *Client) StartMirrorTopics(ctx context.Context, mirror string, topics ..
 		req.IncludePatterns = append(req.IncludePatterns, TopicPattern(t))
 	}
 	req.TimeoutMs = timeoutMs(ctx)
-	resp, err := req.RequestWith(ctx, c.cl)
+	resp, err := send(ctx, c.cl, req, func(r *mirrormsg.StartMirrorTopicsResponse) int16 { return r.ErrorCode })
 	if err != nil {
 		return nil, fmt.Errorf("StartMirrorTopics %s: %w", mirror, err)
 	}
@@ -111,7 +111,7 @@ func (c *Client) StopMirrorTopics(ctx context.Context, mirror string, topics ...
 		tm.TopicName = t
 		req.Topics = append(req.Topics, tm)
 	}
-	resp, err := req.RequestWith(ctx, c.cl)
+	resp, err := send(ctx, c.cl, req, func(r *mirrormsg.StopMirrorTopicsResponse) int16 { return r.ErrorCode })
 	if err != nil {
 		return nil, fmt.Errorf("StopMirrorTopics %s: %w", mirror, err)
 	}
@@ -138,7 +138,7 @@ func (c *Client) PauseMirrorTopics(ctx context.Context, mirror string, topics ..
 		td.TopicName = t
 		req.Topics = append(req.Topics, td)
 	}
-	resp, err := req.RequestWith(ctx, c.cl)
+	resp, err := send(ctx, c.cl, req, func(r *mirrormsg.PauseMirrorTopicsResponse) int16 { return r.ErrorCode })
 	if err != nil {
 		return nil, fmt.Errorf("PauseMirrorTopics %s: %w", mirror, err)
 	}
@@ -165,7 +165,7 @@ func (c *Client) ResumeMirrorTopics(ctx context.Context, mirror string, topics .
 		td.TopicName = t
 		req.Topics = append(req.Topics, td)
 	}
-	resp, err := req.RequestWith(ctx, c.cl)
+	resp, err := send(ctx, c.cl, req, func(r *mirrormsg.ResumeMirrorTopicsResponse) int16 { return r.ErrorCode })
 	if err != nil {
 		return nil, fmt.Errorf("ResumeMirrorTopics %s: %w", mirror, err)
 	}
