@@ -23,6 +23,9 @@ var listTopicConfigs = map[string]bool{
 }
 
 func (c *Controller) isListConfig(t ConfigResourceType, key string) bool {
+	if t == ConfigResourceMirror {
+		return mirrorListConfigs[key]
+	}
 	if c.cfg.IsListConfig != nil {
 		return c.cfg.IsListConfig(t, key)
 	}
@@ -30,6 +33,9 @@ func (c *Controller) isListConfig(t ConfigResourceType, key string) bool {
 }
 
 func (c *Controller) configDefault(t ConfigResourceType, key string) (string, bool) {
+	if t == ConfigResourceMirror {
+		return MirrorConfigDefault(key)
+	}
 	if c.cfg.ConfigDefault != nil {
 		return c.cfg.ConfigDefault(t, key)
 	}
@@ -43,6 +49,11 @@ func (c *Controller) configDefault(t ConfigResourceType, key string) (string, bo
 // for a topic, INVALID_REQUEST for a broker (ConfigAdminManager's
 // validateBrokerConfigChange, KAFKA-13609), or the kerr code it wraps.
 func (c *Controller) validateConfigs(res ConfigResource, configs map[string]*string) *apiError {
+	if res.Type == ConfigResourceMirror {
+		// The controller owns the mirror configs' definitions
+		// (mirror_config.go), as CreateMirror validates them.
+		return validateMirrorConfigChange(configs)
+	}
 	if c.cfg.ConfigValidator == nil {
 		return nil
 	}
@@ -88,6 +99,8 @@ func (c *Controller) checkConfigResource(img *Image, res ConfigResource, origin 
 		if int32(id) != origin {
 			return errorf(kerr.InvalidRequest, "Unexpected broker id, expected %d, but received %s", origin, res.Name)
 		}
+	case ConfigResourceMirror:
+		return knownMirror(img, res.Name)
 	default:
 		return errorf(kerr.InvalidRequest, "Unknown resource type %d", res.Type)
 	}
@@ -161,7 +174,8 @@ func afterChange(img *Image, res ConfigResource, changes map[string]*string) map
 // of dynamic configs (ConfigurationControlManager.legacyAlterConfigs).
 //
 // Behavior:
-//   - TOPIC and BROKER resources; another type is INVALID_REQUEST.
+//   - TOPIC, BROKER and MIRROR resources (as IncrementalAlterConfigs);
+//     another type is INVALID_REQUEST.
 //   - A resource named twice fails both times, a key given twice or a null
 //     value is INVALID_REQUEST.
 //   - A missing topic is UNKNOWN_TOPIC_OR_PARTITION; a broker resource must
@@ -255,8 +269,13 @@ func (c *Controller) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsReq
 // ConfigurationControlManager.incrementalAlterConfigs).
 //
 // Behavior:
-//   - TOPIC and BROKER resources; another type (BROKER_LOGGER included:
-//     log levels are not metadata) is INVALID_REQUEST.
+//   - TOPIC, BROKER and MIRROR resources (KIP-1279: a mirror's configs
+//     are "set by CreateMirror and IncrementalAlterConfigs", digest
+//     §5.1); another type (BROKER_LOGGER included: log levels are not
+//     metadata) is INVALID_REQUEST. A MIRROR resource names an existing
+//     mirror (UNKNOWN_CLUSTER_MIRROR), its LIST keys (mirror.*.include,
+//     mirror.*.exclude, ...) take APPEND and SUBTRACT, and the result
+//     must pass ValidateMirrorConfigs (INVALID_CONFIG).
 //   - A resource named twice fails both times; a key given twice, a null
 //     value for SET/APPEND/SUBTRACT or an unknown op is INVALID_REQUEST.
 //   - SET, DELETE, and for LIST keys APPEND (values not yet present) and

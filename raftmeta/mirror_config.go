@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/mirror/partition"
@@ -82,6 +83,38 @@ var mirrorConfigDefs = map[string]mirrorConfigDef{
 	"mirror.acl.include":                     {def: "*", hasDef: true, check: listOf(checkACLRule)},
 	"mirror.topic.properties.exclude":        {def: defaultMirrorTopicPropertiesExclude, hasDef: true, check: listOf(checkNonEmpty)},
 	"mirror.support.unclean.leader.election": {def: "false", hasDef: true, check: checkBool},
+	// The metadata sync period (digest §5.2 lists it as a broker config;
+	// Strait takes it per mirror, so each mirror may sync at its own pace).
+	"mirror.metadata.refresh.interval.ms": {def: "60000", hasDef: true, check: checkPositiveLong},
+}
+
+// mirrorListConfigs are the mirror configs of Kafka's LIST type, which
+// IncrementalAlterConfigs APPEND and SUBTRACT accept.
+var mirrorListConfigs = map[string]bool{
+	"bootstrap.servers":               true,
+	"ssl.enabled.protocols":           true,
+	"ssl.cipher.suites":               true,
+	"mirror.topics.include":           true,
+	"mirror.topics.exclude":           true,
+	"mirror.groups.include":           true,
+	"mirror.groups.exclude":           true,
+	"mirror.acl.include":              true,
+	"mirror.topic.properties.exclude": true,
+}
+
+// validateMirrorConfigChange validates a mirror's configs as an alter
+// would leave them (no nil values: deleted keys are absent).
+func validateMirrorConfigChange(configs map[string]*string) *apiError {
+	plain := make(map[string]string, len(configs))
+	for k, v := range configs {
+		if v != nil {
+			plain[k] = *v
+		}
+	}
+	if err := ValidateMirrorConfigs(plain); err != nil {
+		return errorf(kerr.InvalidConfig, "%s", err.Error())
+	}
+	return nil
 }
 
 // refusedMirrorConfigs are Kafka client settings a mirror does not accept,
@@ -333,6 +366,13 @@ func checkNonEmpty(v string) error {
 func checkBool(v string) error {
 	if !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false") {
 		return fmt.Errorf("not true or false")
+	}
+	return nil
+}
+
+func checkPositiveLong(v string) error {
+	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil || n < 1 {
+		return fmt.Errorf("not a number of milliseconds of at least 1")
 	}
 	return nil
 }

@@ -96,6 +96,9 @@ func TestValidateMirrorConfigs(t *testing.T) {
 		{"bad acl op", cfg("mirror.acl.include", "TOPIC;x;EAT"), "operation"},
 		{"bad acl fields", cfg("mirror.acl.include", "*;*;*;*;*;*"), "more than 5 fields"},
 		{"bad bool", cfg("mirror.support.unclean.leader.election", "yes"), "not true or false"},
+		{"refresh interval", cfg("mirror.metadata.refresh.interval.ms", "300"), ""},
+		{"zero refresh interval", cfg("mirror.metadata.refresh.interval.ms", "0"), "at least 1"},
+		{"bad refresh interval", cfg("mirror.metadata.refresh.interval.ms", "1m"), "at least 1"},
 	} {
 		err := ValidateMirrorConfigs(tc.cfg)
 		switch {
