@@ -71,6 +71,7 @@ func (n *Node) startMirrorManager() {
 	if m := n.mirrorMgr.Load(); m != nil {
 		m.Start(n.bgCtx)
 	}
+	n.syncers.start()
 }
 
 // mirrorManager is the node's manager (nil before startMirrors).
@@ -80,6 +81,7 @@ func (n *Node) mirrorManager() *manager.Manager { return n.mirrorMgr.Load() }
 // manager, so before it stops), the coordinator, the background deletions
 // and the inter-broker client.
 func (n *Node) stopMirrors() {
+	n.syncers.close()
 	if m := n.mirrorMgr.Load(); m != nil {
 		m.Close()
 	}

@@ -83,6 +83,7 @@ type Node struct {
 	mirrorStates      *state.Coordinator
 	deltaMirrorStates atomic.Pointer[state.Coordinator]
 	mirrorMgr         atomic.Pointer[manager.Manager]
+	syncers           *mirrorSyncers
 	peers             *peers
 	bgCtx             context.Context
 	bgCancel          context.CancelFunc
@@ -105,6 +106,7 @@ func NewNode(cfg *config.Config, opts Options) *Node {
 	}
 	n := &Node{cfg: cfg, logger: opts.Logger, clock: opts.Clock, fs: opts.FS, opts: opts}
 	n.peers = &peers{n: n}
+	n.syncers = newMirrorSyncers(n)
 	n.bgCtx, n.bgCancel = context.WithCancel(context.Background())
 	return n
 }
@@ -162,7 +164,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 
 	n.registry = prometheus.NewRegistry()
 	n.metrics = newMetrics(n.registry)
-	n.registry.MustRegister(newMirrorCollector(n.mirrorStats))
+	n.registry.MustRegister(newMirrorCollector(n.mirrorStats), newMirrorSyncCollector(n.syncers.stats))
 	n.server = wire.NewServer(n.wireConfig(), n.services(), n.logger, n.metrics)
 	if err := n.server.Start(ctx); err != nil {
 		return fmt.Errorf("starting listeners: %w", err)
@@ -317,6 +319,7 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		if len(d.DeletedMirrors) > 0 {
 			n.onMirrorsDeleted(d.DeletedMirrors)
 		}
+		n.syncers.onImage(img)
 	})
 	rm.ApplyDelta(&raftmeta.Delta{}, n.quorum.Image())
 	// Start's ctx bounds starting up, not the node's life: the background

@@ -1,0 +1,231 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strait-io/strait/mirror/admin"
+	"github.com/strait-io/strait/mirror/partition"
+	"github.com/strait-io/strait/raftmeta"
+)
+
+// Config is a Syncer's dependencies.
+type Config struct {
+	// Mirror is the mirror's name.
+	Mirror string
+	// Source is a client of the mirror's source cluster, built from the
+	// mirror's configs. The Syncer does not close it.
+	Source *kgo.Client
+	// Destination is a client of the destination cluster (the broker's own
+	// listener), built with kgo.MaxVersions(mirrormsg.MaxVersions(nil)) so
+	// it can send StartMirrorTopics and StopMirrorTopics. The Syncer does
+	// not close it.
+	Destination *kgo.Client
+	// Image is the destination's newest metadata image: the mirror's
+	// configs and which topics it mirrors.
+	Image func() *raftmeta.Image
+	// Interval is the sync period (mirror.metadata.refresh.interval.ms);
+	// zero is DefaultRefreshInterval.
+	Interval time.Duration
+	// StepTimeout bounds one step of a round (zero: 30 s or the interval,
+	// whichever is longer).
+	StepTimeout time.Duration
+	Logger      *slog.Logger
+}
+
+// Stats are a Syncer's counters since it was created. The *Errors are
+// the prototype's MirrorMetadataManager gauges (digest §8.1), counted per
+// failed operation (a topic, a group, an ACL request).
+type Stats struct {
+	Rounds int64
+
+	TopicMetadataRefreshErrors    int64
+	TopicConfigSyncErrors         int64
+	ConsumerGroupOffsetSyncErrors int64
+	AclSyncErrors                 int64
+
+	TopicsStarted     int64
+	TopicsStopped     int64
+	PartitionsCreated int64
+	ConfigsAltered    int64
+	OffsetsCommitted  int64
+	AclsCreated       int64
+	AclsDeleted       int64
+}
+
+// Add returns the sum of s and o (a broker adds up the Stats of a
+// mirror's successive syncers).
+func (s Stats) Add(o Stats) Stats {
+	return Stats{
+		Rounds:                        s.Rounds + o.Rounds,
+		TopicMetadataRefreshErrors:    s.TopicMetadataRefreshErrors + o.TopicMetadataRefreshErrors,
+		TopicConfigSyncErrors:         s.TopicConfigSyncErrors + o.TopicConfigSyncErrors,
+		ConsumerGroupOffsetSyncErrors: s.ConsumerGroupOffsetSyncErrors + o.ConsumerGroupOffsetSyncErrors,
+		AclSyncErrors:                 s.AclSyncErrors + o.AclSyncErrors,
+		TopicsStarted:                 s.TopicsStarted + o.TopicsStarted,
+		TopicsStopped:                 s.TopicsStopped + o.TopicsStopped,
+		PartitionsCreated:             s.PartitionsCreated + o.PartitionsCreated,
+		ConfigsAltered:                s.ConfigsAltered + o.ConfigsAltered,
+		OffsetsCommitted:              s.OffsetsCommitted + o.OffsetsCommitted,
+		AclsCreated:                   s.AclsCreated + o.AclsCreated,
+		AclsDeleted:                   s.AclsDeleted + o.AclsDeleted,
+	}
+}
+
+// counters are Stats as atomics, read by Stats while a round runs.
+type counters struct {
+	rounds                                                           atomic.Int64
+	metadataErrors, configErrors, offsetErrors, aclErrors            atomic.Int64
+	started, stopped, partitions, configs, offsets, aclsAdd, aclsDel atomic.Int64
+}
+
+// Syncer synchronises one mirror's metadata from its source; see the
+// package doc.
+type Syncer struct {
+	cfg    Config
+	src    *kadm.Client
+	dst    *kadm.Client
+	mirror *admin.Client
+	logger *slog.Logger
+	c      counters
+
+	// aclMu guards owned: the destination ACLs this syncer created or
+	// found as it would have created them (planACLs), the only ones it
+	// deletes.
+	aclMu sync.Mutex
+	owned map[aclEntry]bool
+
+	// missing counts the consecutive rounds each mirror topic was not
+	// found on the source (only the round's goroutine uses it).
+	missing map[string]int
+}
+
+// New returns a Syncer; Run starts it.
+func New(cfg Config) (*Syncer, error) {
+	if cfg.Mirror == "" || cfg.Source == nil || cfg.Destination == nil || cfg.Image == nil {
+		return nil, errors.New("syncer: Mirror, Source, Destination and Image are required")
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultRefreshInterval
+	}
+	if cfg.StepTimeout <= 0 {
+		cfg.StepTimeout = max(30*time.Second, cfg.Interval)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Syncer{
+		cfg:     cfg,
+		src:     kadm.NewClient(cfg.Source),
+		dst:     kadm.NewClient(cfg.Destination),
+		mirror:  admin.Wrap(cfg.Destination),
+		missing: map[string]int{},
+		logger:  cfg.Logger.With("mirror", cfg.Mirror, "component", "mirror-syncer"),
+	}, nil
+}
+
+// Stats returns the counters.
+func (s *Syncer) Stats() Stats {
+	c := &s.c
+	return Stats{
+		Rounds:                        c.rounds.Load(),
+		TopicMetadataRefreshErrors:    c.metadataErrors.Load(),
+		TopicConfigSyncErrors:         c.configErrors.Load(),
+		ConsumerGroupOffsetSyncErrors: c.offsetErrors.Load(),
+		AclSyncErrors:                 c.aclErrors.Load(),
+		TopicsStarted:                 c.started.Load(),
+		TopicsStopped:                 c.stopped.Load(),
+		PartitionsCreated:             c.partitions.Load(),
+		ConfigsAltered:                c.configs.Load(),
+		OffsetsCommitted:              c.offsets.Load(),
+		AclsCreated:                   c.aclsAdd.Load(),
+		AclsDeleted:                   c.aclsDel.Load(),
+	}
+}
+
+// Run syncs at once and then every Interval until ctx ends.
+func (s *Syncer) Run(ctx context.Context) {
+	t := time.NewTicker(s.cfg.Interval)
+	defer t.Stop()
+	for {
+		s.SyncOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// mirrorView is what a round knows of the mirror on the destination.
+type mirrorView struct {
+	img *raftmeta.Image
+	set settings
+	// active are the mirror's topics asked to mirror (not paused, not
+	// stopped): the only topics a round writes to.
+	active map[string]*raftmeta.Topic
+}
+
+// view is what a round may touch of img: the mirror's topics asked to
+// mirror.
+func (s *Syncer) view(img *raftmeta.Image) *mirrorView {
+	v := &mirrorView{img: img, active: map[string]*raftmeta.Topic{}}
+	for _, mt := range img.MirrorTopics(s.cfg.Mirror) {
+		if mt.Desired == partition.DesiredStart {
+			v.active[mt.Topic.Name] = mt.Topic
+		}
+	}
+	return v
+}
+
+// SyncOnce runs one round: every step, each independent of the others.
+func (s *Syncer) SyncOnce(ctx context.Context) {
+	img := s.cfg.Image()
+	if _, ok := img.Mirrors[s.cfg.Mirror]; !ok {
+		return
+	}
+	s.c.rounds.Add(1)
+	set, err := parseSettings(img.MirrorConfig(s.cfg.Mirror))
+	if err != nil {
+		// raftmeta validated the configs; a failure is a value this
+		// version reads differently. Count it everywhere: nothing syncs.
+		s.logger.Error("mirror configs unusable for metadata sync", "err", err)
+		s.c.metadataErrors.Add(1)
+		s.c.configErrors.Add(1)
+		s.c.offsetErrors.Add(1)
+		s.c.aclErrors.Add(1)
+		return
+	}
+	v := s.view(img)
+	v.set = set
+	steps := []struct {
+		name string
+		run  func(context.Context, *mirrorView) int
+		errs *atomic.Int64
+	}{
+		{"topic metadata", s.syncTopics, &s.c.metadataErrors},
+		{"topic configs", s.syncConfigs, &s.c.configErrors},
+		{"consumer group offsets", s.syncGroups, &s.c.offsetErrors},
+		{"ACLs", s.syncACLs, &s.c.aclErrors},
+	}
+	for _, st := range steps {
+		if ctx.Err() != nil {
+			return
+		}
+		sctx, cancel := context.WithTimeout(ctx, s.cfg.StepTimeout)
+		failed := st.run(sctx, v)
+		cancel()
+		if failed > 0 && ctx.Err() == nil {
+			// Each failure was logged where it happened.
+			st.errs.Add(int64(failed))
+			s.logger.Debug("mirror metadata sync step had failures", "step", st.name, "failures", failed)
+		}
+	}
+}
