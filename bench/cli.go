@@ -274,3 +274,44 @@ func (f *fetchFlags) register(fs *flag.FlagSet) {
 func (f *fetchFlags) config() FetchConfig {
 	return FetchConfig{MaxBytes: int32(f.maxBytes), MaxPartitionBytes: int32(f.maxPartBytes)}
 }
+
+// reportWriter is a report in both of its output forms.
+type reportWriter interface {
+	WriteJSON(w io.Writer) error
+	WriteText(w io.Writer)
+}
+
+// runReported is the frame of the commands that run one workload of their
+// own (cluster, mirror): the header line, the machine's limits into rep
+// when asked, run, then out as JSON or text. It returns the exit code: 1
+// when run or the limits probe failed.
+func (c *commonFlags) runReported(ctx context.Context, fs *flag.FlagSet, rep *Report, out reportWriter, stdout, stderr io.Writer, run func() error) int {
+	fs.VisitAll(func(f *flag.Flag) { rep.Config[f.Name] = f.Value.String() })
+	if !c.json {
+		fmt.Fprintf(stdout, "strait bench %s: %s\n", rep.Command, c.describe(fs))
+	}
+	if c.limits {
+		l, err := limits.Run(ctx, limits.Config{Dir: c.limitsDir, Time: c.limitsTime})
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+			return 1
+		}
+		rep.Limits = &l
+	}
+	err := run()
+	if err != nil {
+		rep.Errors = append(rep.Errors, err.Error())
+	}
+	if c.json {
+		if werr := out.WriteJSON(stdout); werr != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), werr)
+			return 1
+		}
+	} else {
+		out.WriteText(stdout)
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}

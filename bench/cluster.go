@@ -133,7 +133,7 @@ func RunCluster(ctx context.Context, cfg ClusterConfig) ([]Result, *ClusterSumma
 	if err := cfg.validate(); err != nil {
 		return nil, nil, err
 	}
-	base, cleanup, err := clusterDataDir(cfg.DataDir, cfg.KeepData)
+	base, cleanup, err := benchDataDir(cfg.DataDir, "strait-bench-cluster-", cfg.KeepData, "single", "cluster")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -179,11 +179,13 @@ func RunCluster(ctx context.Context, cfg ClusterConfig) ([]Result, *ClusterSumma
 	return out, sum, err
 }
 
-// clusterDataDir is where the phases keep their nodes: dir, or a fresh
-// temporary directory. cleanup removes what the run created.
-func clusterDataDir(dir string, keep bool) (string, func(), error) {
+// benchDataDir is where a run keeps its nodes: dir, or a fresh temporary
+// directory named after prefix. cleanup removes what the run created (the
+// node directories subdirs of a given dir, the whole temporary one) unless
+// keep.
+func benchDataDir(dir, prefix string, keep bool, subdirs ...string) (string, func(), error) {
 	if dir == "" {
-		d, err := os.MkdirTemp("", "strait-bench-cluster-")
+		d, err := os.MkdirTemp("", prefix)
 		if err != nil {
 			return "", nil, fmt.Errorf("bench: data dir: %w", err)
 		}
@@ -199,8 +201,9 @@ func clusterDataDir(dir string, keep bool) (string, func(), error) {
 		return dir, func() {}, nil
 	}
 	return dir, func() {
-		_ = os.RemoveAll(filepath.Join(dir, "single"))
-		_ = os.RemoveAll(filepath.Join(dir, "cluster"))
+		for _, sub := range subdirs {
+			_ = os.RemoveAll(filepath.Join(dir, sub))
+		}
 	}, nil
 }
 

@@ -8,8 +8,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/strait-io/strait/bench/limits"
 )
 
 // setFlags collects repeated --set key=value arguments in order.
@@ -87,33 +85,9 @@ func cmdCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 
 	rep := &Report{Command: "cluster", Config: map[string]any{}}
-	fs.VisitAll(func(f *flag.Flag) { rep.Config[f.Name] = f.Value.String() })
-	if !c.json {
-		fmt.Fprintf(stdout, "strait bench cluster: %s\n", c.describe(fs))
-	}
-	if c.limits {
-		l, err := limits.Run(ctx, limits.Config{Dir: c.limitsDir, Time: c.limitsTime})
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
-			return 1
-		}
-		rep.Limits = &l
-	}
-	res, sum, err := RunCluster(ctx, cfg)
-	rep.Results, rep.Cluster = res, sum
-	if err != nil {
-		rep.Errors = append(rep.Errors, err.Error())
-	}
-	if c.json {
-		if werr := rep.WriteJSON(stdout); werr != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), werr)
-			return 1
-		}
-	} else {
-		rep.WriteText(stdout)
-	}
-	if err != nil {
-		return 1
-	}
-	return 0
+	return c.runReported(ctx, fs, rep, rep, stdout, stderr, func() error {
+		res, sum, err := RunCluster(ctx, cfg)
+		rep.Results, rep.Cluster = res, sum
+		return err
+	})
 }

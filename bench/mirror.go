@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -206,7 +204,7 @@ func RunMirror(ctx context.Context, cfg MirrorConfig) ([]Result, *MirrorSummary,
 	if err := cfg.validate(); err != nil {
 		return nil, nil, err
 	}
-	base, cleanup, err := mirrorDataDir(cfg.DataDir, cfg.KeepData)
+	base, cleanup, err := benchDataDir(cfg.DataDir, "strait-bench-mirror-", cfg.KeepData, "source", "destination")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -358,28 +356,4 @@ func (c *MirrorConfig) consume(b *Broker, bytes int64) *ConsumeConfig {
 		Proc:           c.Proc,
 		Progress:       c.Progress,
 	}
-}
-
-// mirrorDataDir is clusterDataDir for the mirror's two nodes.
-func mirrorDataDir(dir string, keep bool) (string, func(), error) {
-	if dir == "" {
-		d, err := os.MkdirTemp("", "strait-bench-mirror-")
-		if err != nil {
-			return "", nil, fmt.Errorf("bench: data dir: %w", err)
-		}
-		if keep {
-			return d, func() {}, nil
-		}
-		return d, func() { _ = os.RemoveAll(d) }, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", nil, fmt.Errorf("bench: data dir: %w", err)
-	}
-	if keep {
-		return dir, func() {}, nil
-	}
-	return dir, func() {
-		_ = os.RemoveAll(filepath.Join(dir, "source"))
-		_ = os.RemoveAll(filepath.Join(dir, "destination"))
-	}, nil
 }

@@ -8,8 +8,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/strait-io/strait/bench/limits"
 )
 
 // cmdMirror is `strait bench mirror`: issue 5's mirroring benchmark. It
@@ -81,33 +79,9 @@ func cmdMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 
 	rep := &MirrorReport{Report: Report{Command: "mirror", Config: map[string]any{}}}
-	fs.VisitAll(func(f *flag.Flag) { rep.Config[f.Name] = f.Value.String() })
-	if !c.json {
-		fmt.Fprintf(stdout, "strait bench mirror: %s\n", c.describe(fs))
-	}
-	if c.limits {
-		l, err := limits.Run(ctx, limits.Config{Dir: c.limitsDir, Time: c.limitsTime})
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
-			return 1
-		}
-		rep.Limits = &l
-	}
-	res, sum, err := RunMirror(ctx, cfg)
-	rep.Results, rep.Mirror = res, sum
-	if err != nil {
-		rep.Errors = append(rep.Errors, err.Error())
-	}
-	if c.json {
-		if werr := rep.WriteJSON(stdout); werr != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), werr)
-			return 1
-		}
-	} else {
-		rep.WriteText(stdout)
-	}
-	if err != nil {
-		return 1
-	}
-	return 0
+	return c.runReported(ctx, fs, &rep.Report, rep, stdout, stderr, func() error {
+		res, sum, err := RunMirror(ctx, cfg)
+		rep.Results, rep.Mirror = res, sum
+		return err
+	})
 }
