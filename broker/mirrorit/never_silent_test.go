@@ -1,13 +1,9 @@
 package mirrorit
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -173,7 +169,7 @@ func TestMirrorOffsetsSkipped(t *testing.T) {
 	p.createMirror()
 	p.start(topic)
 	p.waitMirroring(topic, partitions, 30*time.Second)
-	if got := skippedMetric(t, p.ctx, dst.one.MetricsAddr()); got != 0 {
+	if got := int64(mirrorMetrics(t, p.ctx, dst.one.MetricsAddr())["strait_mirror_offsets_skipped_total"]); got != 0 {
 		t.Fatalf("offsets skipped before anything was deleted: metric %d", got)
 	}
 
@@ -222,7 +218,7 @@ func TestMirrorOffsetsSkipped(t *testing.T) {
 			t.Errorf("p%d: %s, last error %q after the skip; want MIRRORING without error", pd.Partition, pd.State, pd.LastError)
 		}
 	}
-	metric := skippedMetric(t, p.ctx, dst.one.MetricsAddr())
+	metric := int64(mirrorMetrics(t, p.ctx, dst.one.MetricsAddr())["strait_mirror_offsets_skipped_total"])
 	if metric != wantTotal {
 		t.Errorf("strait_mirror_offsets_skipped_total{mirror=%q} = %d, want %d", mirrorName, metric, wantTotal)
 	}
@@ -333,40 +329,6 @@ func recreateTopic(t *testing.T, p *pair, s *side, topic string, partitions int3
 		return ""
 	})
 	topicMetadata(t, p.ctx, s, adm, topic) // every partition has a leader
-}
-
-// skippedMetric is strait_mirror_offsets_skipped_total for the test's
-// mirror as the broker's Prometheus endpoint at addr shows it (0 when the
-// series is absent).
-func skippedMetric(t *testing.T, ctx context.Context, addr string) int64 {
-	t.Helper()
-	if addr == "" {
-		t.Fatal("the destination has no metrics listener")
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	prefix := fmt.Sprintf("strait_mirror_offsets_skipped_total{mirror=%q} ", mirrorName)
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), prefix); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				t.Fatalf("metrics: %q: %v", sc.Text(), err)
-			}
-			return int64(f)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("metrics: %v", err)
-	}
-	return 0
 }
 
 // logsSkip reports whether a broker log line says the mirror skipped the

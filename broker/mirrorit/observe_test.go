@@ -108,10 +108,13 @@ func TestMirrorObserveLag(t *testing.T) {
 	p.checkIdentity(topic, before+paused)
 }
 
-// mirrorMetric is the test mirror's series name{mirror="m1"} on the
-// Prometheus endpoint at addr, and whether it is there.
-func mirrorMetric(t *testing.T, ctx context.Context, addr, name string) (float64, bool) {
+// mirrorMetrics are the test mirror's samples, name{mirror="m1"} value, on
+// the Prometheus endpoint at addr, by name.
+func mirrorMetrics(t *testing.T, ctx context.Context, addr string) map[string]float64 {
 	t.Helper()
+	if addr == "" {
+		t.Fatal("the broker has no metrics listener")
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -121,19 +124,29 @@ func mirrorMetric(t *testing.T, ctx context.Context, addr, name string) (float64
 		t.Fatalf("metrics: %v", err)
 	}
 	defer resp.Body.Close()
-	prefix := fmt.Sprintf("%s{mirror=%q} ", name, mirrorName)
+	out := map[string]float64{}
+	suffix := fmt.Sprintf("{mirror=%q}", mirrorName)
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), prefix); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				t.Fatalf("metrics: %q: %v", sc.Text(), err)
-			}
-			return f, true
+		name, v, ok := strings.Cut(sc.Text(), " ")
+		if !ok || !strings.HasSuffix(name, suffix) {
+			continue
 		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			t.Fatalf("metrics: %q: %v", sc.Text(), err)
+		}
+		out[strings.TrimSuffix(name, suffix)] = f
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatalf("metrics: %v", err)
 	}
-	return 0, false
+	return out
+}
+
+// mirrorMetric is one of mirrorMetrics, and whether it is there.
+func mirrorMetric(t *testing.T, ctx context.Context, addr, name string) (float64, bool) {
+	t.Helper()
+	v, ok := mirrorMetrics(t, ctx, addr)[name]
+	return v, ok
 }

@@ -1,13 +1,9 @@
 package mirrorit
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"fmt"
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -336,7 +332,7 @@ func TestSyncTopicDiscovery(t *testing.T) {
 		t.Errorf("destination topics %q, want only auto-1 auto-2", got)
 	}
 
-	m := syncMetrics(t, p.ctx, p.dst.one.MetricsAddr())
+	m := mirrorMetrics(t, p.ctx, p.dst.one.MetricsAddr())
 	if m["strait_mirror_sync_rounds_total"] < 3 {
 		t.Errorf("sync rounds %v, want at least 3", m)
 	}
@@ -347,32 +343,4 @@ func TestSyncTopicDiscovery(t *testing.T) {
 		}
 	}
 	p.logf("sync metrics %v", m)
-}
-
-// syncMetrics are the mirror's strait_mirror_*sync* and *refresh* samples
-// on the metrics endpoint at addr.
-func syncMetrics(t *testing.T, ctx context.Context, addr string) map[string]float64 {
-	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	out := map[string]float64{}
-	suffix := fmt.Sprintf("{mirror=%q}", mirrorName)
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		name, v, ok := strings.Cut(sc.Text(), " ")
-		if !ok || !strings.HasPrefix(name, "strait_mirror_") || !strings.HasSuffix(name, suffix) {
-			continue
-		}
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			out[strings.TrimSuffix(name, suffix)] = f
-		}
-	}
-	return out
 }
