@@ -39,28 +39,53 @@ test-long: check-cc
 BENCH_DATA ?= /tmp/strait-bench-data
 BENCH_SERVE = ./$(BIN) serve --set log.dirs=$(BENCH_DATA) --set listeners=PLAINTEXT://127.0.0.1:29092,CONTROLLER://127.0.0.1:29093 --set controller.quorum.voters=1@127.0.0.1:29093 --set metrics.listener=
 
-# Storage micro-benchmarks, then Strait and franz-go's kfake side by side:
-# 1 KiB records, 16 KiB batches, acks=1, 8 partitions, 1 GiB produced and
-# read back from offset 0 (the figures issue 3 names). Then the same load on
-# one node with acks=1 and on three nodes (RF=3, min.insync.replicas=2) with
-# acks=all, and latency at half the three nodes' rate (issue 4's figures).
-# Then mirroring between two single nodes: the destination's produce rate,
-# the source's catch-up fetch rate and a mirror's catch-up of the same 1 GiB,
-# and the lag at half the slower rate for 30 s (issue 5's figures).
+# Storage micro-benchmarks, then the standard matrix, each command writing
+# its --json report into $(BENCH_OUT), then `strait bench report` turning
+# them into bench/RESULTS.md and bench/results.png. The matrix: the machine's
+# limits; 1 KiB records in 16 KiB batches, Strait and franz-go's kfake side by
+# side, produce with acks=1 and acks=all on 1 and 8 partitions, catch-up and
+# tail reads on 1 and 8 partitions (issue 3's figures); one node with acks=1
+# against three nodes (RF=3, min.insync.replicas=2) with acks=all, and latency
+# at half the three nodes' rate (issue 4's); mirroring between two single
+# nodes, catch-up and lag at half the slower rate (issue 5's). BENCH_BYTES
+# and BENCH_SECS keep the whole target under 10 minutes on a 2-core machine;
+# a failing command is noted in $(BENCH_OUT)/FAILED and the rest still run,
+# so the report shows its errors; the target then fails.
+BENCH_OUT ?= /tmp/strait-bench-json
+BENCH_BYTES ?= 256MiB
+BENCH_SECS ?= 10s
+BENCH_STORAGE_TIME ?= 1s
+BENCH_LOAD = --record-size 1KiB --batch-bytes 16KiB --limits=false --json
+BENCH_PEERS = --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE)" --peer kfake
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./storage/...
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_STORAGE_TIME) -timeout 30m ./storage/...
+	rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
+	mkdir -p $(BENCH_DATA)
+	./$(BIN) bench limits --dir $(BENCH_DATA) --time 500ms --json > $(BENCH_OUT)/00-limits.json \
+		|| echo 00-limits >> $(BENCH_OUT)/FAILED
+	for acks in 1 all; do for p in 1 8; do \
+		rm -rf $(BENCH_DATA); \
+		./$(BIN) bench produce $(BENCH_PEERS) $(BENCH_LOAD) --acks $$acks --partitions $$p \
+			--bytes $(BENCH_BYTES) > $(BENCH_OUT)/10-produce-acks$$acks-p$$p.json \
+			|| echo 10-produce-acks$$acks-p$$p >> $(BENCH_OUT)/FAILED; \
+	done; done
+	for p in 1 8; do \
+		rm -rf $(BENCH_DATA); \
+		./$(BIN) bench consume $(BENCH_PEERS) $(BENCH_LOAD) --partitions $$p \
+			--bytes $(BENCH_BYTES) --tail-duration 3s > $(BENCH_OUT)/20-consume-p$$p.json \
+			|| echo 20-consume-p$$p >> $(BENCH_OUT)/FAILED; \
+	done
 	rm -rf $(BENCH_DATA)
-	./$(BIN) bench produce --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE)" --peer kfake \
-		--acks 1 --partitions 8 --record-size 1KiB --batch-bytes 16KiB --bytes 1GiB --limits-dir /tmp
-	./$(BIN) bench consume --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE)" --peer kfake \
-		--partitions 8 --bytes 1GiB --limits=false
+	./$(BIN) bench cluster --data-dir $(BENCH_DATA) $(BENCH_LOAD) --partitions 8 \
+		--bytes $(BENCH_BYTES) --latency-duration $(BENCH_SECS) > $(BENCH_OUT)/30-cluster.json \
+		|| echo 30-cluster >> $(BENCH_OUT)/FAILED
 	rm -rf $(BENCH_DATA)
-	./$(BIN) bench cluster --data-dir $(BENCH_DATA) --partitions 8 --record-size 1KiB --batch-bytes 16KiB \
-		--bytes 1GiB --latency-duration 30s --limits=false
+	./$(BIN) bench mirror --data-dir $(BENCH_DATA) $(BENCH_LOAD) --partitions 8 \
+		--bytes $(BENCH_BYTES) --steady-duration $(BENCH_SECS) > $(BENCH_OUT)/40-mirror.json \
+		|| echo 40-mirror >> $(BENCH_OUT)/FAILED
 	rm -rf $(BENCH_DATA)
-	./$(BIN) bench mirror --data-dir $(BENCH_DATA) --partitions 8 --record-size 1KiB --batch-bytes 16KiB \
-		--bytes 1GiB --steady-duration 30s --limits=false
-	rm -rf $(BENCH_DATA)
+	./$(BIN) bench report --out bench/RESULTS.md --chart bench/results.png $(BENCH_OUT)/*.json
+	@if [ -e $(BENCH_OUT)/FAILED ]; then echo "bench: failed:" $$(cat $(BENCH_OUT)/FAILED) "(reports in $(BENCH_OUT))"; exit 1; fi
 
 # Each fuzz target runs on its own: go test allows one -fuzz pattern per package.
 fuzz:

@@ -28,6 +28,8 @@ workloads:
             catch-up fetch rate, a mirror's catch-up of the same bytes and
             its lag at half the slower of the two rates
   limits    this machine's ceilings: file append, fsync, loopback TCP, sendfile
+  report    read the --json reports of the others and write RESULTS.md and
+            a PNG chart: strait bench report --out F.md --chart F.png R.json...
 
 Run against a broker with --target host:port, against franz-go's kfake with
 --peer kfake, or both to print them side by side with their ratio.
@@ -63,6 +65,8 @@ func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return cmdMirror(ctx, args[1:], stdout, stderr)
 	case "limits":
 		return cmdLimits(ctx, args[1:], stdout, stderr)
+	case "report":
+		return cmdReport(ctx, args[1:], stdout, stderr)
 	case "kfake-serve":
 		// Hidden: the child process of --peer kfake.
 		return cmdKfakeServe(ctx, args[1:], stdout, stderr)

@@ -1,0 +1,153 @@
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// WriteFiles writes the Markdown to out and, when chart is not empty, the
+// PNG chart to chart, linked from the Markdown.
+func (res *Results) WriteFiles(out, chart string) error {
+	link := ""
+	if chart != "" {
+		var png bytes.Buffer
+		if err := res.WriteChart(&png); err != nil {
+			return err
+		}
+		if err := os.WriteFile(chart, png.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("bench report: %w", err)
+		}
+		link = chart
+		if rel, err := filepath.Rel(filepath.Dir(out), chart); err == nil {
+			link = rel
+		}
+	}
+	var md bytes.Buffer
+	res.WriteMarkdown(&md, link)
+	if err := os.WriteFile(out, md.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("bench report: %w", err)
+	}
+	return nil
+}
+
+// WriteMarkdown writes RESULTS.md; chart is the chart's path relative to
+// it, "" for none.
+func (res *Results) WriteMarkdown(w io.Writer, chart string) {
+	fmt.Fprintf(w, "# Benchmark results\n\n")
+	fmt.Fprintf(w, "Written by `strait bench report` (`make bench`) at commit `%s` on %s.\n",
+		res.Commit, res.Date.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(w, "Throughput is MiB/s (2^20 bytes) of record values; p99 is produce latency (send to acknowledgement),\n")
+	fmt.Fprintf(w, "or produce to consume for e2e. Ratios read against kfake and the machine, measured in the same run.\n")
+	if l := res.Limits; l != nil {
+		fmt.Fprintf(w, "\n## Machine limits\n\n%s on %s, %v per probe, %s writes:\n\n", l.Dir, l.FS, l.Time, formatSize(int64(l.WriteBytes)))
+		for _, p := range l.Probes {
+			if p.Err != "" {
+				fmt.Fprintf(w, "- %s: error: %s\n", p.Name, p.Err)
+				continue
+			}
+			fmt.Fprintf(w, "- %s: %.1f MiB/s\n", p.Name, p.MiBPerSec)
+		}
+	}
+	fmt.Fprintf(w, "\n## Workloads\n\n")
+	fmt.Fprintf(w, "| workload | broker | MiB/s | p99 | kfake MiB/s | kfake p99 | limit | limit MiB/s | ours/kfake | ours/limit |\n")
+	fmt.Fprintf(w, "|---|---|--:|--:|--:|--:|---|--:|--:|--:|\n")
+	for _, r := range res.Rows {
+		fmt.Fprintln(w, r.markdown())
+	}
+	res.writeClusterMarkdown(w)
+	res.writeMirrorMarkdown(w)
+	if chart != "" {
+		res.writeChartMarkdown(w, chart)
+	}
+	if len(res.Errors) > 0 {
+		fmt.Fprintf(w, "\n## Errors\n\n")
+		for _, e := range res.Errors {
+			fmt.Fprintf(w, "- %s\n", strings.ReplaceAll(e, "\n", " "))
+		}
+	}
+}
+
+// markdown is the row's table line; "-" marks a missing figure.
+func (r *Row) markdown() string {
+	cells := []string{r.Workload, r.Broker, fmt.Sprintf("%.1f", r.MiBPerSec), durCell(r.P99), "-", "-", "-", "-", ratioCell(r.VsPeer), ratioCell(r.VsLimit)}
+	if p := r.Peer; p != nil {
+		cells[4] = fmt.Sprintf("%.1f", p.MiBPerSec)
+		if p.Latency != nil && p.Latency.Count > 0 {
+			cells[5] = durCell(p.Latency.P99)
+		}
+	}
+	if r.LimitName != "" {
+		cells[6], cells[7] = r.LimitName, fmt.Sprintf("%.1f", r.LimitMiBPerSec)
+	}
+	return "| " + strings.Join(cells, " | ") + " |"
+}
+
+func durCell(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmtDur(d)
+}
+
+func ratioCell(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+func (res *Results) writeClusterMarkdown(w io.Writer) {
+	s := res.Cluster
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n## Cluster\n\n")
+	fmt.Fprintf(w, "- single node acks=1 %.1f MiB/s; %d nodes RF=%d acks=all min.insync.replicas=%d %.1f MiB/s\n",
+		s.SingleMiBPerSec, s.Nodes, s.Nodes, s.MinInsyncReplicas, s.ClusterMiBPerSec)
+	fmt.Fprintf(w, "- ratio %.2f (target >= %.2f: %s)\n", s.Ratio, s.RatioTarget, verdict(s.RatioMet))
+	fmt.Fprintf(w, "- at %.0f%% of the cluster's rate (%.0f rec/s): p50 %s, p99 %s (target < %s: %s)\n",
+		100*s.LatencyFraction, s.LatencyRate, fmtDur(s.P50), fmtDur(s.P99), fmtDur(s.P99Target), verdict(s.P99Met))
+}
+
+func (res *Results) writeMirrorMarkdown(w io.Writer) {
+	s := res.Mirror
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n## Mirror\n\n")
+	fmt.Fprintf(w, "- destination produce %.1f MiB/s; source catch-up fetch %.1f MiB/s\n", s.DestProduceMiBPerSec, s.SourceFetchMiBPerSec)
+	if !s.Advertised {
+		fmt.Fprintf(w, "- mirror not run: the destination does not advertise the mirror RPCs\n")
+		return
+	}
+	fmt.Fprintf(w, "- catch-up %.1f MiB/s, ratio to min(source fetch, destination produce) %.2f (target >= %.2f: %s)\n",
+		s.MirrorMiBPerSec, s.Ratio, s.RatioTarget, verdict(s.RatioMet))
+	if s.SteadyRate == 0 {
+		return
+	}
+	fmt.Fprintf(w, "- steady state at %.0f%% of the slower rate (%.0f rec/s): lag p50 %s, p99 %s, max %s (target p99 < %s: %s)\n",
+		100*s.SteadyFraction, s.SteadyRate, fmtDur(s.LagP50), fmtDur(s.LagP99), fmtDur(s.LagMax), fmtDur(s.LagTarget), verdict(s.LagMet))
+}
+
+// writeChartMarkdown links the chart and says how to read it: the chart
+// has no text (no font package in go.mod).
+func (res *Results) writeChartMarkdown(w io.Writer, chart string) {
+	maxMiB, maxP99 := res.chartScale()
+	fmt.Fprintf(w, "\n## Chart\n\n![throughput and p99 per workload](%s)\n\n", chart)
+	fmt.Fprintf(w, "One group per workload, left to right in the order of the table above; %s bars are ours, %s bars kfake's.\n",
+		colorOurs.name, colorPeer.name)
+	fmt.Fprintf(w, "Top: throughput, full height %.1f MiB/s. Bottom: p99 latency, full height %s (no bar: no latency).\n",
+		maxMiB, durCell(maxP99))
+}
