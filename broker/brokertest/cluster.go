@@ -131,7 +131,7 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = b.start(plain[i], ctrl[i], 0)
+			errs[i] = c.startNode(b, plain[i], ctrl[i])
 		}()
 	}
 	wg.Wait()
@@ -147,12 +147,42 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 // know each other's CONTROLLER addresses before any of them starts.
 func freePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := pickPort()
 	if err != nil {
 		t.Fatalf("brokertest: free port: %v", err)
 	}
+	return p
+}
+
+func pickPort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
 	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startNode starts b on its first ports. A free port picked in advance can
+// be taken by another process before the node binds it (seen in CI, with
+// other test binaries running); the PLAINTEXT port is nobody's to know in
+// advance, so the node then starts again on a new one. The CONTROLLER port
+// is in every voter's controller.quorum.voters and cannot move.
+func (c *Cluster) startNode(b *Broker, plain, ctrl int) error {
+	for attempt := 0; ; attempt++ {
+		err := b.start(plain, ctrl, 0)
+		if err == nil || attempt == 5 || !strings.Contains(err.Error(), "listener PLAINTEXT") || !strings.Contains(err.Error(), "address already in use") {
+			return err
+		}
+		if plain, err = pickPort(); err != nil {
+			return err
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", plain)
+		c.Net.Register(b.opts.nodeID, addr)
+		b.mu.Lock()
+		b.addrs["PLAINTEXT"] = addr
+		b.mu.Unlock()
+	}
 }
 
 // Node is the node with the given id (1-based).
