@@ -158,7 +158,7 @@ func (m *Manager) addFetcher(ctx context.Context, p *part, e partition.Effect) e
 	if err != nil {
 		return sourceErr(err)
 	}
-	r := &mirrorReplica{LeaderPartition: lp, tp: p.tp, ref: e.Ref, leader: leader, v: m.validator,
+	r := &mirrorReplica{LeaderPartition: lp, tp: p.tp, ref: e.Ref, leader: leader,
 		report: func(ev partition.Event) { m.postPart(p.tp, ev) }, stats: m.counters.of(e.Mirror)}
 	r.ahead.Store(lp.LeaderEpoch())
 	return c.add(r, fetcher.InitialFetchState{TopicID: p.topicID, Leader: leader, CurrentLeaderEpoch: e.Ref.LeaderEpoch,

@@ -11,15 +11,13 @@ import (
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/replication/fetcher"
 	"github.com/strait-io/strait/storage"
-	"github.com/strait-io/strait/storage/validator"
 )
 
 // Manager is the MirrorMetadataManager of one broker. Its methods are safe
 // for concurrent use.
 type Manager struct {
-	cfg       Config
-	logger    *slog.Logger
-	validator *validator.Validator
+	cfg    Config
+	logger *slog.Logger
 
 	// The event queue: unbounded, so producers never block.
 	qmu   sync.Mutex
@@ -80,17 +78,16 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	return &Manager{
-		cfg:       cfg,
-		logger:    cfg.Logger.With("component", "mirror-manager"),
-		validator: validator.New(nil),
-		wake:      make(chan struct{}, 1),
-		loopDone:  make(chan struct{}),
-		rng:       rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.NodeID))),
-		parts:     map[storage.TopicPartition]*part{},
-		draining:  map[storage.TopicPartition]chan struct{}{},
-		conns:     map[string]*mirrorConn{},
-		views:     map[storage.TopicPartition]view{},
-		counters:  counterSet{byMirror: map[string]*mirrorCounters{}},
+		cfg:      cfg,
+		logger:   cfg.Logger.With("component", "mirror-manager"),
+		wake:     make(chan struct{}, 1),
+		loopDone: make(chan struct{}),
+		rng:      rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(cfg.NodeID))),
+		parts:    map[storage.TopicPartition]*part{},
+		draining: map[storage.TopicPartition]chan struct{}{},
+		conns:    map[string]*mirrorConn{},
+		views:    map[storage.TopicPartition]view{},
+		counters: counterSet{byMirror: map[string]*mirrorCounters{}},
 	}, nil
 }
 

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/replication/fetcher"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/record"
-	"github.com/strait-io/strait/storage/validator"
 )
 
 // mirrorReplica is what the mirror fetcher writes for one partition: the
@@ -21,7 +22,6 @@ type mirrorReplica struct {
 	tp     storage.TopicPartition
 	ref    partition.Ref
 	leader fetcher.BrokerEndPoint
-	v      *validator.Validator
 	report func(partition.Event)
 	stats  *mirrorCounters
 	// ahead is the highest source epoch reported above the leader epoch,
@@ -46,18 +46,15 @@ func (r *mirrorReplica) LatestEpoch() (int32, bool) {
 	return e, e >= 0
 }
 
-// AppendAsFollower checks the fetched batches and appends what may be:
-// nothing when a batch is corrupt (FetchCorruptBatch) or the epochs go
-// backwards (FetchEpochRegressed); the batches before the first one whose
-// epoch is above the handle's leader epoch, the rest held back
-// (fetcher.ErrRetryAppend) until the machine's epoch bump.
+// AppendAsFollower checks the fetched batches' epochs from their headers and
+// appends what may be: nothing when the epochs go backwards
+// (FetchEpochRegressed) or the log's validation refuses a batch
+// (FetchCorruptBatch: storage validates every batch, CRC included, before it
+// writes any); the batches before the first one whose epoch is above the
+// handle's leader epoch, the rest held back (fetcher.ErrRetryAppend) until
+// the machine's epoch bump. The partition leader epoch field is outside the
+// batch CRC, so reading it before validation is sound.
 func (r *mirrorReplica) AppendAsFollower(records []byte) (storage.AppendInfo, error) {
-	leo := r.LeaderPartition.LogEndOffset()
-	if _, err := r.v.ValidateReplicated(records, validator.DefaultConfig(), leo); err != nil {
-		err = fmt.Errorf("%w: %s at offset %d: %v", errCorruptBatch, r.tp, leo, err)
-		r.report(partition.FetchFailed{Ref: r.ref, Kind: partition.FetchCorruptBatch, Err: err})
-		return storage.AppendInfo{}, err
-	}
 	bound := r.LeaderPartition.LeaderEpoch()
 	prev := r.LeaderPartition.LastBatchEpoch()
 	cut := len(records)
@@ -88,6 +85,14 @@ func (r *mirrorReplica) AppendAsFollower(records []byte) (storage.AppendInfo, er
 		return storage.AppendInfo{}, fmt.Errorf("%w: %s: epoch %d, leader epoch %d: %w", errSourceAhead, r.tp, e, bound, fetcher.ErrRetryAppend)
 	}
 	info, err := r.LeaderPartition.AppendAsFollower(records[:cut])
+	if errors.Is(err, kerr.CorruptMessage) || errors.Is(err, kerr.InvalidRecord) {
+		// Not returned as is: the core retries those codes, and a
+		// source that sends a corrupt batch sends it again. The machine
+		// decides, through FetchFailed, and the core drops the partition.
+		err = fmt.Errorf("%w: %s at offset %d: %v", errCorruptBatch, r.tp, r.LeaderPartition.LogEndOffset(), err)
+		r.report(partition.FetchFailed{Ref: r.ref, Kind: partition.FetchCorruptBatch, Err: err})
+		return storage.AppendInfo{}, err
+	}
 	if err == nil {
 		r.stats.bytes.Add(int64(cut))
 		r.stats.records.Add(info.NumRecords)
