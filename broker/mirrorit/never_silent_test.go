@@ -231,8 +231,8 @@ func TestMirrorOffsetsSkipped(t *testing.T) {
 
 	// The destination holds exactly the source's batches from K on: the
 	// batch holding K (p0's starts at 150), then every later one.
-	sl := readFromLogStart(t, p, p.src, topic, partitions)
-	dl := readFromLogStart(t, p, p.dst, topic, partitions)
+	sl := readTopic(t, p.ctx, p.src, topic)
+	dl := readTopic(t, p.ctx, p.dst, topic)
 	r := &Report{Topic: topic, Partitions: partitions, SameTopicID: sl.id == dl.id, SourcePartitions: len(sl.partitions),
 		DestinationPartitions: len(dl.partitions)}
 	for part := range int32(partitions) {
@@ -341,55 +341,4 @@ func logsSkip(logs, topic string, part int32, from, to int64) bool {
 		}
 	}
 	return false
-}
-
-// readFromLogStart reads every partition of topic from s, from its log
-// start offset (ListOffsets EARLIEST) to its high watermark. readTopic
-// starts at offset 0 and expects an OFFSET_OUT_OF_RANGE answer to carry
-// the log start offset, which a Kafka broker does not send (-1).
-func readFromLogStart(t *testing.T, p *pair, s *side, topic string, partitions int32) *topicLog {
-	t.Helper()
-	cl := s.client(t)
-	adm := kadm.NewClient(cl)
-	td := topicMetadata(t, p.ctx, s, adm, topic)
-	starts, err := adm.ListStartOffsets(p.ctx, topic)
-	if err == nil {
-		err = starts.Error()
-	}
-	if err != nil {
-		t.Fatalf("%s: start offsets of %s: %v", s.name, topic, err)
-	}
-	out := &topicLog{id: td.ID, partitions: map[int32][]record.Batch{}, hw: map[int32]int64{}, logStart: map[int32]int64{}}
-	for part := range partitions {
-		start, ok := starts.Lookup(topic, part)
-		if !ok {
-			t.Fatalf("%s: no start offset for %s/%d", s.name, topic, part)
-		}
-		var batches []record.Batch
-		off, hw := start.Offset, int64(-1)
-		for failures := 0; hw < 0 || off < hw; {
-			rp, err := fetchOnce(p.ctx, cl, s.leader(topic, part), topic, td.ID, part, off)
-			if err == nil && rp.ErrorCode != 0 {
-				err = kerr.ErrorForCode(rp.ErrorCode)
-			}
-			if err == nil {
-				hw = rp.HighWatermark
-				before := off
-				if batches, off, err = appendFetched(batches, rp.RecordBatches, off, hw); err != nil {
-					t.Fatalf("%s: %s/%d: %v", s.name, topic, part, err)
-				}
-				if off == before && off < hw {
-					err = fmt.Errorf("no whole batch at offset %d below the high watermark %d", off, hw)
-				}
-			}
-			if err != nil {
-				if failures++; failures == 50 {
-					t.Fatalf("%s: reading %s/%d at offset %d: %v", s.name, topic, part, off, err)
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-		}
-		out.partitions[part], out.hw[part], out.logStart[part] = batches, hw, start.Offset
-	}
-	return out
 }
