@@ -376,6 +376,7 @@ func (n *Node) wireConfig() wire.Config {
 	wc := wire.Config{
 		SocketRequestMaxBytes: cfg.SocketRequestMaxBytes,
 		ConnectionsMaxIdle:    time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
+		EventLoops:            int(cfg.NumNetworkThreads),
 	}
 	for _, l := range cfg.Listeners {
 		if isControllerListener(cfg, l.Name) {

@@ -79,6 +79,7 @@ func (c *Config) build(v values) error {
 	c.MinInsyncReplicas = v.i32("min.insync.replicas")
 	c.SocketRequestMaxBytes = v.i32("socket.request.max.bytes")
 	c.ConnectionsMaxIdleMs = v.i64("connections.max.idle.ms")
+	c.NumNetworkThreads = v.i32("num.network.threads")
 	c.MetricsListener = v.str("metrics.listener")
 	c.FetchMaxBytes = v.i32("fetch.max.bytes")
 	c.MaxIncrementalFetchSessionCacheSlots = v.i32("max.incremental.fetch.session.cache.slots")

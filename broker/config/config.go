@@ -55,6 +55,9 @@ type Config struct {
 
 	SocketRequestMaxBytes int32
 	ConnectionsMaxIdleMs  int64
+	// NumNetworkThreads is the number of event loops per listener; 0
+	// (num.network.threads unset) means GOMAXPROCS.
+	NumNetworkThreads int32
 	// MetricsListener is the host:port of the metrics endpoint; "" disables it.
 	MetricsListener string
 

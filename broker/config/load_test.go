@@ -146,8 +146,11 @@ log.cleaner.enable=true
 	if c.Group.OffsetsTopicReplicationFactor != 1 {
 		t.Fatalf("offsets RF %d", c.Group.OffsetsTopicReplicationFactor)
 	}
+	if c.NumNetworkThreads != 3 {
+		t.Fatalf("num.network.threads %d, want the file's 3", c.NumNetworkThreads)
+	}
 	wantIgnored := []string{
-		"log.cleaner.enable", "num.io.threads", "num.network.threads", "num.recovery.threads.per.data.dir",
+		"log.cleaner.enable", "num.io.threads", "num.recovery.threads.per.data.dir",
 		"socket.receive.buffer.bytes", "socket.send.buffer.bytes",
 		"transaction.state.log.min.isr", "transaction.state.log.replication.factor",
 	}

@@ -89,6 +89,15 @@ var brokerDefs = []Def{
 		Doc:      `The largest request the broker reads; a larger size prefix closes the connection before anything is allocated.`,
 	},
 	{
+		// Kafka's network threads read requests and write responses; ours
+		// are gnet event loops. Kafka defaults to 3; unset here sizes them
+		// from GOMAXPROCS (wire.defaultEventLoops), so a broker given one
+		// core does not run three loops that fight for it.
+		Name: "num.network.threads", Type: Int,
+		Validate: atLeast(1),
+		Doc:      `The number of event loops per listener that read requests and write responses; unset means half of GOMAXPROCS, at least 1.`,
+	},
+	{
 		Name: "connections.max.idle.ms", Type: Long, Default: str("600000"),
 		Doc: `Close a connection that has been idle this long; a negative value never closes idle connections.`,
 	},

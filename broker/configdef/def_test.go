@@ -176,7 +176,7 @@ func TestLookupAndKnownKeys(t *testing.T) {
 		t.Error("group resources have no definitions")
 	}
 	for _, k := range []string{
-		"num.io.threads", "num.network.threads", "socket.send.buffer.bytes", "log.cleaner.threads",
+		"num.io.threads", "socket.send.buffer.bytes", "log.cleaner.threads",
 		"log.cleaner.enable", "zookeeper.connect", "ssl.keystore.password", "config.providers",
 		"listener.name.internal.ssl.keystore.location", "listener.name.external.plain.sasl.jaas.config",
 		"log.message.format.version",
@@ -185,7 +185,7 @@ func TestLookupAndKnownKeys(t *testing.T) {
 			t.Errorf("%s should be a known key Strait ignores", k)
 		}
 	}
-	for _, k := range []string{"num.partitions", "frobnicate", "retention.ms", "listener.name.", "listener.name.x", "producer_byte_rate"} {
+	for _, k := range []string{"num.partitions", "num.network.threads", "frobnicate", "retention.ms", "listener.name.", "listener.name.x", "producer_byte_rate"} {
 		if IsKnownUnsupportedBrokerKey(k) {
 			t.Errorf("%s should not be a known ignored key", k)
 		}
