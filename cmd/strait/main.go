@@ -26,6 +26,9 @@ commands:
 func main() {
 	// SIGINT and SIGTERM end the context: serve stops gracefully.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		setServeGCPercent(os.Getenv)
+	}
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
