@@ -30,6 +30,9 @@ type LogSegment struct {
 	// size is the number of valid bytes in file. It is stored after the
 	// bytes are written, so a reader that loads it reads only whole writes.
 	size atomic.Int64
+	// tail remembers where the newest batches lie, for reads at the log
+	// end; appends add to it, truncation and recovery reset it.
+	tail tailBatches
 
 	offsetIndex *index.OffsetIndex
 	timeIndex   *index.TimeIndex
@@ -180,6 +183,15 @@ func (s *LogSegment) batchHeaderAt(pos int64, hdr []byte) (record.Batch, error) 
 // starting from the index's floor entry (Kafka's translateOffset). found is
 // false when no such batch lies before limit.
 func (s *LogSegment) translateOffset(offset int64, limit int64, hdr []byte) (pos int64, batchSize int32, found bool, err error) {
+	if b, ok := s.tail.find(offset); ok {
+		// A remembered batch not yet within limit is one a concurrent
+		// append has not published to this reader: as if the scan
+		// below reached limit first.
+		if b.pos+record.LogOverhead > limit {
+			return 0, 0, false, nil
+		}
+		return b.pos, b.size, true, nil
+	}
 	_, ipos := s.offsetIndex.Lookup(offset)
 	pos = int64(ipos)
 	for pos+record.LogOverhead <= limit {
@@ -236,6 +248,7 @@ func (s *LogSegment) append(buf []byte, batches []record.Batch) error {
 		if err := s.indexBatch(b, pos); err != nil {
 			return err
 		}
+		s.tail.add(tailBatch{baseOffset: b.BaseOffset(), lastOffset: b.LastOffset(), pos: pos, size: int32(len(b))})
 		pos += int64(len(b))
 	}
 	s.size.Store(pos)
@@ -446,6 +459,7 @@ func (s *LogSegment) truncateTo(offset int64) (int64, error) {
 	if err := s.txnIndex.TruncateTo(offset); err != nil {
 		return 0, err
 	}
+	s.tail.reset()
 	if err := s.file.Truncate(pos); err != nil {
 		return 0, err
 	}
@@ -481,6 +495,7 @@ type recoverReport struct {
 // batch both end the valid prefix; nothing after it is trusted.
 func (s *LogSegment) recover(fn recoverFunc) (recoverReport, error) {
 	rep := recoverReport{nextOffset: s.baseOffset}
+	s.tail.reset()
 	if err := s.offsetIndex.Reset(); err != nil {
 		return rep, err
 	}
