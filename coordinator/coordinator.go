@@ -2,9 +2,8 @@ package coordinator
 
 import (
 	"log/slog"
-	"sort"
-	"sync"
 
+	"github.com/strait-io/strait/coordinator/runtime"
 	"github.com/strait-io/strait/raftmeta"
 )
 
@@ -13,10 +12,10 @@ type GroupCoordinator struct {
 	cfg Config
 	log *slog.Logger
 
-	mu     sync.RWMutex
-	shards map[int32]*shard
-	closed bool
-	wg     sync.WaitGroup
+	// shards is the shard of each __consumer_offsets partition this broker
+	// leads; a resigned shard is deleted, so its partition answers
+	// NOT_COORDINATOR as one never led.
+	shards *runtime.Registry[*shard]
 
 	pids *producerIDManager
 }
@@ -33,10 +32,16 @@ func NewGroupCoordinator(cfg Config) *GroupCoordinator {
 		panic(err)
 	}
 	c := &GroupCoordinator{
-		cfg:    cfg,
-		log:    cfg.Logger.With("component", "group-coordinator"),
-		shards: map[int32]*shard{},
+		cfg: cfg,
+		log: cfg.Logger.With("component", "group-coordinator"),
 	}
+	c.shards = runtime.New(func(p, epoch int32, _ *shard) *shard {
+		return newShard(c, p, epoch)
+	}, runtime.Options{
+		Loading: func(p, epoch int32) {
+			c.log.Info("loading group metadata", "partition", p, "epoch", epoch)
+		},
+	})
 	c.pids = newProducerIDManager(cfg.AllocateProducerIDs, c.log)
 	return c
 }
@@ -51,101 +56,29 @@ func (c *GroupCoordinator) OnElection(p int32, leaderEpoch int32) {
 		c.log.Warn("ignoring an election for a partition beyond offsets.topic.num.partitions", "partition", p)
 		return
 	}
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return
-	}
-	old := c.shards[p]
-	if old != nil {
-		old.mu.Lock()
-		live := old.state != shardClosed
-		old.mu.Unlock()
-		if live && old.epoch >= leaderEpoch {
-			c.mu.Unlock()
-			return
-		}
-	}
-	s := newShard(c, p, leaderEpoch)
-	c.shards[p] = s
-	c.wg.Add(1)
-	c.mu.Unlock()
-	if old != nil {
-		old.unload()
-	}
-	c.log.Info("loading group metadata", "partition", p, "epoch", leaderEpoch)
-	go func() {
-		defer c.wg.Done()
-		s.run()
-	}()
+	c.shards.OnElection(p, leaderEpoch)
 }
 
 // OnResignation stops coordinating partition p: its groups are dropped
 // from memory and requests for them answer NOT_COORDINATOR.
-func (c *GroupCoordinator) OnResignation(p int32) {
-	c.mu.Lock()
-	s := c.shards[p]
-	delete(c.shards, p)
-	c.mu.Unlock()
-	if s != nil {
-		s.unload()
-	}
-}
+func (c *GroupCoordinator) OnResignation(p int32) { c.shards.OnResignation(p) }
 
 // reload replaces a shard by a fresh load of the same partition and epoch,
 // unless it was replaced or resigned meanwhile.
-func (c *GroupCoordinator) reload(s *shard) {
-	c.mu.Lock()
-	if c.closed || c.shards[s.partition] != s {
-		c.mu.Unlock()
-		return
-	}
-	ns := newShard(c, s.partition, s.epoch)
-	c.shards[s.partition] = ns
-	c.wg.Add(1)
-	c.mu.Unlock()
-	s.unload()
-	go func() {
-		defer c.wg.Done()
-		ns.run()
-	}()
-}
+func (c *GroupCoordinator) reload(s *shard) { c.shards.Reload(s.partition, s) }
 
 // Close unloads every partition and waits for the coordinator's
 // goroutines to stop.
-func (c *GroupCoordinator) Close() {
-	c.mu.Lock()
-	c.closed = true
-	shards := make([]*shard, 0, len(c.shards))
-	for _, s := range c.shards {
-		shards = append(shards, s)
-	}
-	clear(c.shards)
-	c.mu.Unlock()
-	for _, s := range shards {
-		s.unload()
-	}
-	c.wg.Wait()
-}
+func (c *GroupCoordinator) Close() { c.shards.Close() }
 
 // shard returns the shard of partition p, nil if none.
 func (c *GroupCoordinator) shard(p int32) *shard {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.shards[p]
+	s, _ := c.shards.Lookup(p)
+	return s
 }
 
 // allShards returns the shards ordered by partition.
-func (c *GroupCoordinator) allShards() []*shard {
-	c.mu.RLock()
-	out := make([]*shard, 0, len(c.shards))
-	for _, s := range c.shards {
-		out = append(out, s)
-	}
-	c.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].partition < out[j].partition })
-	return out
-}
+func (c *GroupCoordinator) allShards() []*shard { return c.shards.Shards() }
 
 // lockShard returns the shard coordinating groupID, locked, or the error
 // code for why it cannot: NOT_COORDINATOR if this broker does not lead the

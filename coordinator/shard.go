@@ -64,8 +64,20 @@ func newShard(c *GroupCoordinator, partition, epoch int32) *shard {
 // nowMs is the coordinator clock in milliseconds, Kafka's time unit.
 func (s *shard) nowMs() int64 { return s.c.cfg.Clock.Now().UnixMilli() }
 
-// run loads the partition and then serves it until the shard is unloaded.
-func (s *shard) run() {
+// Epoch is the leader epoch the shard was loaded at (runtime.Shard).
+func (s *shard) Epoch() int32 { return s.epoch }
+
+// Closed reports whether the shard stopped serving: unloaded, replaced or
+// failed to load (runtime.Shard).
+func (s *shard) Closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state == shardClosed
+}
+
+// Run loads the partition and then serves it until the shard is unloaded
+// (runtime.Shard).
+func (s *shard) Run() {
 	err := s.load(s.ctx)
 	s.mu.Lock()
 	s.loaded = true
@@ -111,9 +123,10 @@ func (s *shard) onLoaded() {
 	s.scheduleExpiration()
 }
 
-// unload stops serving: groups die, parked requests get NOT_COORDINATOR,
-// queued writes fail, and the goroutines stop (GroupMetadataManager.onUnloaded).
-func (s *shard) unload() {
+// Unload stops serving: groups die, parked requests get NOT_COORDINATOR,
+// queued writes fail, and the goroutines stop (GroupMetadataManager.onUnloaded,
+// runtime.Shard). Unloading a closed shard only cancels its context again.
+func (s *shard) Unload() {
 	s.mu.Lock()
 	if s.state == shardClosed {
 		s.mu.Unlock()

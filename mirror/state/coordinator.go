@@ -2,9 +2,8 @@ package state
 
 import (
 	"log/slog"
-	"sort"
-	"sync"
 
+	"github.com/strait-io/strait/coordinator/runtime"
 	"github.com/strait-io/strait/raftmeta"
 )
 
@@ -17,10 +16,9 @@ type Coordinator struct {
 	cfg Config
 	log *slog.Logger
 
-	mu     sync.RWMutex
-	shards map[int32]*shard
-	closed bool
-	wg     sync.WaitGroup
+	// shards is the shard of each __mirror_state partition this broker
+	// leads or led: a resigned shard stays, closed (see OnResignation).
+	shards *runtime.Registry[*shard]
 }
 
 // New returns a coordinator that serves no partition until OnElection.
@@ -29,11 +27,23 @@ func New(cfg Config) (*Coordinator, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Coordinator{
-		cfg:    cfg,
-		log:    cfg.Logger.With("component", "mirror-state-coordinator"),
-		shards: map[int32]*shard{},
-	}, nil
+	c := &Coordinator{
+		cfg: cfg,
+		log: cfg.Logger.With("component", "mirror-state-coordinator"),
+	}
+	c.shards = runtime.New(func(p, epoch int32, prev *shard) *shard {
+		// The new shard loads only once the old one's write in flight, if
+		// any, has finished: otherwise that write could land in the log
+		// after the load read it, and the new shard would accept a second
+		// write at the same state epoch.
+		return newShard(c, p, epoch, prev)
+	}, runtime.Options{
+		KeepClosed: true,
+		Loading: func(p, epoch int32) {
+			c.log.Info("loading mirror states", "partition", p, "epoch", epoch)
+		},
+	})
+	return c, nil
 }
 
 // OnElection starts coordinating __mirror_state partition p, led by this
@@ -45,79 +55,27 @@ func (c *Coordinator) OnElection(p int32, leaderEpoch int32) {
 	if p < 0 {
 		return
 	}
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return
-	}
-	old := c.shards[p]
-	if old != nil && !old.isClosed() && old.epoch >= leaderEpoch {
-		c.mu.Unlock()
-		return
-	}
-	s := newShard(c, p, leaderEpoch)
-	// The new shard loads only once the old one's write in flight, if
-	// any, has finished: otherwise that write could land in the log after
-	// the load read it, and the new shard would accept a second write at
-	// the same state epoch.
-	s.prev = old
-	c.shards[p] = s
-	c.wg.Add(1)
-	c.mu.Unlock()
-	if old != nil {
-		old.unload()
-	}
-	c.log.Info("loading mirror states", "partition", p, "epoch", leaderEpoch)
-	go func() {
-		defer c.wg.Done()
-		s.run()
-	}()
+	c.shards.OnElection(p, leaderEpoch)
 }
 
 // OnResignation stops coordinating partition p: its records are dropped
 // from memory and requests for them answer NOT_COORDINATOR. A write in
 // flight finishes with its append's outcome. The closed shard stays in
-// place (a few words) so a later election waits for that write.
-func (c *Coordinator) OnResignation(p int32) {
-	if s := c.shard(p); s != nil {
-		s.unload()
-	}
-}
+// place (a few words; runtime.Options.KeepClosed) so a later election
+// waits for that write.
+func (c *Coordinator) OnResignation(p int32) { c.shards.OnResignation(p) }
 
 // Close unloads every partition and waits for the loads to stop.
-func (c *Coordinator) Close() {
-	c.mu.Lock()
-	c.closed = true
-	shards := make([]*shard, 0, len(c.shards))
-	for _, s := range c.shards {
-		shards = append(shards, s)
-	}
-	clear(c.shards)
-	c.mu.Unlock()
-	for _, s := range shards {
-		s.unload()
-	}
-	c.wg.Wait()
-}
+func (c *Coordinator) Close() { c.shards.Close() }
 
 // shard returns the shard of partition p, nil if none.
 func (c *Coordinator) shard(p int32) *shard {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.shards[p]
+	s, _ := c.shards.Lookup(p)
+	return s
 }
 
 // allShards returns the shards ordered by partition.
-func (c *Coordinator) allShards() []*shard {
-	c.mu.RLock()
-	out := make([]*shard, 0, len(c.shards))
-	for _, s := range c.shards {
-		out = append(out, s)
-	}
-	c.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].partition < out[j].partition })
-	return out
-}
+func (c *Coordinator) allShards() []*shard { return c.shards.Shards() }
 
 // image is the newest metadata image, never nil.
 func (c *Coordinator) image() *raftmeta.Image {

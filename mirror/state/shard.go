@@ -36,8 +36,8 @@ type shard struct {
 
 	ctx    context.Context // cancelled when the shard is unloaded
 	cancel context.CancelFunc
-	// prev is the shard this one replaced, closed; run waits for its
-	// writeMu before loading (see OnElection).
+	// prev is the shard this one replaced, closed; Run waits for its
+	// writeMu before loading (see New).
 	prev *shard
 
 	writeMu sync.Mutex
@@ -47,7 +47,9 @@ type shard struct {
 	states map[Key]partition.Record
 }
 
-func newShard(c *Coordinator, p, epoch int32) *shard {
+// newShard returns the shard of partition p at leader epoch epoch,
+// replacing prev (nil if none).
+func newShard(c *Coordinator, p, epoch int32, prev *shard) *shard {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &shard{
 		c:         c,
@@ -56,12 +58,17 @@ func newShard(c *Coordinator, p, epoch int32) *shard {
 		log:       c.log.With("partition", p, "epoch", epoch),
 		ctx:       ctx,
 		cancel:    cancel,
+		prev:      prev,
 		states:    map[Key]partition.Record{},
 	}
 }
 
-// run loads the partition; the shard then serves until it is unloaded.
-func (s *shard) run() {
+// Epoch is the leader epoch the shard was loaded at (runtime.Shard).
+func (s *shard) Epoch() int32 { return s.epoch }
+
+// Run loads the partition; the shard then serves until it is unloaded
+// (runtime.Shard).
+func (s *shard) Run() {
 	if prev := s.prev; prev != nil {
 		prev.writeMu.Lock()
 		prev.writeMu.Unlock() //nolint:staticcheck // an empty critical section: waiting out prev's write is the point
@@ -108,9 +115,9 @@ func (s *shard) reloadLocked(cause error) {
 	s.loadLocked()
 }
 
-// unload stops serving: requests answer NOT_COORDINATOR and a load or an
-// append in progress is cancelled.
-func (s *shard) unload() {
+// Unload stops serving: requests answer NOT_COORDINATOR and a load or an
+// append in progress is cancelled (runtime.Shard).
+func (s *shard) Unload() {
 	s.mu.Lock()
 	s.state = shardClosed
 	s.states = nil
@@ -118,7 +125,9 @@ func (s *shard) unload() {
 	s.cancel()
 }
 
-func (s *shard) isClosed() bool {
+// Closed reports whether the shard stopped serving: unloaded, replaced or
+// failed to load (runtime.Shard).
+func (s *shard) Closed() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state == shardClosed

@@ -1,0 +1,22 @@
+// Package runtime is the part of a coordinator over a compacted internal
+// topic that does not depend on what the topic holds: which partitions of
+// the topic this broker serves, by which shard, loaded at which leader
+// epoch. The consumer group coordinator (coordinator/, over
+// __consumer_offsets) and the KIP-1279 mirror state coordinator
+// (mirror/state/, over __mirror_state) both keep their shards in a
+// Registry; a shard type is all that differs.
+//
+// It follows the shard bookkeeping of Kafka's CoordinatorRuntime
+// (group-coordinator's org.apache.kafka.coordinator.common.runtime, which
+// the group, share and transaction coordinators share):
+// scheduleLoadOperation is OnElection, scheduleUnloadOperation is
+// OnResignation, and the runtime's shard builder (one per coordinator, given
+// when the runtime is built) is the constructor given to New. Unlike
+// Kafka's runtime it has no event loop: each shard runs on its own goroutine
+// (Shard.Run) and serializes its own work.
+//
+// Lock order: the registry's lock before a shard's. The registry calls
+// Shard.Closed and Shard.Epoch, and the constructor, with its lock held,
+// and never calls Shard.Unload or Shard.Run with it held, so a shard may
+// call back into the registry from those two.
+package runtime
