@@ -39,9 +39,10 @@ test-long: check-cc
 BENCH_DATA ?= /tmp/strait-bench-data
 BENCH_SERVE = ./$(BIN) serve --set log.dirs=$(BENCH_DATA) --set listeners=PLAINTEXT://127.0.0.1:29092,CONTROLLER://127.0.0.1:29093 --set controller.quorum.voters=1@127.0.0.1:29093 --set metrics.listener=
 
-# Storage micro-benchmarks, then the standard matrix, each command writing
-# its --json report into $(BENCH_OUT), then `strait bench report` turning
-# them into bench/RESULTS.md and bench/results.png. The matrix: the machine's
+# Storage micro-benchmarks (their go test output kept in $(BENCH_OUT)),
+# then the standard matrix, each command writing its --json report into
+# $(BENCH_OUT), then `strait bench report` turning all of them into
+# bench/RESULTS.md and bench/results.png. The matrix: the machine's
 # limits; 1 KiB records in 16 KiB batches, Strait and franz-go's kfake side by
 # side, produce with acks=1 and acks=all on 1 and 8 partitions, catch-up and
 # tail reads on 1 and 8 partitions (issue 3's figures); one node with acks=1
@@ -58,8 +59,9 @@ BENCH_STORAGE_TIME ?= 1s
 BENCH_LOAD = --record-size 1KiB --batch-bytes 16KiB --limits=false --json
 BENCH_PEERS = --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE)" --peer kfake
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_STORAGE_TIME) -timeout 30m ./storage/...
 	rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
+	{ $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_STORAGE_TIME) -timeout 30m ./storage/... 2>&1 \
+		|| echo 05-storage-bench >> $(BENCH_OUT)/FAILED; } | tee $(BENCH_OUT)/05-storage-bench.txt
 	mkdir -p $(BENCH_DATA)
 	./$(BIN) bench limits --dir $(BENCH_DATA) --time 500ms --json > $(BENCH_OUT)/00-limits.json \
 		|| echo 00-limits >> $(BENCH_OUT)/FAILED
@@ -84,7 +86,7 @@ bench: build
 		--bytes $(BENCH_BYTES) --steady-duration $(BENCH_SECS) > $(BENCH_OUT)/40-mirror.json \
 		|| echo 40-mirror >> $(BENCH_OUT)/FAILED
 	rm -rf $(BENCH_DATA)
-	./$(BIN) bench report --out bench/RESULTS.md --chart bench/results.png $(BENCH_OUT)/*.json
+	./$(BIN) bench report --out bench/RESULTS.md --chart bench/results.png $(BENCH_OUT)/*.json $(BENCH_OUT)/*.txt
 	@if [ -e $(BENCH_OUT)/FAILED ]; then echo "bench: failed:" $$(cat $(BENCH_OUT)/FAILED) "(reports in $(BENCH_OUT))"; exit 1; fi
 
 # Each fuzz target runs on its own: go test allows one -fuzz pattern per package.

@@ -29,7 +29,7 @@ workloads:
             its lag at half the slower of the two rates
   limits    this machine's ceilings: file append, fsync, loopback TCP, sendfile
   report    read the --json reports of the others and write RESULTS.md and
-            a PNG chart: strait bench report --out F.md --chart F.png R.json...
+            a PNG chart: strait bench report --out F.md --chart F.png R.json... [storage-bench.txt]
 
 Run against a broker with --target host:port, against franz-go's kfake with
 --peer kfake, or both to print them side by side with their ratio.

@@ -19,7 +19,8 @@ const peerLabel = "kfake"
 
 // Results is what `strait bench report` gathers from the JSON reports of
 // the other commands: one Row per workload, the machine's limits, and the
-// cluster and mirror verdicts.
+// cluster and mirror verdicts; and from `go test -bench` output, the
+// storage micro-benchmarks.
 type Results struct {
 	Commit  string
 	Date    time.Time
@@ -27,6 +28,10 @@ type Results struct {
 	Rows    []Row
 	Cluster *ClusterSummary
 	Mirror  *MirrorSummary
+	// Storage are the benchmarks of the .txt files, in file order;
+	// StorageConfig is the first such file's goos, goarch and cpu.
+	Storage       []GoBench
+	StorageConfig map[string]string
 	// Errors are the errors the reports carry, prefixed with their file.
 	Errors []string
 }
@@ -38,6 +43,11 @@ type Row struct {
 	Broker    string // the label of our broker
 	MiBPerSec float64
 	P99       time.Duration // 0 when the workload has no latency
+	// Cost is our broker's CPU and memory, nil when not measured. For a
+	// cluster it covers its CostNodes nodes: CPU summed over them (the
+	// cluster's cost of a GiB), max RSS the largest node's.
+	Cost      *BrokerCost
+	CostNodes int
 	// Peer is kfake's result for the same workload, nil without one.
 	Peer *Result
 	// LimitName names the limits probe bounding the workload, "" when
@@ -50,10 +60,17 @@ type Row struct {
 	VsLimit float64
 }
 
-// LoadResults reads the JSON reports in files, in order.
+// LoadResults reads the JSON reports in files, in order, and the
+// `go test -bench` output of the .txt files among them.
 func LoadResults(files []string) (*Results, error) {
 	res := &Results{}
 	for _, f := range files {
+		if strings.HasSuffix(f, ".txt") {
+			if err := res.loadGoBench(f); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("bench report: %w", err)
@@ -92,6 +109,7 @@ func (res *Results) add(rep *MirrorReport, file string) {
 			continue
 		}
 		row := Row{Workload: rowName(rep, r.Workload), Broker: r.Broker, MiBPerSec: r.MiBPerSec}
+		row.Cost, row.CostNodes = resultCost(&r)
 		if r.Latency != nil && r.Latency.Count > 0 {
 			row.P99 = r.Latency.P99
 		}
@@ -105,6 +123,23 @@ func (res *Results) add(rep *MirrorReport, file string) {
 		row.VsLimit = div(r.MiBPerSec, row.LimitMiBPerSec)
 		res.Rows = append(res.Rows, row)
 	}
+}
+
+// resultCost is r's broker cost: a cluster's nodes combined (CPU per GiB
+// summed, the largest max RSS) when it has them, else its one process's.
+func resultCost(r *Result) (*BrokerCost, int) {
+	if len(r.NodeCosts) == 0 {
+		return r.Cost, 0
+	}
+	sum := &BrokerCost{}
+	for _, c := range r.NodeCosts {
+		sum.CPUSeconds += c.CPUSeconds
+		sum.CPUSecPerGiB += c.CPUSecPerGiB
+		sum.RSSBytes += c.RSSBytes
+		sum.MaxRSSBytes = max(sum.MaxRSSBytes, c.MaxRSSBytes)
+		sum.PeakRSSBytes = max(sum.PeakRSSBytes, c.PeakRSSBytes)
+	}
+	return sum, len(r.NodeCosts)
 }
 
 // rowName names a workload with the command and the settings that tell
@@ -213,7 +248,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	files := fs.Args()
 	if len(files) == 0 {
-		fmt.Fprintf(stderr, "%s: no JSON report given\nusage: %s [flags] FILE.json...\n", fs.Name(), fs.Name())
+		fmt.Fprintf(stderr, "%s: no JSON report given\nusage: %s [flags] FILE.json... [GO-TEST-BENCH-OUTPUT.txt...]\n", fs.Name(), fs.Name())
 		return 2
 	}
 	res, err := LoadResults(files)
@@ -229,7 +264,11 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "wrote %s (%d workloads)", *out, len(res.Rows))
+	fmt.Fprintf(stdout, "wrote %s (%d workloads", *out, len(res.Rows))
+	if n := len(res.Storage); n > 0 {
+		fmt.Fprintf(stdout, ", %d storage benchmarks", n)
+	}
+	fmt.Fprint(stdout, ")")
 	if *chart != "" {
 		fmt.Fprintf(stdout, " and %s", *chart)
 	}

@@ -54,13 +54,18 @@ func (res *Results) WriteMarkdown(w io.Writer, chart string) {
 		}
 	}
 	fmt.Fprintf(w, "\n## Workloads\n\n")
-	fmt.Fprintf(w, "| workload | broker | MiB/s | p99 | kfake MiB/s | kfake p99 | limit | limit MiB/s | ours/kfake | ours/limit |\n")
-	fmt.Fprintf(w, "|---|---|--:|--:|--:|--:|---|--:|--:|--:|\n")
+	fmt.Fprintf(w, "| workload | broker | MiB/s | p99 | cpu s/GiB | max rss MiB | kfake MiB/s | kfake p99 | kfake cpu s/GiB | kfake max rss MiB | limit | limit MiB/s | ours/kfake | ours/limit |\n")
+	fmt.Fprintf(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|\n")
 	for _, r := range res.Rows {
 		fmt.Fprintln(w, r.markdown())
 	}
+	fmt.Fprintf(w, "\ncpu s/GiB is the broker's CPU seconds per GiB of record values the workload moved, max rss MiB the largest\n")
+	fmt.Fprintf(w, "resident set sampled during it, both read from /proc/<pid> (\"-\": the broker's process was not measured,\n")
+	fmt.Fprintf(w, "as for kfake run inside the bench process). A cell marked \"(N nodes)\" is a cluster's: CPU summed over its\n")
+	fmt.Fprintf(w, "N nodes (what a GiB costs the cluster), max RSS the largest of the nodes'.\n")
 	res.writeClusterMarkdown(w)
 	res.writeMirrorMarkdown(w)
+	res.writeStorageMarkdown(w)
 	if chart != "" {
 		res.writeChartMarkdown(w, chart)
 	}
@@ -74,17 +79,34 @@ func (res *Results) WriteMarkdown(w io.Writer, chart string) {
 
 // markdown is the row's table line; "-" marks a missing figure.
 func (r *Row) markdown() string {
-	cells := []string{r.Workload, r.Broker, fmt.Sprintf("%.1f", r.MiBPerSec), durCell(r.P99), "-", "-", "-", "-", ratioCell(r.VsPeer), ratioCell(r.VsLimit)}
+	cpu, rss := costCells(r.Cost, r.CostNodes)
+	cells := []string{r.Workload, r.Broker, fmt.Sprintf("%.1f", r.MiBPerSec), durCell(r.P99), cpu, rss,
+		"-", "-", "-", "-", "-", "-", ratioCell(r.VsPeer), ratioCell(r.VsLimit)}
 	if p := r.Peer; p != nil {
-		cells[4] = fmt.Sprintf("%.1f", p.MiBPerSec)
+		cells[6] = fmt.Sprintf("%.1f", p.MiBPerSec)
 		if p.Latency != nil && p.Latency.Count > 0 {
-			cells[5] = durCell(p.Latency.P99)
+			cells[7] = durCell(p.Latency.P99)
 		}
+		cells[8], cells[9] = costCells(resultCost(p))
 	}
 	if r.LimitName != "" {
-		cells[6], cells[7] = r.LimitName, fmt.Sprintf("%.1f", r.LimitMiBPerSec)
+		cells[10], cells[11] = r.LimitName, fmt.Sprintf("%.1f", r.LimitMiBPerSec)
 	}
 	return "| " + strings.Join(cells, " | ") + " |"
+}
+
+// costCells are the cpu s/GiB and max rss MiB cells of c, marked with the
+// node count when c combines a cluster's nodes.
+func costCells(c *BrokerCost, nodes int) (cpu, rss string) {
+	if c == nil {
+		return "-", "-"
+	}
+	cpu, rss = fmt.Sprintf("%.2f", c.CPUSecPerGiB), fmt.Sprintf("%.0f", float64(c.MaxRSSBytes)/mib)
+	if nodes > 0 {
+		mark := fmt.Sprintf(" (%d nodes)", nodes)
+		cpu, rss = cpu+mark, rss+mark
+	}
+	return cpu, rss
 }
 
 func durCell(d time.Duration) string {
@@ -141,8 +163,8 @@ func (res *Results) writeMirrorMarkdown(w io.Writer) {
 		100*s.SteadyFraction, s.SteadyRate, fmtDur(s.LagP50), fmtDur(s.LagP99), fmtDur(s.LagMax), fmtDur(s.LagTarget), verdict(s.LagMet))
 }
 
-// writeChartMarkdown links the chart and says how to read it: the chart
-// has no text (no font package in go.mod).
+// writeChartMarkdown links the chart and repeats its legend and scale in
+// text, for readers of the Markdown source.
 func (res *Results) writeChartMarkdown(w io.Writer, chart string) {
 	maxMiB, maxP99 := res.chartScale()
 	fmt.Fprintf(w, "\n## Chart\n\n![throughput and p99 per workload](%s)\n\n", chart)

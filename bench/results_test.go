@@ -2,10 +2,12 @@ package bench
 
 import (
 	"bytes"
+	"image"
 	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -28,21 +30,17 @@ func TestResultsMarkdown(t *testing.T) {
 	res.WriteMarkdown(&md, "results.png")
 	got := md.String()
 	wantRows := []string{
-		"| produce acks=1 p=8 | strait | 200.0 | 4.00ms | 80.0 | 16.0ms | append | 800.0 | 2.50 | 0.25 |",
+		// These fixtures carry no broker cost: "-" for CPU and RSS.
+		"| produce acks=1 p=8 | strait | 200.0 | 4.00ms | - | - | 80.0 | 16.0ms | - | - | append | 800.0 | 2.50 | 0.25 |",
 		// consume.json carries no limits: produce.json's apply; sendfile beats TCP.
-		"| catch-up p=1 | strait | 400.0 | - | 500.0 | - | sendfile-loopback | 1600.0 | 0.80 | 0.25 |",
-		"| cluster produce-acks-all p=8 | strait-3node | 64.0 | 12.5ms | - | - | append | 800.0 | - | 0.08 |",
+		"| catch-up p=1 | strait | 400.0 | - | - | - | 500.0 | - | - | - | sendfile-loopback | 1600.0 | 0.80 | 0.25 |",
+		"| cluster produce-acks-all p=8 | strait-3node | 64.0 | 12.5ms | - | - | - | - | - | - | append | 800.0 | - | 0.08 |",
 		// Fixed rate: no limit bounds it.
-		"| cluster produce-acks-all-rate p=8 | strait-3node | 30.0 | 8.00ms | - | - | - | - | - | - |",
+		"| cluster produce-acks-all-rate p=8 | strait-3node | 30.0 | 8.00ms | - | - | - | - | - | - | - | - | - | - |",
 		// A mirror copy is bounded by the slower of append and the network.
-		"| mirror mirror-catch-up p=8 | strait-mirror | 90.0 | - | - | - | append | 800.0 | - | 0.11 |",
+		"| mirror mirror-catch-up p=8 | strait-mirror | 90.0 | - | - | - | - | - | - | - | append | 800.0 | - | 0.11 |",
 	}
-	var rows []string
-	for _, l := range strings.Split(got, "\n") {
-		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| workload") {
-			rows = append(rows, l)
-		}
-	}
+	rows := workloadRows(got)
 	if len(rows) != len(wantRows) {
 		t.Fatalf("%d rows, want %d:\n%s", len(rows), len(wantRows), got)
 	}
@@ -67,6 +65,22 @@ func TestResultsMarkdown(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, got)
 		}
 	}
+	if strings.Contains(got, "## Storage") {
+		t.Errorf("storage section without a go test -bench output:\n%s", got)
+	}
+}
+
+// workloadRows are the lines of the workloads table of md.
+func workloadRows(md string) []string {
+	_, table, _ := strings.Cut(md, "## Workloads\n")
+	table, _, _ = strings.Cut(table, "\n\n## ")
+	var rows []string
+	for _, l := range strings.Split(table, "\n") {
+		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| workload") {
+			rows = append(rows, l)
+		}
+	}
+	return rows
 }
 
 func TestResultsChart(t *testing.T) {
@@ -82,31 +96,57 @@ func TestResultsChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, h := ChartSize(5)
-	if b := img.Bounds(); b.Dx() != w || b.Dy() != h || w != 240 || h != 460 {
-		t.Fatalf("chart %v, want %dx%d = 240x460", b, w, h)
+	l := res.layoutChart()
+	if b := img.Bounds(); b.Dx() != l.w || b.Dy() != l.h {
+		t.Fatalf("chart %v, want %dx%d", b, l.w, l.h)
+	}
+	if w, h := res.ChartSize(); w != l.w || h != l.h {
+		t.Fatalf("ChartSize %dx%d, layout %dx%d", w, h, l.w, l.h)
 	}
 	rgba := func(x, y int) color.RGBA {
 		r, g, b, a := img.At(x, y).RGBA()
 		return color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), uint8(a >> 8)}
 	}
-	// Scale 500 MiB/s: ours 200 MiB/s in the first group is 80 of 200 px
-	// high, from y 140 to the axis at 220.
+	white := color.RGBA{0xff, 0xff, 0xff, 0xff}
+	// The first group's ours bar starts (chartGroupW-2*chartBarW)/2 into
+	// it, kfake's one bar width further.
+	ours := func(group int) int { return l.plotX + group*chartGroupW + (chartGroupW-2*chartBarW)/2 + 2 }
+	peer := func(group int) int { return ours(group) + chartBarW }
+	axis0, axis1 := l.tops[0]+chartPanelH, l.tops[1]+chartPanelH
 	for _, c := range []struct {
 		x, y int
 		want color.RGBA
 	}{
-		{27, 141, colorOurs.c},
-		{27, 139, color.RGBA{0xff, 0xff, 0xff, 0xff}},
+		// Scale 500 MiB/s: ours 200 MiB/s in the first group is 80 of 200 px.
+		{ours(0), axis0 - 1, colorOurs.c},
+		{ours(0), axis0 - 80, colorOurs.c},
+		{ours(0), axis0 - 81, white},
 		// kfake's catch-up, the largest, is full height in the second group.
-		{80, 21, colorPeer.c},
+		{peer(1), l.tops[0], colorPeer.c},
 		// kfake's produce p99 is the largest: full height in the lower panel.
-		{40, 2*chartMargin + chartPanelH + 1, colorPeer.c},
+		{peer(0), l.tops[1], colorPeer.c},
 		// The catch-up has no latency: no bar in the lower panel.
-		{66, 2*chartMargin + 2*chartPanelH - 2, color.RGBA{0xff, 0xff, 0xff, 0xff}},
+		{ours(1), axis1 - 2, white},
+		{peer(1), axis1 - 2, white},
 	} {
 		if got := rgba(c.x, c.y); got != c.want {
 			t.Errorf("pixel (%d,%d) = %v, want %v", c.x, c.y, got, c.want)
+		}
+	}
+	// Each label is drawn: some pixel of its box has the text colour.
+	for _, lb := range l.labels {
+		if strings.TrimSpace(lb.text) == "" {
+			continue
+		}
+		found := false
+		b := lb.bounds()
+		for y := b.Min.Y; y < b.Max.Y && !found; y++ {
+			for x := b.Min.X; x < b.Max.X && !found; x++ {
+				found = rgba(x, y) == colorText
+			}
+		}
+		if !found {
+			t.Errorf("label %q at %v: no text pixel", lb.text, b)
 		}
 	}
 }
@@ -134,9 +174,15 @@ func TestReportCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	res, err := LoadResults(reportFixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Commit = "feed123"
+	w, h := res.ChartSize()
 	cfg, err := png.DecodeConfig(f)
-	if err != nil || cfg.Width != 240 || cfg.Height != 460 {
-		t.Errorf("chart %dx%d, %v; want 240x460", cfg.Width, cfg.Height, err)
+	if err != nil || cfg.Width != w || cfg.Height != h {
+		t.Errorf("chart %dx%d, %v; want %dx%d", cfg.Width, cfg.Height, err, w, h)
 	}
 
 	for _, c := range []struct {
@@ -152,6 +198,150 @@ func TestReportCommand(t *testing.T) {
 		var so, se bytes.Buffer
 		if code := MainContext(t.Context(), c.args, &so, &se); code != c.code || !strings.Contains(se.String(), c.msg) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, se.String(), c.code, c.msg)
+		}
+	}
+}
+
+// costFixtures carry broker costs: ours and kfake's measured, kfake's
+// unmeasured (in-process), a single node and a 3-node cluster; with a
+// go test -bench output of the storage benchmarks.
+var costFixtures = []string{
+	"testdata/results/produce-cost.json",
+	"testdata/results/cluster-cost.json",
+	"testdata/results/storage-bench.txt",
+}
+
+func TestResultsCostColumns(t *testing.T) {
+	res, err := LoadResults(costFixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	res.WriteMarkdown(&md, "")
+	got := md.String()
+	if !strings.Contains(got, "| workload | broker | MiB/s | p99 | cpu s/GiB | max rss MiB | kfake MiB/s | kfake p99 | kfake cpu s/GiB | kfake max rss MiB | limit |") {
+		t.Errorf("header lacks the cost columns:\n%s", got)
+	}
+	wantRows := []string{
+		// 64 MiB max RSS ours, 300 MiB kfake's.
+		"| produce acks=all p=1 | strait | 120.0 | 3.00ms | 2.50 | 64 | 60.0 | 9.00ms | 10.25 | 300 | - | - | 2.00 | - |",
+		// kfake in-process: no cost.
+		"| e2e acks=all p=1 | strait | 10.0 | 900µs | 3.75 | 50 | 10.0 | 1.50ms | - | - | - | - | 1.00 | - |",
+		"| cluster produce-acks1 p=8 | strait-1node | 150.0 | 5.00ms | 1.75 | 120 | - | - | - | - | - | - | - | - |",
+		// 1.5 + 2.0 + 2.5 s/GiB over the nodes; the largest max RSS, 250 MiB.
+		"| cluster produce-acks-all p=8 | strait-3node | 64.0 | 12.5ms | 6.00 (3 nodes) | 250 (3 nodes) | - | - | - | - | - | - | - | - |",
+	}
+	rows := workloadRows(got)
+	if !reflect.DeepEqual(rows, wantRows) {
+		t.Errorf("rows\n got %s\nwant %s", strings.Join(rows, "\n     "), strings.Join(wantRows, "\n     "))
+	}
+	if !strings.Contains(got, "A cell marked \"(N nodes)\" is a cluster's: CPU summed over its\nN nodes") {
+		t.Errorf("no legend for the summed cells:\n%s", got)
+	}
+}
+
+func TestResultsStorageMarkdown(t *testing.T) {
+	res, err := LoadResults(costFixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Storage) != 9 || len(res.Errors) != 0 {
+		t.Fatalf("%d storage benchmarks, errors %q", len(res.Storage), res.Errors)
+	}
+	var md bytes.Buffer
+	res.WriteMarkdown(&md, "")
+	got := md.String()
+	_, storage, ok := strings.Cut(got, "\n## Storage micro-benchmarks\n\n")
+	if !ok {
+		t.Fatalf("no storage section:\n%s", got)
+	}
+	for _, want := range []string{
+		"on Oxide Virtual Turin-like Processor, linux/amd64, GOMAXPROCS 2.\n",
+		"| package | benchmark | ns/op | MB/s | B/op | allocs/op | other metrics |\n",
+		"| storage | BenchmarkAppend/log | 1649936 | 10.05 | 1320 | 22 | - |\n",
+		"| storage | BenchmarkAppend/paired | 92390421 | - | 589688 | 12341 | 573.3 log_MB/s, 54.45 pct_of_raw, 1053 raw_MB/s |\n",
+		"| storage | BenchmarkRead/batch=256 | 30037 | 34909.48 | 64 | 1 | 1.000 allocs/read, 3.000 batches/read, 18656 ns/read |\n",
+		// 10.05 / 483.73 MB/s; 121.6 / 381.2 appends/s.
+		"| BenchmarkAppend log/raw MB/s | 0.02 | 54.45 pct_of_raw |\n",
+		"| BenchmarkAppendFsync group/per-append appends/s | 0.32 | 3.349 group_speedup |\n",
+	} {
+		if !strings.Contains(storage, want) {
+			t.Errorf("storage section lacks %q:\n%s", want, storage)
+		}
+	}
+	// Read has no pair: no comparison is made up for it.
+	if strings.Contains(storage, "| BenchmarkRead ") {
+		t.Errorf("comparison for BenchmarkRead:\n%s", storage)
+	}
+}
+
+func TestResultsStorageFailure(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "05-storage-bench.txt")
+	out := "# github.com/strait-io/strait/storage\nstorage/x.go:1:1: syntax error\nFAIL\tgithub.com/strait-io/strait/storage [build failed]\n"
+	if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := LoadResults([]string{"testdata/report/produce.json", f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{f + ": FAIL\tgithub.com/strait-io/strait/storage [build failed]", f + ": no benchmark results"}
+	if !reflect.DeepEqual(res.Errors, want) {
+		t.Errorf("errors %q, want %q", res.Errors, want)
+	}
+	var md bytes.Buffer
+	res.WriteMarkdown(&md, "")
+	if strings.Contains(md.String(), "## Storage") || !strings.Contains(md.String(), "no benchmark results") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+}
+
+// TestChartLabels checks every text the chart draws: each rune has a
+// glyph, each label lies inside the image and overlaps no other, and the
+// title, axis labels, legends, values and names are all there.
+func TestChartLabels(t *testing.T) {
+	for _, files := range [][]string{reportFixtures, costFixtures, append(append([]string{}, reportFixtures...), costFixtures...)} {
+		res, err := LoadResults(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Commit = "abc1234"
+		l := res.layoutChart()
+		img := image.Rect(0, 0, l.w, l.h)
+		texts := map[string]int{}
+		for i, lb := range l.labels {
+			texts[lb.text]++
+			if m := missingGlyphs(lb.text); len(m) > 0 {
+				t.Errorf("label %q: no glyph for %q", lb.text, m)
+			}
+			if b := lb.bounds(); !b.In(img) {
+				t.Errorf("label %q at %v outside the %v image", lb.text, b, img)
+			}
+			for _, o := range l.labels[i+1:] {
+				if lb.bounds().Overlaps(o.bounds()) {
+					t.Errorf("label %q at %v overlaps %q at %v", lb.text, lb.bounds(), o.text, o.bounds())
+				}
+			}
+		}
+		want := []string{"Benchmark results: ours vs kfake at abc1234", "Throughput, MiB/s (higher is better)", "p99 latency (lower is better)"}
+		for _, w := range want {
+			if texts[w] != 1 {
+				t.Errorf("%v: label %q drawn %d times", files, w, texts[w])
+			}
+		}
+		if texts["ours"] != 2 || texts["kfake"] != 2 {
+			t.Errorf("%v: legends ours %d, kfake %d; want one per panel", files, texts["ours"], texts["kfake"])
+		}
+		for _, r := range res.Rows {
+			if texts[r.Workload] == 0 {
+				t.Errorf("%v: no name label for %q", files, r.Workload)
+			}
+			if texts[fmtMiB(r.MiBPerSec)] == 0 {
+				t.Errorf("%v: no value label for %q's %.1f MiB/s", files, r.Workload, r.MiBPerSec)
+			}
+			if r.P99 > 0 && texts[fmtDur(r.P99)] == 0 {
+				t.Errorf("%v: no value label for %q's p99 %v", files, r.Workload, r.P99)
+			}
 		}
 	}
 }
