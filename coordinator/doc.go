@@ -11,8 +11,9 @@
 // deletions. A partition is served by a shard (GroupCoordinatorShard) that
 // exists while this broker leads the partition: OnElection replays the
 // partition's records into memory, OnResignation drops them. Which shard
-// serves which partition is kept by a runtime.Registry (coordinator/runtime,
-// shared with the __mirror_state coordinator).
+// serves which partition is kept by a runtime.Registry, and a shard loads
+// its partition with a runtime.Loader (coordinator/runtime, shared with the
+// __mirror_state coordinator).
 //
 // Concurrency: each shard has one mutex guarding its groups and offsets.
 // Requests run on the wire layer's request goroutines and hold the mutex

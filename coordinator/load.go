@@ -3,10 +3,10 @@ package coordinator
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/coordinator/runtime"
 	"github.com/strait-io/strait/storage/record"
 )
 
@@ -19,71 +19,45 @@ const (
 )
 
 // load replays the partition's records up to its log end offset into
-// memory (CoordinatorLoaderImpl): offset commits and group metadata,
-// tombstones deleting. It runs before the shard serves anything, so it
-// needs no lock; unload leaves groups alone until it returned (loaded).
+// memory (CoordinatorLoaderImpl, runtime.Loader): offset commits and group
+// metadata, tombstones deleting. It runs before the shard serves anything,
+// so it needs no lock; unload leaves groups alone until it returned
+// (loaded).
 func (s *shard) load(ctx context.Context) error {
-	dec := record.NewDecompressor()
-	var from int64
-	for {
-		data, next, end, err := s.c.cfg.Log.Read(ctx, s.partition, from, loadReadBytes)
-		if err != nil {
-			return fmt.Errorf("reading %s-%d at offset %d: %w", OffsetsTopic, s.partition, from, err)
-		}
-		it := record.NewIter(data)
-		for b, ok := it.Next(); ok; b, ok = it.Next() {
-			if b.LastOffset() < from {
-				continue // Read starts at the batch holding from
-			}
-			if b.BaseOffset() >= end {
-				break
-			}
-			if err := s.replayBatch(dec, b); err != nil {
-				return fmt.Errorf("replaying %s-%d batch at offset %d: %w", OffsetsTopic, s.partition, b.BaseOffset(), err)
-			}
-		}
-		if err := it.Err(); err != nil {
-			return fmt.Errorf("reading %s-%d at offset %d: %w", OffsetsTopic, s.partition, from, err)
-		}
-		if next >= end {
-			return nil
-		}
-		if next <= from {
-			return fmt.Errorf("reading %s-%d made no progress at offset %d (log end offset %d)", OffsetsTopic, s.partition, from, end)
-		}
-		from = next
+	l := runtime.Loader{
+		Log:           s.c.cfg.Log,
+		Topic:         OffsetsTopic,
+		ReadBytes:     loadReadBytes,
+		MaxBatchBytes: maxDecompressedBatch,
+		Accept:        s.acceptBatch,
 	}
+	return l.Load(ctx, s.partition, s.replayRecord)
 }
 
-func (s *shard) replayBatch(dec *record.Decompressor, b record.Batch) error {
-	if b.IsControl() {
-		return nil // transaction markers; transactional offset commits are not supported yet
-	}
+// acceptBatch tells the loader whether to replay a data batch: not a
+// transactional one, as transactional offset commits are not supported yet
+// (control batches, the transaction markers, the loader skips itself).
+func (s *shard) acceptBatch(b record.Batch) bool {
 	if b.IsTransactional() {
 		s.log.Warn("skipping a transactional batch: transactional offset commits are not supported yet",
 			"offset", b.BaseOffset(), "producer_id", b.ProducerID())
+		return false
+	}
+	return true
+}
+
+// replayRecord decodes and replays one record read while loading,
+// skipping record types this coordinator does not read.
+func (s *shard) replayRecord(rec record.Record) error {
+	d, err := decodeRecord(rec.Key, rec.Value, rec.ValueLen < 0)
+	if errors.Is(err, errUnknownRecordType) {
+		s.log.Debug("skipping a record of a type this coordinator does not read", "err", err)
 		return nil
 	}
-	rr, closeRecords, err := dec.OpenRecords(b, maxDecompressedBatch)
 	if err != nil {
 		return err
 	}
-	defer closeRecords()
-	for rr.Remaining() > 0 {
-		rec, err := rr.Next(true)
-		if err != nil {
-			return err
-		}
-		d, err := decodeRecord(rec.Key, rec.Value, rec.ValueLen < 0)
-		if errors.Is(err, errUnknownRecordType) {
-			s.log.Debug("skipping a record of a type this coordinator does not read", "err", err)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		s.replay(d)
-	}
+	s.replay(d)
 	return nil
 }
 

@@ -4,7 +4,9 @@
 // epoch. The consumer group coordinator (coordinator/, over
 // __consumer_offsets) and the KIP-1279 mirror state coordinator
 // (mirror/state/, over __mirror_state) both keep their shards in a
-// Registry; a shard type is all that differs.
+// Registry, a shard type being all that differs, and both load a shard by
+// replaying its partition with a Loader (Kafka's CoordinatorLoaderImpl),
+// a record decoder being all that differs.
 //
 // It follows the shard bookkeeping of Kafka's CoordinatorRuntime
 // (group-coordinator's org.apache.kafka.coordinator.common.runtime, which

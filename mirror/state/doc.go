@@ -2,8 +2,8 @@
 // Mirroring): the prototype's ClusterMirrorCoordinator, a coordinator shard
 // per __mirror_state partition in the same pattern as Kafka's group and
 // share coordinators (digest §1.5), built like Strait's group coordinator
-// (coordinator/), with which it shares the shard registry
-// (coordinator/runtime).
+// (coordinator/), with which it shares the shard registry and the
+// partition loader (coordinator/runtime).
 //
 // # What it stores
 //

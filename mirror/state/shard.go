@@ -3,10 +3,10 @@ package state
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 
+	"github.com/strait-io/strait/coordinator/runtime"
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/storage/record"
@@ -146,71 +146,43 @@ func (s *shard) stateCode() int16 {
 }
 
 // readLog replays the partition's records up to its log end offset
-// (CoordinatorLoaderImpl): the last record of a key wins, a tombstone
-// deletes it.
+// (CoordinatorLoaderImpl, runtime.Loader): the last record of a key wins,
+// a tombstone deletes it. Transactional data batches are replayed like any
+// other; control batches are skipped.
 func (s *shard) readLog(ctx context.Context) (map[Key]partition.Record, error) {
 	m := map[Key]partition.Record{}
-	dec := record.NewDecompressor()
-	var from int64
-	for {
-		data, next, end, err := s.c.cfg.Log.Read(ctx, s.partition, from, s.c.cfg.LoadBufferSize)
-		if err != nil {
-			return nil, fmt.Errorf("reading %s-%d at offset %d: %w", raftmeta.MirrorStateTopic, s.partition, from, err)
-		}
-		it := record.NewIter(data)
-		for b, ok := it.Next(); ok; b, ok = it.Next() {
-			if b.LastOffset() < from || b.IsControl() {
-				continue // Read starts at the batch holding from
-			}
-			if b.BaseOffset() >= end {
-				break
-			}
-			if err := s.replayBatch(dec, b, m); err != nil {
-				return nil, fmt.Errorf("replaying %s-%d batch at offset %d: %w", raftmeta.MirrorStateTopic, s.partition, b.BaseOffset(), err)
-			}
-		}
-		if err := it.Err(); err != nil {
-			return nil, fmt.Errorf("reading %s-%d at offset %d: %w", raftmeta.MirrorStateTopic, s.partition, from, err)
-		}
-		if next >= end {
-			return m, nil
-		}
-		if next <= from {
-			return nil, fmt.Errorf("reading %s-%d made no progress at offset %d (log end offset %d)", raftmeta.MirrorStateTopic, s.partition, from, end)
-		}
-		from = next
+	l := runtime.Loader{
+		Log:           s.c.cfg.Log,
+		Topic:         raftmeta.MirrorStateTopic,
+		ReadBytes:     s.c.cfg.LoadBufferSize,
+		MaxBatchBytes: maxDecompressedBatch,
 	}
+	if err := l.Load(ctx, s.partition, func(rec record.Record) error { return s.replayRecord(rec, m) }); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
-func (s *shard) replayBatch(dec *record.Decompressor, b record.Batch, m map[Key]partition.Record) error {
-	rr, closeRecords, err := dec.OpenRecords(b, maxDecompressedBatch)
+// replayRecord applies one record read while loading to m, skipping
+// records of a key version this coordinator does not read.
+func (s *shard) replayRecord(rec record.Record, m map[Key]partition.Record) error {
+	k, err := decodeKey(rec.Key)
+	if err != nil {
+		if rec.KeyLen >= 2 && errors.Is(err, errUnknownKeyVersion) {
+			s.log.Debug("skipping a record this coordinator does not read", "err", err)
+			return nil
+		}
+		return err
+	}
+	if rec.ValueLen < 0 {
+		delete(m, k)
+		return nil
+	}
+	v, err := decodeValue(rec.Value)
 	if err != nil {
 		return err
 	}
-	defer closeRecords()
-	for rr.Remaining() > 0 {
-		rec, err := rr.Next(true)
-		if err != nil {
-			return err
-		}
-		k, err := decodeKey(rec.Key)
-		if err != nil {
-			if rec.KeyLen >= 2 && errors.Is(err, errUnknownKeyVersion) {
-				s.log.Debug("skipping a record this coordinator does not read", "err", err)
-				continue
-			}
-			return err
-		}
-		if rec.ValueLen < 0 {
-			delete(m, k)
-			continue
-		}
-		v, err := decodeValue(rec.Value)
-		if err != nil {
-			return err
-		}
-		m[k] = v
-	}
+	m[k] = v
 	return nil
 }
 
