@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -470,5 +471,59 @@ func TestFetchConcurrentWithProducers(t *testing.T) {
 	}
 	if !strings.HasPrefix(h.partition("t", 0).tp.String(), "t-0") {
 		t.Fatal(h.partition("t", 0).tp.String())
+	}
+}
+
+// A consumer tailing a partition while producers append fetches the offset
+// after the last record it got. Every record a fetch returns must lie below
+// the high watermark that answer reports, and so below the log end offset
+// the next fetch finds: a read once returned a batch whose append had
+// published the segment's bytes but not yet the log end offset, and the
+// consumer's next fetch answered OFFSET_OUT_OF_RANGE (a kgo consumer with
+// auto.offset.reset=earliest went back to offset 0).
+func TestFetchTailNeverPastHighWatermark(t *testing.T) {
+	h := newHarness(t)
+	h.createTopic("t", topicSpec{})
+	var (
+		stop atomic.Bool
+		wg   sync.WaitGroup
+	)
+	batch := h.batch("p", 2)
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				resp := h.rm.Produce(context.Background(), produceReq(11, 1, "t", 0, slices.Clone(batch)))
+				if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
+					t.Errorf("produce: error %d", code)
+					return
+				}
+			}
+		}()
+	}
+	defer func() {
+		stop.Store(true)
+		wg.Wait()
+	}()
+	var next, fetches int64
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); fetches++ {
+		at := next
+		got := decodeFetch(t, h.fetch(fetchReq(12, fp("t", 0, at))))[0]
+		if got.ErrorCode != 0 {
+			t.Fatalf("fetch %d at %d, an offset the previous answer led to: error %d", fetches, at, got.ErrorCode)
+		}
+		for _, off := range got.offsets {
+			if off >= got.HighWatermark {
+				t.Fatalf("fetch %d at %d returned offset %d, not below the high watermark %d it reports (LSO %d)",
+					fetches, at, off, got.HighWatermark, got.LastStableOffset)
+			}
+			if off >= next {
+				next = off + 1
+			}
+		}
+	}
+	if next == 0 {
+		t.Fatal("the consumer read nothing")
 	}
 }

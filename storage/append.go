@@ -165,7 +165,7 @@ func (l *Log) appendValidatedLocked(buf []byte, info validator.Info, origin reco
 			return out, 0, l.fail("txn index append", err)
 		}
 	}
-	l.logEndOffset.Store(info.LastOffset + 1)
+	l.setLogEndOffsetLocked(info.LastOffset+1, seg)
 	l.refreshFirstUnstable()
 	out.LogStartOffset = l.logStartOffset.Load()
 

@@ -108,6 +108,10 @@ type Log struct {
 	lsoPos        atomic.Pointer[offsetPosition]
 	failed        atomic.Pointer[StorageError]
 	closed        atomic.Bool
+	// logEnd is logEndOffset with the segment and byte position where it
+	// lies (Kafka's nextOffsetMetadata); Read bounds its data by it.
+	// setLogEndOffsetLocked publishes both.
+	logEnd atomic.Pointer[logEndPosition]
 
 	flush flusher
 }
@@ -117,6 +121,24 @@ type Log struct {
 type pendingDelete struct {
 	seg   *LogSegment
 	dueMs int64
+}
+
+// logEndPosition is the log end offset and where it lies: the segment
+// holding the data below it and that segment's size when it was published.
+type logEndPosition struct {
+	offset int64
+	seg    *LogSegment
+	pos    int64
+}
+
+// setLogEndOffsetLocked publishes the log end offset, whose data ends at
+// seg's current size. The segment and its bytes are published first, then
+// the log end offset with its position (Kafka's LocalLog.updateLogEndOffset
+// sets nextOffsetMetadata the same way, a LogOffsetMetadata carrying the
+// segment position). mu is held, or the log is still opening.
+func (l *Log) setLogEndOffsetLocked(offset int64, seg *LogSegment) {
+	l.logEnd.Store(&logEndPosition{offset: offset, seg: seg, pos: seg.Size()})
+	l.logEndOffset.Store(offset)
 }
 
 // offsetPosition caches where an offset (the high watermark or LSO) sits.

@@ -78,8 +78,17 @@ func (l *Log) Read(offset int64, maxBytes int32, isolation FetchIsolation, minOn
 	}
 	segs := l.segs()
 	// Load the bounds in an order that keeps them consistent with segs:
-	// appends publish segments before the log end offset.
-	leo := l.logEndOffset.Load()
+	// appends publish segments before the log end offset. The log end
+	// offset comes with its byte position: an append stores the segment's
+	// size before the log end offset, so the segment may already hold
+	// batches past the offset loaded here, and they must not be returned
+	// (Kafka's LocalLog.read bounds a read by maxOffsetMetadata's position
+	// for the same reason). Returning them let a reader ask next for an
+	// offset above the log end offset its next read loads:
+	// OFFSET_OUT_OF_RANGE for a tail consumer or follower, and data above
+	// the high watermark or LSO it reported for a consumer.
+	end := l.logEnd.Load()
+	leo := end.offset
 	hw := min(l.highWatermark.Load(), leo)
 	lso := l.lastStableOffset(hw)
 	start := l.logStartOffset.Load()
@@ -112,6 +121,9 @@ func (l *Log) Read(offset int64, maxBytes int32, isolation FetchIsolation, minOn
 			break
 		}
 		limit := s.Size()
+		if s == end.seg {
+			limit = min(limit, end.pos)
+		}
 		if maxPos != nil && maxPos.segBase == s.baseOffset {
 			limit = maxPos.pos
 		}

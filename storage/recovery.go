@@ -129,7 +129,7 @@ func (l *Log) load(o Options) (*RecoveryReport, error) {
 		}
 		leo = o.LogStartOffset
 	}
-	l.logEndOffset.Store(leo)
+	l.setLogEndOffsetLocked(leo, l.activeSegment())
 	l.logStartOffset.Store(min(max(o.LogStartOffset, l.segs()[0].baseOffset), leo))
 	if o.HadCleanShutdown {
 		recoveryPoint = leo

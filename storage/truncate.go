@@ -50,7 +50,7 @@ func (l *Log) TruncateTo(target int64) (bool, error) {
 	if _, err := keep[len(keep)-1].truncateTo(target); err != nil {
 		return true, l.fail("truncate", err)
 	}
-	l.logEndOffset.Store(target)
+	l.setLogEndOffsetLocked(target, keep[len(keep)-1])
 	if err := l.epochs.TruncateFromEnd(target); err != nil {
 		return true, l.fail("epoch checkpoint", err)
 	}
@@ -101,7 +101,7 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 	if err := l.producers.TruncateFullyAndStartAt(offset); err != nil {
 		return l.fail("producer snapshot", err)
 	}
-	l.logEndOffset.Store(offset)
+	l.setLogEndOffsetLocked(offset, l.activeSegment())
 	l.logStartOffset.Store(offset)
 	l.highWatermark.Store(offset)
 	l.producers.OnHighWatermarkUpdated(offset)
