@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/coordinator/runtime/runtimetest"
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/storage/clock"
 	"github.com/strait-io/strait/storage/record"
@@ -87,18 +88,7 @@ func (l *memLog) Read(ctx context.Context, p int32, from int64, maxBytes int32) 
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []byte
-	next := from
-	for _, b := range l.parts[p] {
-		if b.LastOffset() < from {
-			continue
-		}
-		if len(out) > 0 && len(out)+len(b) > int(maxBytes) {
-			break
-		}
-		out = append(out, b...)
-		next = b.NextOffset()
-	}
+	out, next := runtimetest.ReadBatches(l.parts[p], from, maxBytes)
 	return out, next, l.leo(p), nil
 }
 

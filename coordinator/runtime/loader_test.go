@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strait-io/strait/coordinator/runtime/runtimetest"
 	"github.com/strait-io/strait/storage/record"
 )
 
@@ -53,18 +54,7 @@ func (l *loaderLog) Read(ctx context.Context, p int32, from int64, maxBytes int3
 			return nil, 0, 0, err
 		}
 	}
-	var out []byte
-	next := max(from, l.start)
-	for _, b := range l.batches {
-		if b.LastOffset() < from {
-			continue
-		}
-		if len(out) > 0 && len(out)+len(b) > int(maxBytes) {
-			break
-		}
-		out = append(out, b...)
-		next = b.NextOffset()
-	}
+	out, next := runtimetest.ReadBatches(l.batches, max(from, l.start), maxBytes)
 	return out, next, l.end(), nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/strait-io/strait/coordinator/runtime/runtimetest"
 	"github.com/strait-io/strait/storage/record"
 )
 
@@ -86,18 +87,7 @@ func (l *memLog) Read(ctx context.Context, p int32, from int64, maxBytes int32) 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	mp := l.part(p)
-	var out []byte
-	next := from
-	for _, b := range mp.batches {
-		if b.LastOffset() < from {
-			continue
-		}
-		if len(out) > 0 && len(out)+len(b) > int(maxBytes) {
-			break
-		}
-		out = append(out, b...)
-		next = b.NextOffset()
-	}
+	out, next := runtimetest.ReadBatches(mp.batches, from, maxBytes)
 	return out, next, mp.next, nil
 }
 
