@@ -114,8 +114,8 @@ func newTestCluster(t *testing.T, nVoters int, mod func(*Config)) *testCluster {
 		t: t, net: newFaultNet(), voters: map[int32]string{}, cfgs: map[int32]Config{}, accepted: map[int32]*atomic.Int32{},
 		nodes: map[int32]*Quorum{}, brokers: map[int32]*BrokerLifecycle{}, channels: map[int32]*ctrlrpc.Client{},
 	}
-	for id := int32(1); id <= int32(nVoters); id++ {
-		tc.voters[id] = freeAddr(t)
+	for i, addr := range freeAddrs(t, nVoters) {
+		tc.voters[int32(i+1)] = addr
 	}
 	base := t.TempDir()
 	for id := int32(1); id <= int32(nVoters)+1; id++ {

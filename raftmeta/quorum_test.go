@@ -16,13 +16,24 @@ import (
 // freeAddr returns a loopback address with a port nobody listens on.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return freeAddrs(t, 1)[0]
+}
+
+// freeAddrs returns n distinct loopback addresses nobody listens on. The
+// listeners stay open until all are picked: closing each first let the
+// kernel hand the same port to two voters.
+func freeAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	addrs := make([]string, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		addrs = append(addrs, l.Addr().String())
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	return addrs
 }
 
 // deltaLog records what a subscriber saw.

@@ -58,13 +58,9 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	}
 	c := &Cluster{Net: faultnet.New()}
 	voterCount := min(n, 3)
-	plain, ctrl := make([]int, n), make([]int, n)
-	for i := range n {
-		plain[i] = freePort(t)
-		if i < voterCount {
-			ctrl[i] = freePort(t)
-		}
-	}
+	ports := freePorts(t, n+voterCount)
+	plain, ctrl := ports[:n], make([]int, n)
+	copy(ctrl, ports[n:])
 	var voters []string
 	for i := range voterCount {
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, ctrl[i]))
@@ -143,15 +139,23 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	return c
 }
 
-// freePort is a loopback port nothing listens on right now: voters must
-// know each other's CONTROLLER addresses before any of them starts.
-func freePort(t testing.TB) int {
+// freePorts returns n distinct loopback ports nothing listens on right
+// now: voters must know each other's CONTROLLER addresses before any of
+// them starts. Every listener stays open until all n are picked; closing
+// each before picking the next let the kernel hand the same port out
+// twice (seen in CI: "found duplicate address in configuration").
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	p, err := pickPort()
-	if err != nil {
-		t.Fatalf("brokertest: free port: %v", err)
+	ports := make([]int, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("brokertest: free port: %v", err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
 	}
-	return p
+	return ports
 }
 
 func pickPort() (int, error) {

@@ -62,8 +62,8 @@ func newClusterNodes(t *testing.T, n int, extra ...string) []*clusterNode {
 	t.Helper()
 	dir := t.TempDir()
 	var nodes []*clusterNode
-	for i := range n {
-		nodes = append(nodes, &clusterNode{node: newNode(t), id: int32(i + 1), dir: dir, file: fmt.Sprintf("node%d.properties", i+1)})
+	for i, p := range freePorts(t, n) {
+		nodes = append(nodes, &clusterNode{node: newNodeOn(t, p), id: int32(i + 1), dir: dir, file: fmt.Sprintf("node%d.properties", i+1)})
 	}
 	for _, cn := range nodes {
 		if err := os.WriteFile(filepath.Join(dir, cn.file), []byte(clusterProps(cn.id, nodes, extra)), 0o644); err != nil {

@@ -28,7 +28,8 @@ func TestMirrorCLI(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	src, dst := newNode(t), newNode(t)
+	ps := freePorts(t, 2)
+	src, dst := newNodeOn(t, ps[0]), newNodeOn(t, ps[1])
 	src.start()
 	dst.start()
 	const topic, partitions = "e2e-mirror", 3

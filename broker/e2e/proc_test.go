@@ -221,12 +221,19 @@ func logAttrs(line string) map[string]string {
 // restarted process serves where the clients already point.
 type ports struct{ kafka, controller, metrics int }
 
-// freePorts asks the kernel for three loopback ports that are free now.
-func freePorts(t testing.TB) ports {
+// freePorts asks the kernel for the three loopback ports of each of n
+// nodes, all free now and all distinct: the listeners stay open until
+// every port is picked, so the kernel cannot hand one out twice.
+func freePorts(t testing.TB, n int) []ports {
 	t.Helper()
 	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
 	var ps []int
-	for range 3 {
+	for range 3 * n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -234,10 +241,11 @@ func freePorts(t testing.TB) ports {
 		ls = append(ls, l)
 		ps = append(ps, l.Addr().(*net.TCPAddr).Port)
 	}
-	for _, l := range ls {
-		l.Close()
+	out := make([]ports, n)
+	for i := range out {
+		out[i] = ports{ps[3*i], ps[3*i+1], ps[3*i+2]}
 	}
-	return ports{ps[0], ps[1], ps[2]}
+	return out
 }
 
 // node is a data directory and a set of ports that successive strait
@@ -252,7 +260,12 @@ type node struct {
 }
 
 func newNode(t testing.TB, extra ...string) *node {
-	return &node{t: t, logDir: t.TempDir(), ports: freePorts(t), extra: extra}
+	return newNodeOn(t, freePorts(t, 1)[0], extra...)
+}
+
+// newNodeOn is newNode on ports picked by the caller, with other nodes'.
+func newNodeOn(t testing.TB, p ports, extra ...string) *node {
+	return &node{t: t, logDir: t.TempDir(), ports: p, extra: extra}
 }
 
 func (n *node) kafkaAddr() string { return fmt.Sprintf("127.0.0.1:%d", n.ports.kafka) }
