@@ -189,22 +189,14 @@ func (b *GoBench) markdown() string {
 // about four significant digits. MB/s, B/op and allocs/op it prints with
 // fixed formats of their own, which markdown follows.
 func fmtMetric(v float64) string {
-	prec := 7
-	switch y := math.Abs(v); {
-	case y == 0 || y >= 999.95:
-		prec = 0
-	case y >= 99.995:
-		prec = 1
-	case y >= 9.9995:
-		prec = 2
-	case y >= 0.99995:
-		prec = 3
-	case y >= 0.099995:
-		prec = 4
-	case y >= 0.0099995:
-		prec = 5
-	case y >= 0.00099995:
-		prec = 6
+	// Each decade down takes one more decimal: 0 digits from 999.95
+	// (what rounds to 1000), 1 from 99.995, ... up to 7.
+	y := math.Abs(v)
+	prec := 0
+	if y != 0 {
+		for limit := 999.95; prec < 7 && y < limit; limit /= 10 {
+			prec++
+		}
 	}
 	return fmt.Sprintf("%.*f", prec, v)
 }
