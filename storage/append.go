@@ -40,7 +40,7 @@ func (l *Log) AppendAsLeader(buf []byte, leaderEpoch int32, origin record.Append
 			return AppendInfo{}, 0, err
 		}
 		nowMs := l.clock.Now().UnixMilli()
-		info, err := l.validator.ValidateAndAssignOffsets(buf, origin, l.config.validatorConfig(), nowMs, l.logEndOffset.Load(), leaderEpoch)
+		info, err := l.validator.ValidateAndAssignOffsets(buf, origin, l.config.validatorConfig(), nowMs, l.logEndOffset(), leaderEpoch)
 		if err != nil {
 			return AppendInfo{}, 0, err
 		}
@@ -61,7 +61,7 @@ func (l *Log) AppendAsFollower(buf []byte) (AppendInfo, error) {
 		if err := l.check(); err != nil {
 			return AppendInfo{}, 0, err
 		}
-		leo := l.logEndOffset.Load()
+		leo := l.logEndOffset()
 		info, err := l.validator.ValidateReplicated(buf, l.config.validatorConfig(), leo)
 		if err != nil {
 			return AppendInfo{}, 0, err
@@ -195,7 +195,7 @@ func (l *Log) maybeRollLocked(size int, info validator.Info, nowMs int64) (*LogS
 	}
 	// A follower's batch may start past the log end (a gap); the new
 	// segment is named by whichever is larger (Kafka's roll).
-	return l.rollLocked(max(info.FirstOffset, l.logEndOffset.Load()))
+	return l.rollLocked(max(info.FirstOffset, l.logEndOffset()))
 }
 
 // Roll starts a new active segment at the log end offset.
@@ -205,7 +205,7 @@ func (l *Log) Roll() error {
 	if err := l.check(); err != nil {
 		return err
 	}
-	_, err := l.rollLocked(l.logEndOffset.Load())
+	_, err := l.rollLocked(l.logEndOffset())
 	return err
 }
 

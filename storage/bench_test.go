@@ -91,7 +91,7 @@ func resetForReappend(buf []byte) { record.Batch(buf).SetBaseOffset(0) }
 func appendN(tb testing.TB, l *Log, buf []byte, n int) {
 	tb.Helper()
 	perBatch := int64(record.Batch(buf).RecordCount())
-	start := l.logEndOffset.Load()
+	start := l.logEndOffset()
 	for i := range n {
 		resetForReappend(buf)
 		info, err := l.AppendAsLeader(buf, 0, record.OriginClient)
@@ -146,7 +146,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.ResetTimer()
 		appendN(b, l, buf, b.N)
 		b.StopTimer()
-		if got, want := l.logEndOffset.Load(), int64(b.N*benchAppendRecs); got != want {
+		if got, want := l.logEndOffset(), int64(b.N*benchAppendRecs); got != want {
 			b.Fatalf("log end offset %d, want %d", got, want)
 		}
 		closeBenchLog(b, l)
@@ -342,7 +342,7 @@ func runFsyncAppends(tb testing.TB, dir string, n int64, group bool, timer func(
 	for err := range errs {
 		tb.Fatal(err)
 	}
-	if got := l.logEndOffset.Load(); got != n {
+	if got := l.logEndOffset(); got != n {
 		tb.Fatalf("log end offset %d after %d appends", got, n)
 	}
 	// Every append returned after its flush, so all of them are durable.
@@ -477,7 +477,7 @@ func BenchmarkRead(b *testing.B) {
 		b.Run("batch="+strconv.Itoa(perBatch), func(b *testing.B) {
 			l := fillReadLog(b, vfs.OS{}, filepath.Join(b.TempDir(), "topic-0"), perBatch, totalRecords, benchValueSize)
 			defer closeBenchLog(b, l)
-			leo := l.logEndOffset.Load()
+			leo := l.logEndOffset()
 			if leo != totalRecords {
 				b.Fatalf("log end offset %d, want %d", leo, totalRecords)
 			}

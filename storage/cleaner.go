@@ -141,7 +141,7 @@ func (l *Log) CleanableInfo() CleanableInfo {
 func (l *Log) cleanableInfoLocked(nowMs int64) CleanableInfo {
 	segs := l.segs()
 	active := segs[len(segs)-1]
-	logStart, leo := l.logStartOffset.Load(), l.logEndOffset.Load()
+	logStart, leo := l.logStartOffset.Load(), l.logEndOffset()
 	firstDirty := l.cleanerCheckpoint.Load()
 	if firstDirty < logStart || firstDirty > leo {
 		// Below the log start (retention or DeleteRecords moved it) or past

@@ -62,7 +62,7 @@ func (l *Log) RecoveryPoint() int64 {
 
 // Flush makes everything appended so far durable.
 func (l *Log) Flush() error {
-	return l.flushUpTo(l.logEndOffset.Load())
+	return l.flushUpTo(l.logEndOffset())
 }
 
 // flushUpTo returns once every offset below target is durable.
@@ -101,7 +101,7 @@ func (l *Log) flushUpTo(target int64) error {
 
 	// Everything appended up to now is covered, not just target: that is
 	// what lets waiting appenders share this fsync.
-	goal := l.logEndOffset.Load()
+	goal := l.logEndOffset()
 	err := l.syncSegments(from, goal)
 
 	f.mu.Lock()
@@ -154,7 +154,7 @@ func (l *Log) flushAllLocked() error {
 		}
 	}
 	l.flush.mu.Lock()
-	l.flush.recoveryPoint = max(l.flush.recoveryPoint, l.logEndOffset.Load())
+	l.flush.recoveryPoint = max(l.flush.recoveryPoint, l.logEndOffset())
 	l.flush.mu.Unlock()
 	l.unflushedMessages = 0
 	return nil

@@ -234,7 +234,7 @@ func TestIOErrorTakesLogOffline(t *testing.T) {
 		{name: "read", cfg: small, setup: func(e *ioEnv) {
 			fill(3)(e)
 			for _, s := range e.log.segs() {
-				s.tail.reset()
+				s.tail.reset(false)
 			}
 		}, op: vfs.OpRead, suffix: LogFileSuffix,
 			call: func(e *ioEnv) error {

@@ -98,7 +98,6 @@ type Log struct {
 	cleanerCheckpoint atomic.Int64
 
 	segments       atomic.Pointer[[]*LogSegment] // sorted by base offset, never empty
-	logEndOffset   atomic.Int64
 	logStartOffset atomic.Int64
 	highWatermark  atomic.Int64
 	// firstUnstable caches producers.FirstUnstableOffset (-1 when none) so
@@ -108,9 +107,9 @@ type Log struct {
 	lsoPos        atomic.Pointer[offsetPosition]
 	failed        atomic.Pointer[StorageError]
 	closed        atomic.Bool
-	// logEnd is logEndOffset with the segment and byte position where it
-	// lies (Kafka's nextOffsetMetadata); Read bounds its data by it.
-	// setLogEndOffsetLocked publishes both.
+	// logEnd is the log end offset with the segment and byte position
+	// where it lies (Kafka's nextOffsetMetadata); Read bounds its data by
+	// it. setLogEndOffsetLocked publishes it, logEndOffset reads it.
 	logEnd atomic.Pointer[logEndPosition]
 
 	flush flusher
@@ -138,8 +137,10 @@ type logEndPosition struct {
 // segment position). mu is held, or the log is still opening.
 func (l *Log) setLogEndOffsetLocked(offset int64, seg *LogSegment) {
 	l.logEnd.Store(&logEndPosition{offset: offset, seg: seg, pos: seg.Size()})
-	l.logEndOffset.Store(offset)
 }
+
+// logEndOffset is the published log end offset.
+func (l *Log) logEndOffset() int64 { return l.logEnd.Load().offset }
 
 // offsetPosition caches where an offset (the high watermark or LSO) sits.
 type offsetPosition struct {
@@ -179,6 +180,7 @@ func Open(dir string, o Options) (*Log, *RecoveryReport, error) {
 		config:    o.Config,
 		topicID:   o.TopicID,
 	}
+	l.logEnd.Store(&logEndPosition{}) // until load publishes the real one
 	l.flush.init()
 	l.flush.groupCommit.Store(o.Config.FlushMessages < math.MaxInt64)
 	l.firstUnstable.Store(-1)

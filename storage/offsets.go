@@ -17,14 +17,14 @@ const (
 )
 
 // LogEndOffset is the offset the next append gets.
-func (l *Log) LogEndOffset() int64 { return l.logEndOffset.Load() }
+func (l *Log) LogEndOffset() int64 { return l.logEndOffset() }
 
 // LogStartOffset is the first offset a reader may fetch.
 func (l *Log) LogStartOffset() int64 { return l.logStartOffset.Load() }
 
 // HighWatermark is the offset below which records are replicated; the
 // replication layer sets it.
-func (l *Log) HighWatermark() int64 { return min(l.highWatermark.Load(), l.logEndOffset.Load()) }
+func (l *Log) HighWatermark() int64 { return min(l.highWatermark.Load(), l.logEndOffset()) }
 
 // LastStableOffset is the first offset of a transaction that is not yet
 // decided, bounded by the high watermark (read_committed readers stop here).
@@ -51,7 +51,7 @@ func (l *Log) MaybeIncrementHighWatermark(hw int64) (int64, bool) {
 }
 
 func (l *Log) setHighWatermarkLocked(hw int64) int64 {
-	hw = min(max(hw, l.logStartOffset.Load()), l.logEndOffset.Load())
+	hw = min(max(hw, l.logStartOffset.Load()), l.logEndOffset())
 	l.highWatermark.Store(hw)
 	l.hwPos.Store(nil)
 	if l.producers != nil {
@@ -71,7 +71,7 @@ func (l *Log) EpochEntries() []epoch.Entry { return l.epochs.Entries() }
 // requested one and the offset where it ended (KIP-101, KIP-279). ok is
 // false when the log knows no such epoch.
 func (l *Log) EndOffsetForEpoch(requested int32) (ep int32, endOffset int64, ok bool) {
-	ep, endOffset = l.epochs.EndOffsetFor(requested, l.logEndOffset.Load())
+	ep, endOffset = l.epochs.EndOffsetFor(requested, l.logEndOffset())
 	if ep == epoch.UndefinedEpoch && endOffset == epoch.UndefinedOffset {
 		return ep, endOffset, false
 	}
@@ -102,7 +102,7 @@ func (l *Log) FetchOffsetByTimestamp(ts int64) (TimestampOffset, bool, error) {
 		}
 		return out, true, nil
 	case LatestTimestamp:
-		out := TimestampOffset{Timestamp: record.NoTimestamp, Offset: l.logEndOffset.Load(), LeaderEpoch: -1}
+		out := TimestampOffset{Timestamp: record.NoTimestamp, Offset: l.logEndOffset(), LeaderEpoch: -1}
 		if e, ok := l.epochs.LatestEpoch(); ok {
 			out.LeaderEpoch = e
 		}
@@ -266,7 +266,7 @@ func (l *Log) MaybeAssignEpochStartOffset(epoch int32) error {
 	if latest, ok := l.epochs.LatestEpoch(); ok && epoch <= latest {
 		return nil
 	}
-	if err := l.epochs.Assign(epoch, l.logEndOffset.Load()); err != nil {
+	if err := l.epochs.Assign(epoch, l.logEndOffset()); err != nil {
 		return l.fail("epoch checkpoint", err)
 	}
 	return nil

@@ -65,7 +65,7 @@ func (l *Log) DeleteOldSegments() (RetentionResult, error) {
 func (l *Log) deleteSegmentsWhile(res *RetentionResult, pred func(s, next *LogSegment) bool) (int, error) {
 	segs := l.segs()
 	hw := l.HighWatermark()
-	leo := l.logEndOffset.Load()
+	leo := l.logEndOffset()
 	var doomed []*LogSegment
 	for i, s := range segs {
 		var next *LogSegment

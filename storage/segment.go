@@ -31,7 +31,8 @@ type LogSegment struct {
 	// bytes are written, so a reader that loads it reads only whole writes.
 	size atomic.Int64
 	// tail remembers where the newest batches lie, for reads at the log
-	// end; appends add to it, truncation and recovery reset it.
+	// end; appends add to it, truncation and recovery reset it, and it is
+	// freed when the segment stops being the active one.
 	tail tailBatches
 
 	offsetIndex *index.OffsetIndex
@@ -244,11 +245,11 @@ func (s *LogSegment) append(buf []byte, batches []record.Batch) error {
 		s.rollingBasedTimestamp, s.rollingBasedTimestampKnown = batches[0].MaxTimestamp(), true
 	}
 	s.mu.Unlock()
+	s.tail.add(batches, pos)
 	for _, b := range batches {
 		if err := s.indexBatch(b, pos); err != nil {
 			return err
 		}
-		s.tail.add(tailBatch{baseOffset: b.BaseOffset(), lastOffset: b.LastOffset(), pos: pos, size: int32(len(b))})
 		pos += int64(len(b))
 	}
 	s.size.Store(pos)
@@ -391,6 +392,8 @@ func (s *LogSegment) markTruncated() {
 // onBecomeInactive records the final max-timestamp entry when the segment
 // stops being the active one (Kafka's onBecomeInactiveSegment).
 func (s *LogSegment) onBecomeInactive() error {
+	// Reads at the log end now go to the next segment.
+	s.tail.reset(true)
 	ts, off := s.MaxTimestamp()
 	return s.appendFinalTimeEntry(ts, off)
 }
@@ -459,7 +462,7 @@ func (s *LogSegment) truncateTo(offset int64) (int64, error) {
 	if err := s.txnIndex.TruncateTo(offset); err != nil {
 		return 0, err
 	}
-	s.tail.reset()
+	s.tail.reset(false)
 	if err := s.file.Truncate(pos); err != nil {
 		return 0, err
 	}
@@ -495,7 +498,7 @@ type recoverReport struct {
 // batch both end the valid prefix; nothing after it is trusted.
 func (s *LogSegment) recover(fn recoverFunc) (recoverReport, error) {
 	rep := recoverReport{nextOffset: s.baseOffset}
-	s.tail.reset()
+	s.tail.reset(false)
 	if err := s.offsetIndex.Reset(); err != nil {
 		return rep, err
 	}

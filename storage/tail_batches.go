@@ -1,6 +1,10 @@
 package storage
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/strait-io/strait/storage/record"
+)
 
 // tailBatchesCap is how many of a segment's newest batches tailBatches
 // remembers: enough for the batches a producer appends while a follower's
@@ -21,18 +25,31 @@ type tailBatch struct {
 // headers after the index's floor entry every time; on a small VM those
 // pread calls were most of a leader's syscalls. The entries are the
 // segment's last batches, consecutive and in order; truncation and
-// recovery forget them, since a batch that is gone must not be found.
+// recovery forget them, since a batch that is gone must not be found. The
+// ring is allocated on the first append and dropped when the segment stops
+// being the active one, so only active segments pay for it.
 type tailBatches struct {
 	mu   sync.Mutex
-	ring [tailBatchesCap]tailBatch
-	head int // index of the oldest entry
+	ring []tailBatch // len tailBatchesCap once allocated
+	head int         // index of the oldest entry
 	n    int
 }
 
-// add records the batch appended after the newest one remembered.
-func (t *tailBatches) add(b tailBatch) {
+// add records batches, appended back to back from pos after the newest
+// batch remembered.
+func (t *tailBatches) add(batches []record.Batch, pos int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.ring == nil {
+		t.ring = make([]tailBatch, tailBatchesCap)
+	}
+	for _, b := range batches {
+		t.addLocked(tailBatch{baseOffset: b.BaseOffset(), lastOffset: b.LastOffset(), pos: pos, size: int32(len(b))})
+		pos += int64(len(b))
+	}
+}
+
+func (t *tailBatches) addLocked(b tailBatch) {
 	if t.n > 0 {
 		newest := t.ring[(t.head+t.n-1)%tailBatchesCap]
 		if b.pos != newest.pos+int64(newest.size) || b.baseOffset <= newest.lastOffset {
@@ -50,10 +67,13 @@ func (t *tailBatches) add(b tailBatch) {
 	t.n++
 }
 
-// reset forgets every entry.
-func (t *tailBatches) reset() {
+// reset forgets every entry; release also frees the ring.
+func (t *tailBatches) reset(release bool) {
 	t.mu.Lock()
 	t.head, t.n = 0, 0
+	if release {
+		t.ring = nil
+	}
 	t.mu.Unlock()
 }
 

@@ -18,7 +18,7 @@ func (l *Log) TruncateTo(target int64) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, err
 	}
-	if target >= l.logEndOffset.Load() {
+	if target >= l.logEndOffset() {
 		return false, nil
 	}
 	if target < l.logStartOffset.Load() {
