@@ -166,8 +166,8 @@ func RunCluster(ctx context.Context, cfg ClusterConfig) ([]Result, *ClusterSumma
 			sum.Ratio = div(r.MiBPerSec, single.MiBPerSec)
 			sum.RatioMet = sum.Ratio >= ClusterRatioTarget
 			sum.LatencyRate = latencyRate(&cfg, r)
-			for _, c := range r.NodeCosts {
-				sum.ClusterCPUSecPerGiB += c.CPUSecPerGiB
+			if c, nodes := r.combinedCost(); nodes > 0 {
+				sum.ClusterCPUSecPerGiB = c.CPUSecPerGiB
 			}
 		case phaseRate:
 			if r.Latency != nil && r.Latency.Count > 0 {

@@ -176,3 +176,20 @@ func (m *costMeter) finish(bytes int64) (*BrokerCost, error) {
 	}
 	return c, nil
 }
+
+// combinedCost is r's broker cost: a cluster's nodes combined (CPU per GiB
+// summed, the largest max RSS) when it has them, else its one process's.
+func (r *Result) combinedCost() (*BrokerCost, int) {
+	if len(r.NodeCosts) == 0 {
+		return r.Cost, 0
+	}
+	sum := &BrokerCost{}
+	for _, c := range r.NodeCosts {
+		sum.CPUSeconds += c.CPUSeconds
+		sum.CPUSecPerGiB += c.CPUSecPerGiB
+		sum.RSSBytes += c.RSSBytes
+		sum.MaxRSSBytes = max(sum.MaxRSSBytes, c.MaxRSSBytes)
+		sum.PeakRSSBytes = max(sum.PeakRSSBytes, c.PeakRSSBytes)
+	}
+	return sum, len(r.NodeCosts)
+}

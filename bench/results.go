@@ -109,7 +109,7 @@ func (res *Results) add(rep *MirrorReport, file string) {
 			continue
 		}
 		row := Row{Workload: rowName(rep, r.Workload), Broker: r.Broker, MiBPerSec: r.MiBPerSec}
-		row.Cost, row.CostNodes = resultCost(&r)
+		row.Cost, row.CostNodes = r.combinedCost()
 		if r.Latency != nil && r.Latency.Count > 0 {
 			row.P99 = r.Latency.P99
 		}
@@ -123,23 +123,6 @@ func (res *Results) add(rep *MirrorReport, file string) {
 		row.VsLimit = div(r.MiBPerSec, row.LimitMiBPerSec)
 		res.Rows = append(res.Rows, row)
 	}
-}
-
-// resultCost is r's broker cost: a cluster's nodes combined (CPU per GiB
-// summed, the largest max RSS) when it has them, else its one process's.
-func resultCost(r *Result) (*BrokerCost, int) {
-	if len(r.NodeCosts) == 0 {
-		return r.Cost, 0
-	}
-	sum := &BrokerCost{}
-	for _, c := range r.NodeCosts {
-		sum.CPUSeconds += c.CPUSeconds
-		sum.CPUSecPerGiB += c.CPUSecPerGiB
-		sum.RSSBytes += c.RSSBytes
-		sum.MaxRSSBytes = max(sum.MaxRSSBytes, c.MaxRSSBytes)
-		sum.PeakRSSBytes = max(sum.PeakRSSBytes, c.PeakRSSBytes)
-	}
-	return sum, len(r.NodeCosts)
 }
 
 // rowName names a workload with the command and the settings that tell

@@ -87,7 +87,7 @@ func (r *Row) markdown() string {
 		if p.Latency != nil && p.Latency.Count > 0 {
 			cells[7] = durCell(p.Latency.P99)
 		}
-		cells[8], cells[9] = costCells(resultCost(p))
+		cells[8], cells[9] = costCells(p.combinedCost())
 	}
 	if r.LimitName != "" {
 		cells[10], cells[11] = r.LimitName, fmt.Sprintf("%.1f", r.LimitMiBPerSec)
