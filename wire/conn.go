@@ -60,6 +60,11 @@ type conn struct {
 	gnetWrites atomic.Int32 // AsyncWritev tasks queued whose callback has not run
 	direct     bool         // Fetch responses may go out with sendfile (plaintext listener)
 
+	// sock is the socket lent to the writer for good (sendfile.go): once
+	// set, on the loop by the grant, every response goes out on it and
+	// none through gnet. closeConn closes it.
+	sock atomic.Pointer[directSocket]
+
 	mu        sync.Mutex
 	closed    bool                 // OnClose ran, or a failure was reached in order
 	writing   bool                 // a goroutine is writing the queue out (complete)
@@ -177,7 +182,11 @@ func (cn *conn) writeOut() {
 		}
 		cn.mu.Unlock()
 
-		cn.writeFrames(batch)
+		if sock := cn.sock.Load(); sock != nil {
+			cn.writeFramesDirect(sock, batch)
+		} else {
+			cn.writeFrames(batch)
+		}
 		if failure != nil {
 			// Close once what is queued before it is out (onTraffic).
 			cn.flushClose.Store(true)
@@ -305,6 +314,9 @@ func (cn *conn) written(gc gnet.Conn, bufs [][]byte, n int, err error) {
 // closeConn runs on the loop from OnClose.
 func (cn *conn) closeConn() {
 	cn.loopClosed = true
+	if sock := cn.sock.Load(); sock != nil {
+		sock.close() // a direct write under way fails and the writer drops the rest
+	}
 	cn.mu.Lock()
 	var dropped []*outFrame
 	if !cn.closed {

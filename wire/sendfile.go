@@ -24,8 +24,15 @@ import (
 // backed files reaches the head of its connection's queue, its writer (a
 // request goroutine, see conn.complete) asks the event loop for the
 // socket, and if the loop can give it, writes the response itself with
-// write(2) and sendfile(2) on a duplicate of the descriptor. Otherwise it
+// send(2) and sendfile(2) on a duplicate of the descriptor. Otherwise it
 // reads the data into one pooled buffer and hands that to gnet.
+//
+// The socket is lent for good. From the grant on, the connection's
+// writer writes every response on the duplicate (Fetch data with
+// sendfile, other frames with sendmsg) and gnet writes nothing more:
+// a follower's or a consumer's fetch then costs no trip to the loop and
+// no dup, registration and close per response, which on a busy cluster
+// were a third of the system calls a response took.
 //
 // The grant (socketGrant.Run, on the loop). The socket is lent only when
 //  1. OnClose has not run (cn.loopClosed): the descriptor is still this
@@ -34,16 +41,16 @@ import (
 //  2. no AsyncWritev of ours is still queued (cn.gnetWrites == 0); and
 //  3. gnet's outbound buffer is empty (gc.OutboundBuffered() == 0).
 //
-// Why nothing else reaches the socket while the writer writes. gnet
-// writes a connection's socket in exactly four places: the asyncWrite(v)
-// tasks (only the writer queues them, and it is busy: the responses
-// behind the Fetch wait in cn.pending); eventloop.write on EPOLLOUT
-// (returns at once when the outbound buffer is empty, and only those
-// tasks fill it); eventloop.close's final flush (same buffer); and
-// OnOpen's return value (long past). So with 2 and 3 holding at the grant
-// they hold until the writer comes back to the queue. Reading goes on
-// meanwhile: a socket's read and write directions are independent, and
-// OnTraffic keeps parsing requests, whose responses queue.
+// Why nothing else reaches the socket once it is lent. gnet writes a
+// connection's socket in exactly four places: the asyncWrite(v) tasks
+// (only the writer queues them, and after the grant it never does);
+// eventloop.write on EPOLLOUT (returns at once when the outbound buffer
+// is empty, and only those tasks fill it); eventloop.close's final flush
+// (same buffer); and OnOpen's return value (long past). So with 2 and 3
+// holding at the grant they hold for the rest of the connection. Reading
+// goes on meanwhile: a socket's read and write directions are
+// independent, and OnTraffic keeps parsing requests, whose responses
+// queue.
 //
 // A walk-through of the interleaving that matters, the connection closing
 // mid-transfer:
@@ -52,22 +59,23 @@ import (
 //	loop:   runs the queued AsyncWritev of the responses before F (FIFO:
 //	        gnet runs tasks in the order queued; a low-priority task such
 //	        as Execute never overtakes an earlier high-priority one)
-//	loop:   grant: 1-3 hold; dup(2) the descriptor; hand the dup over
-//	writer: write(2) header, sendfile(2) data ... EAGAIN: park in Go's
+//	loop:   grant: 1-3 hold; dup(2) the descriptor, keep it in cn.sock,
+//	        hand it over
+//	writer: send(2) header, sendfile(2) data ... EAGAIN: park in Go's
 //	        netpoller on the dup, deadline = connections.max.idle.ms
-//	loop:   client resets: OnClose → cn.closeConn cancels cn.ctx; gnet
-//	        deletes its descriptor from epoll and closes it. The socket
-//	        itself stays open: the writer's dup still refers to it
+//	loop:   client resets: OnClose → cn.closeConn closes cn.sock (the
+//	        parked write wakes with an error) and cancels cn.ctx; gnet
+//	        deletes its descriptor from epoll and closes it
 //	kernel: the freed descriptor number is reused by the next accept(2)
-//	writer: cn.ctx's AfterFunc sets a past deadline: the wait ends, the
-//	        writer closes its dup (the socket is released now), gives
-//	        F's buffer back, drops what was queued behind F
+//	writer: gives F's buffer back, drops what was queued behind F; the
+//	        dup's close(2) ran when its last system call returned, and
+//	        the socket is released
 //
 // Writing on gnet's own descriptor number instead of a dup would, at that
 // last step, have written F's bytes into the newly accepted connection.
 // Had the writer given up waiting for the grant (cn.ctx done) before the
-// loop ran it, socketGrant.state tells the loop not to dup, or the writer
-// closes a dup that was made anyway.
+// loop ran it, the dup the loop made is in cn.sock all the same, and
+// closeConn closes it.
 //
 // A cold read (pages not in the page cache) happens inside sendfile(2) on
 // the writer's goroutine, so it blocks that goroutine's thread and never
@@ -83,8 +91,9 @@ import (
 // corrects the prefix instead (encodeFramed).
 
 // defaultSendfileMin is the least file data a Fetch response needs for
-// sendfile: below it the grant's round trip to the loop and the dup cost
-// more than reading the data into a pooled buffer.
+// sendfile: below it a grant's round trip to the loop, for a connection
+// whose socket is not lent yet, costs more than reading the data into a
+// pooled buffer.
 const defaultSendfileMin = 64 << 10
 
 // errSegmentTruncated: a segment ended before the slice being sent.
@@ -201,8 +210,8 @@ func (d *directFetch) part(k int) []byte {
 }
 
 // sendFetch writes a Fetch response that reached the head of the queue:
-// with sendfile when the loop lends the socket, else through a pooled
-// buffer and gnet. Writer only.
+// with sendfile on the lent socket when the connection has it or the
+// loop lends it now, else through a pooled buffer and gnet. Writer only.
 func (cn *conn) sendFetch(o *outFrame) {
 	s := cn.srv
 	d := o.direct
@@ -210,15 +219,15 @@ func (cn *conn) sendFetch(o *outFrame) {
 	// Counted before anything else, so Shutdown and the idle sweep never
 	// see the connection quiet while the response is on its way.
 	cn.unsent.Add(int64(d.size))
-	sock, granted := cn.acquireSocket()
-	if !granted && cn.ctx.Err() != nil {
+	sock := cn.lentSocket()
+	if sock == nil && cn.ctx.Err() != nil {
 		// Closed meanwhile: dropped, like the responses queued behind.
 		s.bufs.put(d.hdr)
 		cn.unsent.Add(-int64(d.size))
 		cn.finished(1)
 		return
 	}
-	if !granted {
+	if sock == nil {
 		s.directFallbacks.Add(1)
 		buf, err := d.fetch.encodeFramed(d.corr, &s.bufs)
 		s.bufs.put(d.hdr)
@@ -232,27 +241,76 @@ func (cn *conn) sendFetch(o *outFrame) {
 	}
 
 	s.directSends.Add(1)
-	var stall time.Duration
-	if s.cfg.ConnectionsMaxIdle > 0 {
-		stall = s.cfg.ConnectionsMaxIdle
-	}
-	sent, err := writeDirect(cn.ctx, sock, d, stall, func(n int) {
-		cn.unsent.Add(-int64(n))
-		s.metrics.BytesOut(n)
-		cn.touch()
-	})
+	sent, err := writeDirect(cn.ctx, sock, d, cn.stall(), cn.sentDirect)
 	cn.unsent.Add(-int64(int64(d.size) - sent))
 	s.bufs.put(d.hdr)
 	if err != nil {
-		if cn.ctx.Err() == nil {
-			s.logger.Info("closing connection: writing a fetch response failed",
-				"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener,
-				"sent", sent, "size", d.size, "err", err)
-		}
-		cn.abort()
+		cn.directFailed(err, sent, d.size)
 	}
 	s.metrics.RequestDone(o.key, o.version, s.clock.Now().Sub(o.received), err != nil)
 	cn.finished(1)
+}
+
+// writeFramesDirect writes plain frames on the lent socket, in one
+// sendmsg(2) when the socket takes them all. Writer only.
+func (cn *conn) writeFramesDirect(sock *directSocket, frames []*outFrame) {
+	if len(frames) == 0 {
+		return
+	}
+	s := cn.srv
+	var bufs [][]byte
+	size := 0
+	for _, o := range frames {
+		if o.buf != nil {
+			bufs = append(bufs, o.buf)
+			size += len(o.buf)
+		}
+	}
+	var err error
+	if size > 0 {
+		cn.unsent.Add(int64(size))
+		var sent int64
+		sent, err = writeBuffers(cn.ctx, sock, bufs, cn.stall(), cn.sentDirect)
+		cn.unsent.Add(-(int64(size) - sent))
+		if err != nil {
+			cn.directFailed(err, sent, size)
+		}
+	}
+	for _, o := range frames {
+		if o.buf != nil {
+			s.bufs.put(o.buf)
+			o.buf = nil
+		}
+	}
+	now := s.clock.Now()
+	for _, o := range frames {
+		s.metrics.RequestDone(o.key, o.version, now.Sub(o.received), err != nil)
+	}
+	cn.finished(len(frames))
+}
+
+// stall is how long a direct write may wait for the client to read:
+// connections.max.idle.ms, 0 for no limit.
+func (cn *conn) stall() time.Duration {
+	return max(cn.srv.cfg.ConnectionsMaxIdle, 0)
+}
+
+// sentDirect accounts n response bytes written on the lent socket.
+func (cn *conn) sentDirect(n int) {
+	cn.unsent.Add(-int64(n))
+	cn.srv.metrics.BytesOut(n)
+	cn.touch()
+}
+
+// directFailed closes the connection after a direct write failed: a
+// partial frame may be on the socket, so nothing may follow it.
+func (cn *conn) directFailed(err error, sent int64, size int) {
+	if cn.ctx.Err() == nil {
+		cn.srv.logger.Info("closing connection: writing a response failed",
+			"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener,
+			"sent", sent, "size", size, "err", err)
+	}
+	cn.abort()
 }
 
 // Grant states: the writer waits, gives up, or the loop grants.
@@ -267,44 +325,52 @@ const (
 type socketGrant struct {
 	cn    *conn
 	state atomic.Int32
-	fd    chan int // a dup of the socket, or -1: not now
+	sock  chan *directSocket // the lent socket, or nil: not now
 }
 
-// Run is the grant, on the loop.
+// Run is the grant, on the loop. The socket it lends is stored in cn
+// before the writer hears of it, so closeConn, which runs on this loop
+// too, closes it whatever the writer does.
 func (g *socketGrant) Run(context.Context) error {
 	cn := g.cn
-	fd := -1
+	var sock *directSocket
 	if !cn.loopClosed && cn.gnetWrites.Load() == 0 && cn.gc.OutboundBuffered() == 0 {
 		if d, err := dupSocket(cn.gc.Fd()); err == nil {
-			fd = d
+			if ds, err := newDirectSocket(d); err == nil {
+				sock = ds
+				cn.sock.Store(ds)
+				cn.srv.socketsLent.Add(1)
+			}
 		}
 	}
 	if !g.state.CompareAndSwap(grantWaiting, grantDone) {
-		closeSocket(fd) // the writer left: the connection is closing
-		return nil
+		return nil // the writer left: the connection is closing, closeConn closes sock
 	}
-	g.fd <- fd
+	g.sock <- sock
 	return nil
 }
 
-// acquireSocket asks the loop for the socket and returns a duplicate
-// descriptor the caller must close, or false: write through gnet.
-func (cn *conn) acquireSocket() (int, bool) {
-	if !sendfileSupported {
-		return -1, false
+// lentSocket returns the connection's lent socket, asking the loop for
+// it the first time and after a refusal, or nil: write through gnet.
+func (cn *conn) lentSocket() *directSocket {
+	if sock := cn.sock.Load(); sock != nil {
+		return sock
 	}
-	g := &socketGrant{cn: cn, fd: make(chan int, 1)}
+	if !sendfileSupported {
+		return nil
+	}
+	g := &socketGrant{cn: cn, sock: make(chan *directSocket, 1)}
 	if err := cn.gc.EventLoop().Execute(cn.ctx, g); err != nil {
-		return -1, false
+		return nil
 	}
 	select {
-	case fd := <-g.fd:
-		return fd, fd >= 0
+	case sock := <-g.sock:
+		return sock
 	case <-cn.ctx.Done():
 		if !g.state.CompareAndSwap(grantWaiting, grantAbandoned) {
-			closeSocket(<-g.fd) // granted meanwhile
+			<-g.sock // granted meanwhile; closeConn closes it
 		}
-		return -1, false
+		return nil
 	}
 }
 

@@ -36,6 +36,7 @@ type Server struct {
 	sendfileMin     int          // least file data a response needs for sendfile
 	directSends     atomic.Int64 // Fetch responses written with sendfile
 	directFallbacks atomic.Int64 // sendfile-eligible responses the loop could not lend the socket for
+	socketsLent     atomic.Int64 // connections whose socket the loop lent to their writer
 
 	mu        sync.Mutex
 	state     serverState
