@@ -1,41 +1,29 @@
 package replication
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"strconv"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/strait-io/strait/replication/fetcher"
+	"github.com/strait-io/strait/wire/kclient"
 )
 
 // newBrokerEndPoint connects a follower's fetcher to a leader broker
-// (Kafka's RemoteLeaderEndPoint over a BlockingSend): a kgo client whose
-// only seed is the leader's inter-broker endpoint, every request sent
-// straight to that seed, so no metadata round trip is needed and the
-// connection cannot wander to another broker. Fetches go as this node's
+// (Kafka's RemoteLeaderEndPoint over a BlockingSend): one blocking
+// connection to the leader's inter-broker endpoint, each request written
+// and answered on the fetcher's own goroutine. Fetches go as this node's
 // replica id with its broker epoch.
 func (r *ReplicaManager) newBrokerEndPoint(leader fetcher.BrokerEndPoint) (fetcher.LeaderEndPoint, error) {
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(net.JoinHostPort(leader.Host, strconv.Itoa(int(leader.Port)))),
-		kgo.ClientID(fmt.Sprintf("broker-%d-fetcher-%d", r.nodeID, leader.ID)),
+	cn := kclient.New(kclient.Config{
+		Addr:     net.JoinHostPort(leader.Host, strconv.Itoa(int(leader.Port))),
+		ClientID: fmt.Sprintf("broker-%d-fetcher-%d", r.nodeID, leader.ID),
+		Dialer:   r.cfg.Dialer,
 		// replica.socket.timeout.ms: how long an answer may take beyond
 		// the fetch's own wait.
-		kgo.RequestTimeoutOverhead(time.Duration(r.cfg.ReplicaSocketTimeoutMs) * time.Millisecond),
-		kgo.WithLogger(fetcher.KgoLogger(r.logger.With("leader", leader.ID))),
-	}
-	if r.cfg.Dialer != nil {
-		opts = append(opts, kgo.Dialer(r.cfg.Dialer))
-	}
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return nil, fmt.Errorf("replication: client for leader %s: %w", leader, err)
-	}
-	seed := cl.SeedBrokers()[0]
+		Timeout: time.Duration(r.cfg.ReplicaSocketTimeoutMs) * time.Millisecond,
+	})
 	return &fetcher.KafkaEndPoint{
 		Leader:              leader,
 		ReplicaID:           r.nodeID,
@@ -45,12 +33,7 @@ func (r *ReplicaManager) newBrokerEndPoint(leader fetcher.BrokerEndPoint) (fetch
 		MaxBytes:            r.cfg.ReplicaFetchResponseMaxBytes,
 		PartitionMaxBytes:   r.cfg.ReplicaFetchMaxBytes,
 		NoTruncationOnFetch: r.cfg.NoTruncationOnFetch,
-		Send: func(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
-			return seed.Request(ctx, req)
-		},
-		OnClose: func() error {
-			cl.Close()
-			return nil
-		},
+		Send:                cn.Request,
+		OnClose:             cn.Close,
 	}, nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire/kclient"
 )
 
 // ErrClosed is returned by Send after Close.
@@ -356,7 +358,7 @@ func (cn *clientConn) roundTrip(ctx context.Context, fmtr *kmsg.RequestFormatter
 			cn.mu.Unlock()
 			return nil, err
 		}
-		return decodeResponse(req, body)
+		return kclient.DecodeResponse(req, body)
 	case <-ctx.Done():
 		forget()
 		return nil, ctx.Err()

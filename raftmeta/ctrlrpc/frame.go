@@ -21,6 +21,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/wire/kclient"
 	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
@@ -35,21 +36,7 @@ const maxFrameBytes = 100 << 20
 var errFrame = errors.New("ctrlrpc: malformed frame")
 
 // readFrame reads one size-prefixed frame.
-func readFrame(r io.Reader) ([]byte, error) {
-	var size [4]byte
-	if _, err := io.ReadFull(r, size[:]); err != nil {
-		return nil, err
-	}
-	n := int32(binary.BigEndian.Uint32(size[:]))
-	if n < 0 || n > maxFrameBytes {
-		return nil, fmt.Errorf("%w: size %d", errFrame, n)
-	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
+func readFrame(r io.Reader) ([]byte, error) { return kclient.ReadFrame(r, maxFrameBytes) }
 
 // requestHeader is the request header (v1, or v2 for flexible requests).
 type requestHeader struct {
@@ -87,7 +74,7 @@ func parseRequest(b []byte) (requestHeader, kmsg.Request, error) {
 	req.SetVersion(h.version)
 	if req.IsFlexible() {
 		var err error
-		if b, err = skipTags(b); err != nil {
+		if b, err = kclient.SkipTags(b); err != nil {
 			return h, nil, err
 		}
 	}
@@ -116,27 +103,6 @@ func apiName(key int16) string {
 	return kmsg.NameForKey(key)
 }
 
-// skipTags skips a tagged-field section.
-func skipTags(b []byte) ([]byte, error) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 {
-		return nil, fmt.Errorf("%w: tag count", errFrame)
-	}
-	b = b[k:]
-	for i := uint64(0); i < n; i++ {
-		if _, k = binary.Uvarint(b); k <= 0 {
-			return nil, fmt.Errorf("%w: tag key", errFrame)
-		}
-		b = b[k:]
-		size, k := binary.Uvarint(b)
-		if k <= 0 || size > uint64(len(b)-k) {
-			return nil, fmt.Errorf("%w: tag size", errFrame)
-		}
-		b = b[k+int(size):]
-	}
-	return b, nil
-}
-
 // appendResponse appends a response frame: size, correlation id, the
 // header's tagged fields for a flexible response, the body.
 func appendResponse(dst []byte, correlationID int32, resp kmsg.Response) []byte {
@@ -157,19 +123,4 @@ func parseResponseID(b []byte) (int32, []byte, error) {
 		return 0, nil, fmt.Errorf("%w: %d byte response", errFrame, len(b))
 	}
 	return int32(binary.BigEndian.Uint32(b)), b[4:], nil
-}
-
-// decodeResponse decodes a response body (after the correlation id) for req.
-func decodeResponse(req kmsg.Request, b []byte) (kmsg.Response, error) {
-	resp := req.ResponseKind()
-	if resp.IsFlexible() {
-		var err error
-		if b, err = skipTags(b); err != nil {
-			return nil, err
-		}
-	}
-	if err := resp.ReadFrom(b); err != nil {
-		return nil, fmt.Errorf("%w: %s response v%d: %v", errFrame, apiName(req.Key()), req.GetVersion(), err)
-	}
-	return resp, nil
 }

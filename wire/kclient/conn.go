@@ -1,0 +1,294 @@
+// Package kclient is a blocking Kafka client connection: one request at
+// a time, written and answered on the caller's goroutine (Kafka's
+// BlockingSend, NetworkClientUtils.sendAndReceive, which its replica
+// fetcher threads use). A follower sends a fetch and waits for its answer
+// before the next one anyway, so a multiplexing client's goroutines
+// (kgo's writer and reader per connection, and the hand-offs between
+// them and the caller) are pure cost on the replication path: each round
+// trip paid three goroutine wake-ups for nothing.
+package kclient
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// DefaultMaxResponseBytes bounds a response frame before it is allocated
+// (kgo's BrokerMaxReadBytes default).
+const DefaultMaxResponseBytes = 100 << 20
+
+// ErrClosed is returned by Request after Close.
+var ErrClosed = errors.New("kclient: connection closed")
+
+// errFrame marks an answer that cannot be parsed: the connection is
+// dropped.
+var errFrame = errors.New("kclient: malformed response")
+
+// Dialer opens a connection (net.Dialer.DialContext's shape).
+type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// Config configures a Conn.
+type Config struct {
+	// Addr is the broker's host:port.
+	Addr string
+	// ClientID goes in every request header.
+	ClientID string
+	// Dialer opens the connection (nil: a net.Dialer).
+	Dialer Dialer
+	// Timeout bounds a dial and a request, beyond a Fetch's own
+	// MaxWaitMillis (the replica's replica.socket.timeout.ms; kgo's
+	// RequestTimeoutOverhead). Default 30s.
+	Timeout time.Duration
+	// MaxResponseBytes bounds an answer (default DefaultMaxResponseBytes).
+	MaxResponseBytes int32
+}
+
+// Conn is a connection to one broker, dialed on first use and again after
+// any failure; requests are negotiated down to the versions the broker
+// advertises in ApiVersions, as every Kafka client does. Request and
+// Close may be called from different goroutines; Requests run one at a
+// time.
+type Conn struct {
+	cfg  Config
+	fmtr *kmsg.RequestFormatter
+
+	reqMu    sync.Mutex // one request at a time
+	r        *bufio.Reader
+	versions map[int16][2]int16 // key → min, max the broker serves
+	corr     int32
+
+	mu     sync.Mutex // nc and closed, for Close
+	nc     net.Conn
+	closed bool
+}
+
+// New returns a connection to cfg.Addr; it dials on first use.
+func New(cfg Config) *Conn {
+	if cfg.Dialer == nil {
+		var d net.Dialer
+		cfg.Dialer = d.DialContext
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	return &Conn{cfg: cfg, fmtr: kmsg.NewRequestFormatter(kmsg.FormatterClientID(cfg.ClientID))}
+}
+
+// Close closes the connection; a request under way fails and later ones
+// return ErrClosed.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.nc != nil {
+		_ = c.nc.Close()
+	}
+	return nil
+}
+
+// Request sends req at the highest version both sides serve (never above
+// the one req is set to) and returns the answer. Any failure other than an
+// unsupported version drops the connection; the next request dials again.
+func (c *Conn) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	c.reqMu.Lock()
+	defer c.reqMu.Unlock()
+	nc, err := c.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.negotiate(req); err != nil {
+		return nil, err
+	}
+	timeout := c.cfg.Timeout
+	if f, ok := req.(*kmsg.FetchRequest); ok && f.MaxWaitMillis > 0 {
+		timeout += time.Duration(f.MaxWaitMillis) * time.Millisecond
+	}
+	resp, err := c.roundTrip(ctx, nc, req, timeout)
+	if err != nil {
+		c.drop(nc)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("kclient: %s to %s: %w", kmsg.NameForKey(req.Key()), c.cfg.Addr, ctx.Err())
+		}
+		return nil, fmt.Errorf("kclient: %s to %s: %w", kmsg.NameForKey(req.Key()), c.cfg.Addr, err)
+	}
+	return resp, nil
+}
+
+// connect returns the live connection, dialing and negotiating versions
+// when there is none. reqMu is held.
+func (c *Conn) connect(ctx context.Context) (net.Conn, error) {
+	c.mu.Lock()
+	nc, closed := c.nc, c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if nc != nil {
+		return nc, nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	nc, err := c.cfg.Dialer(dctx, "tcp", c.cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("kclient: dial %s: %w", c.cfg.Addr, err)
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		_ = nc.Close()
+		return nil, ErrClosed
+	}
+	c.nc = nc
+	c.mu.Unlock()
+	c.r = bufio.NewReaderSize(nc, 64<<10)
+	if err := c.fetchVersions(ctx, nc); err != nil {
+		c.drop(nc)
+		return nil, fmt.Errorf("kclient: ApiVersions to %s: %w", c.cfg.Addr, err)
+	}
+	return nc, nil
+}
+
+// fetchVersions asks the broker which versions it serves: ApiVersions v3,
+// or v0 when the broker answers UNSUPPORTED_VERSION (KIP-511).
+func (c *Conn) fetchVersions(ctx context.Context, nc net.Conn) error {
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 3
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "strait", "1"
+	for {
+		kresp, err := c.roundTrip(ctx, nc, req, c.cfg.Timeout)
+		if err != nil {
+			return err
+		}
+		resp := kresp.(*kmsg.ApiVersionsResponse)
+		if resp.ErrorCode == kerr.UnsupportedVersion.Code && req.Version > 0 {
+			req.Version = 0
+			continue
+		}
+		if resp.ErrorCode != 0 {
+			return kerr.ErrorForCode(resp.ErrorCode)
+		}
+		c.versions = make(map[int16][2]int16, len(resp.ApiKeys))
+		for _, k := range resp.ApiKeys {
+			c.versions[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
+		}
+		return nil
+	}
+}
+
+// negotiate lowers req's version to the broker's highest.
+func (c *Conn) negotiate(req kmsg.Request) error {
+	v, ok := c.versions[req.Key()]
+	if !ok || req.GetVersion() < v[0] {
+		return fmt.Errorf("kclient: %s v%d to %s: %w", kmsg.NameForKey(req.Key()), req.GetVersion(), c.cfg.Addr, kerr.UnsupportedVersion)
+	}
+	req.SetVersion(min(req.GetVersion(), v[1]))
+	return nil
+}
+
+// roundTrip writes req and reads its answer within timeout; ctx ending
+// cuts the wait short.
+func (c *Conn) roundTrip(ctx context.Context, nc net.Conn, req kmsg.Request, timeout time.Duration) (kmsg.Response, error) {
+	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if err := nc.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil { // AfterFunc may have run before the deadline was set
+		return nil, ctx.Err()
+	}
+	c.corr++
+	corr := c.corr
+	if _, err := nc.Write(c.fmtr.AppendRequest(nil, req, corr)); err != nil {
+		return nil, err
+	}
+	frame, err := ReadFrame(c.r, c.cfg.MaxResponseBytes)
+	if err != nil {
+		return nil, err
+	}
+	if len(frame) < 4 {
+		return nil, fmt.Errorf("%w: %d byte answer", errFrame, len(frame))
+	}
+	if got := int32(binary.BigEndian.Uint32(frame)); got != corr {
+		return nil, fmt.Errorf("%w: correlation id %d, want %d", errFrame, got, corr)
+	}
+	return DecodeResponse(req, frame[4:])
+}
+
+// drop closes nc, if it is still the connection, so the next request
+// dials again.
+func (c *Conn) drop(nc net.Conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.nc == nc {
+		c.nc = nil
+	}
+	_ = nc.Close()
+}
+
+// ReadFrame reads one size-prefixed frame of at most max bytes.
+func ReadFrame(r io.Reader, max int32) ([]byte, error) {
+	var size [4]byte
+	if _, err := io.ReadFull(r, size[:]); err != nil {
+		return nil, err
+	}
+	n := int32(binary.BigEndian.Uint32(size[:]))
+	if n < 0 || n > max {
+		return nil, fmt.Errorf("%w: frame size %d (at most %d)", errFrame, n, max)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// DecodeResponse decodes an answer to req from the bytes after its
+// correlation id: the header's tagged fields of a flexible response
+// (ApiVersions always answers with header v0, KIP-511), then the body.
+func DecodeResponse(req kmsg.Request, b []byte) (kmsg.Response, error) {
+	resp := req.ResponseKind()
+	if resp.IsFlexible() && req.Key() != kmsg.ApiVersions.Int16() {
+		var err error
+		if b, err = SkipTags(b); err != nil {
+			return nil, err
+		}
+	}
+	if err := resp.ReadFrom(b); err != nil {
+		return nil, fmt.Errorf("%w: %s v%d: %v", errFrame, kmsg.NameForKey(req.Key()), req.GetVersion(), err)
+	}
+	return resp, nil
+}
+
+// SkipTags skips a tagged-field section.
+func SkipTags(b []byte) ([]byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return nil, fmt.Errorf("%w: tag count", errFrame)
+	}
+	b = b[k:]
+	for i := uint64(0); i < n; i++ {
+		if _, k = binary.Uvarint(b); k <= 0 {
+			return nil, fmt.Errorf("%w: tag key", errFrame)
+		}
+		b = b[k:]
+		size, k := binary.Uvarint(b)
+		if k <= 0 || size > uint64(len(b)-k) {
+			return nil, fmt.Errorf("%w: tag size", errFrame)
+		}
+		b = b[k+int(size):]
+	}
+	return b, nil
+}
