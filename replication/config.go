@@ -104,8 +104,8 @@ type Config struct {
 	// tests inject faults with it.
 	Dialer func(ctx context.Context, network, host string) (net.Conn, error)
 	// NewLeaderEndPoint overrides how a follower reaches a leader (tests
-	// and simulations); nil connects a kgo client to the leader's
-	// inter-broker endpoint.
+	// and simulations); nil opens a blocking connection (wire/kclient)
+	// to the leader's inter-broker endpoint.
 	NewLeaderEndPoint func(leader fetcher.BrokerEndPoint) (fetcher.LeaderEndPoint, error)
 	// Scheduler runs AlterPartition sends off the request path; nil runs
 	// each in a goroutine. A simulation queues them to run when it likes.

@@ -34,8 +34,9 @@ const (
 // RemoteLeaderEndPoint): sessionless fetches (FINAL_EPOCH), each partition
 // with its CurrentLeaderEpoch and LastFetchedEpoch, and OffsetForLeaderEpoch
 // and ListOffsets as a replica. Send carries a request to the leader (a
-// kgo client pinned to it in the replica manager); the builders and
-// decoders are exported so a simulation can carry the requests itself.
+// blocking wire/kclient connection in the replica manager); the builders
+// and decoders are exported so a simulation can carry the requests
+// itself.
 type KafkaEndPoint struct {
 	Leader BrokerEndPoint
 	// ReplicaID is this replica's broker id, sent as the fetch's
