@@ -182,11 +182,7 @@ func (cn *conn) writeOut() {
 		}
 		cn.mu.Unlock()
 
-		if sock := cn.sock.Load(); sock != nil {
-			cn.writeFramesDirect(sock, batch)
-		} else {
-			cn.writeFrames(batch)
-		}
+		cn.writeFrames(batch)
 		if failure != nil {
 			// Close once what is queued before it is out (onTraffic).
 			cn.flushClose.Store(true)
@@ -241,25 +237,33 @@ func (cn *conn) wakeIfWanted() {
 	}
 }
 
-// writeFrames hands frames to gnet in chunks writev accepts. Writer only.
+// writeFrames writes frames out in order: on the lent socket when the
+// connection has one (sendfile.go), else handed to gnet in chunks writev
+// accepts. Writer only.
 func (cn *conn) writeFrames(frames []*outFrame) {
 	if len(frames) == 0 {
 		return
 	}
-	now := cn.srv.clock.Now()
 	var bufs [][]byte
 	for _, o := range frames {
 		if o.buf != nil {
 			bufs = append(bufs, o.buf)
+			o.buf = nil
 		}
 	}
-	for len(bufs) > 0 {
-		chunk := bufs[:min(len(bufs), maxIovecs)]
-		bufs = bufs[len(chunk):]
-		cn.writev(chunk)
+	failed := false
+	if sock := cn.sock.Load(); sock != nil {
+		failed = cn.writeLent(sock, bufs)
+	} else {
+		for len(bufs) > 0 {
+			chunk := bufs[:min(len(bufs), maxIovecs)]
+			bufs = bufs[len(chunk):]
+			cn.writev(chunk)
+		}
 	}
+	now := cn.srv.clock.Now()
 	for _, o := range frames {
-		cn.srv.metrics.RequestDone(o.key, o.version, now.Sub(o.received), false)
+		cn.srv.metrics.RequestDone(o.key, o.version, now.Sub(o.received), failed)
 	}
 	cn.finished(len(frames))
 }

@@ -251,20 +251,14 @@ func (cn *conn) sendFetch(o *outFrame) {
 	cn.finished(1)
 }
 
-// writeFramesDirect writes plain frames on the lent socket, in one
-// sendmsg(2) when the socket takes them all. Writer only.
-func (cn *conn) writeFramesDirect(sock *directSocket, frames []*outFrame) {
-	if len(frames) == 0 {
-		return
-	}
-	s := cn.srv
-	var bufs [][]byte
+// writeLent writes bufs, whole frames, on the lent socket, in one
+// sendmsg(2) when the socket takes them all, and gives them back to the
+// pool; it reports whether the write failed (the connection is then
+// closing). Writer only.
+func (cn *conn) writeLent(sock *directSocket, bufs [][]byte) bool {
 	size := 0
-	for _, o := range frames {
-		if o.buf != nil {
-			bufs = append(bufs, o.buf)
-			size += len(o.buf)
-		}
+	for _, b := range bufs {
+		size += len(b)
 	}
 	var err error
 	if size > 0 {
@@ -276,17 +270,10 @@ func (cn *conn) writeFramesDirect(sock *directSocket, frames []*outFrame) {
 			cn.directFailed(err, sent, size)
 		}
 	}
-	for _, o := range frames {
-		if o.buf != nil {
-			s.bufs.put(o.buf)
-			o.buf = nil
-		}
+	for _, b := range bufs {
+		cn.srv.bufs.put(b)
 	}
-	now := s.clock.Now()
-	for _, o := range frames {
-		s.metrics.RequestDone(o.key, o.version, now.Sub(o.received), err != nil)
-	}
-	cn.finished(len(frames))
+	return err != nil
 }
 
 // stall is how long a direct write may wait for the client to read:

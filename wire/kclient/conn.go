@@ -66,6 +66,7 @@ type Conn struct {
 	r        *bufio.Reader
 	versions map[int16][2]int16 // key → min, max the broker serves
 	corr     int32
+	wbuf     []byte // the request being written, reused: Write returns only when done with it
 
 	mu     sync.Mutex // nc and closed, for Close
 	nc     net.Conn
@@ -211,7 +212,8 @@ func (c *Conn) roundTrip(ctx context.Context, nc net.Conn, req kmsg.Request, tim
 	}
 	c.corr++
 	corr := c.corr
-	if _, err := nc.Write(c.fmtr.AppendRequest(nil, req, corr)); err != nil {
+	c.wbuf = c.fmtr.AppendRequest(c.wbuf[:0], req, corr)
+	if _, err := nc.Write(c.wbuf); err != nil {
 		return nil, err
 	}
 	frame, err := ReadFrame(c.r, c.cfg.MaxResponseBytes)
