@@ -23,6 +23,10 @@ func (r *ReplicaManager) newBrokerEndPoint(leader fetcher.BrokerEndPoint) (fetch
 		// replica.socket.timeout.ms: how long an answer may take beyond
 		// the fetch's own wait.
 		Timeout: time.Duration(r.cfg.ReplicaSocketTimeoutMs) * time.Millisecond,
+		// The fetcher appends an answer's records (CompleteFetch, a
+		// copy into the log) before it sends the next fetch, and keeps
+		// no slice of them.
+		ReuseResponseBuffer: true,
 	})
 	return &fetcher.KafkaEndPoint{
 		Leader:              leader,

@@ -51,7 +51,24 @@ type Config struct {
 	Timeout time.Duration
 	// MaxResponseBytes bounds an answer (default DefaultMaxResponseBytes).
 	MaxResponseBytes int32
+	// ReuseResponseBuffer reads each answer into the buffer the previous
+	// one was read into, when it fits, instead of a new one. The byte
+	// slices of an answer (a Fetch's records) then alias a buffer the
+	// next Request overwrites, so set it only when the caller is done
+	// with each answer before sending the next request, as a follower's
+	// fetcher is: it appends the records to its log (a copy into the
+	// page cache) and then fetches again. On that path a new buffer per
+	// answer was allocated and zeroed for every round trip and drove
+	// most of the follower's garbage collections.
+	ReuseResponseBuffer bool
 }
+
+// maxReusedResponseBuffer is the largest buffer a Conn keeps between
+// answers. Steady-state replication answers are tens of KiB; a catch-up's
+// are up to replica.fetch.response.max.bytes, and those are few and big
+// enough that allocating each costs little next to its copy, while
+// keeping one would pin megabytes on every idle connection.
+const maxReusedResponseBuffer = 1 << 20
 
 // Conn is a connection to one broker, dialed on first use and again after
 // any failure; requests are negotiated down to the versions the broker
@@ -67,6 +84,7 @@ type Conn struct {
 	versions map[int16][2]int16 // key → min, max the broker serves
 	corr     int32
 	wbuf     []byte // the request being written, reused: Write returns only when done with it
+	rbuf     []byte // the last answer's buffer, with Config.ReuseResponseBuffer
 
 	mu     sync.Mutex // nc and closed, for Close
 	nc     net.Conn
@@ -216,9 +234,16 @@ func (c *Conn) roundTrip(ctx context.Context, nc net.Conn, req kmsg.Request, tim
 	if _, err := nc.Write(c.wbuf); err != nil {
 		return nil, err
 	}
-	frame, err := ReadFrame(c.r, c.cfg.MaxResponseBytes)
+	var into []byte
+	if c.cfg.ReuseResponseBuffer {
+		into = c.rbuf
+	}
+	frame, err := ReadFrameInto(c.r, c.cfg.MaxResponseBytes, into)
 	if err != nil {
 		return nil, err
+	}
+	if c.cfg.ReuseResponseBuffer && cap(frame) <= maxReusedResponseBuffer {
+		c.rbuf = frame
 	}
 	if len(frame) < 4 {
 		return nil, fmt.Errorf("%w: %d byte answer", errFrame, len(frame))
@@ -240,8 +265,13 @@ func (c *Conn) drop(nc net.Conn) {
 	_ = nc.Close()
 }
 
-// ReadFrame reads one size-prefixed frame of at most max bytes.
-func ReadFrame(r io.Reader, max int32) ([]byte, error) {
+// ReadFrame reads one size-prefixed frame of at most max bytes into a new
+// buffer.
+func ReadFrame(r io.Reader, max int32) ([]byte, error) { return ReadFrameInto(r, max, nil) }
+
+// ReadFrameInto reads one size-prefixed frame of at most max bytes into
+// buf when it has the room, else into a new buffer.
+func ReadFrameInto(r io.Reader, max int32, buf []byte) ([]byte, error) {
 	var size [4]byte
 	if _, err := io.ReadFull(r, size[:]); err != nil {
 		return nil, err
@@ -250,7 +280,11 @@ func ReadFrame(r io.Reader, max int32) ([]byte, error) {
 	if n < 0 || n > max {
 		return nil, fmt.Errorf("%w: frame size %d (at most %d)", errFrame, n, max)
 	}
-	b := make([]byte, n)
+	b := buf[:0]
+	if cap(b) < int(n) {
+		b = make([]byte, n)
+	}
+	b = b[:n]
 	if _, err := io.ReadFull(r, b); err != nil {
 		return nil, err
 	}

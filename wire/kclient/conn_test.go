@@ -2,6 +2,7 @@ package kclient
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"net"
 	"strings"
@@ -200,5 +201,62 @@ func TestSilentAndOversizedBrokers(t *testing.T) {
 	defer big.Close()
 	if _, err := big.Request(context.Background(), listEnd("t")); !errors.Is(err, errFrame) {
 		t.Fatalf("oversized answer: %v, want a malformed-response error", err)
+	}
+}
+
+// With ReuseResponseBuffer every answer that fits is read into the
+// previous answer's buffer: a second fetch's records overwrite the first's
+// in place (the contract callers accept) and still decode right. Without
+// it each answer has a buffer of its own, so a kept answer stays intact.
+func TestReuseResponseBuffer(t *testing.T) {
+	_, addr := newCluster(t, 5)
+	for _, reuse := range []bool{true, false} {
+		c := New(Config{Addr: addr, ClientID: "test", ReuseResponseBuffer: reuse})
+		var first []byte
+		for i := range 3 {
+			resp, err := c.Request(context.Background(), fetchFrom("t", int64(i), 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fp := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+			if fp.HighWatermark != 5 || len(fp.RecordBatches) == 0 {
+				t.Fatalf("reuse=%v fetch %d: high watermark %d, %d record bytes", reuse, i, fp.HighWatermark, len(fp.RecordBatches))
+			}
+			// The first batch in each answer is the one at offset i.
+			if got := int64(binary.BigEndian.Uint64(fp.RecordBatches)); got != int64(i) {
+				t.Fatalf("reuse=%v fetch %d: first batch at offset %d", reuse, i, got)
+			}
+			if i == 0 {
+				first = fp.RecordBatches
+				continue
+			}
+			overwritten := int64(binary.BigEndian.Uint64(first)) != 0
+			if overwritten != reuse {
+				t.Fatalf("reuse=%v fetch %d: first answer's records overwritten = %v", reuse, i, overwritten)
+			}
+		}
+		_ = c.Close()
+	}
+}
+
+// ReadFrameInto reads into the given buffer when it has the room and
+// allocates otherwise; a frame over the limit fails before any read.
+func TestReadFrameInto(t *testing.T) {
+	frame := func(body string) *strings.Reader {
+		var b [4]byte
+		binary.BigEndian.PutUint32(b[:], uint32(len(body)))
+		return strings.NewReader(string(b[:]) + body)
+	}
+	buf := make([]byte, 0, 8)
+	got, err := ReadFrameInto(frame("abcd"), 100, buf)
+	if err != nil || string(got) != "abcd" || &got[0] != &buf[:1][0] {
+		t.Fatalf("small frame: %q, %v, reused %v", got, err, err == nil && &got[0] == &buf[:1][0])
+	}
+	got, err = ReadFrameInto(frame("0123456789"), 100, buf)
+	if err != nil || string(got) != "0123456789" || &got[0] == &buf[:1][0] {
+		t.Fatalf("big frame: %q, %v", got, err)
+	}
+	if _, err := ReadFrameInto(frame("0123456789"), 9, buf); !errors.Is(err, errFrame) {
+		t.Fatalf("frame over the limit: %v, want errFrame", err)
 	}
 }
