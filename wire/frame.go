@@ -3,6 +3,8 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // inbound is the part of gnet.Conn the frame splitter reads; an interface
@@ -20,31 +22,52 @@ type inbound interface {
 // anything is allocated for it, as Kafka's NetworkReceive checks
 // socket.request.max.bytes; an invalid size is an error and the caller
 // closes the connection. The frame is copied out because gnet reuses its
-// buffers once the callback returns.
-func readFrame(in inbound, maxBytes int32) ([]byte, error) {
+// buffers once the callback returns: into a buffer from pool when
+// framePooled allows it for the request's key (pooled is then true and
+// the caller gives it back), else into a new one.
+func readFrame(in inbound, maxBytes int32, pool *bufferPool) (frame []byte, pooled bool, err error) {
 	buffered := in.InboundBuffered()
 	if buffered < 4 {
-		return nil, nil
+		return nil, false, nil
 	}
 	prefix, err := in.Peek(4)
 	if err != nil {
-		return nil, fmt.Errorf("wire: peek size: %w", err)
+		return nil, false, fmt.Errorf("wire: peek size: %w", err)
 	}
 	size := int32(binary.BigEndian.Uint32(prefix))
 	switch {
 	case size < 0:
-		return nil, fmt.Errorf("%w: %d", ErrInvalidFrameSize, size)
+		return nil, false, fmt.Errorf("%w: %d", ErrInvalidFrameSize, size)
 	case size > maxBytes:
-		return nil, fmt.Errorf("%w: %d > %d", ErrFrameTooLarge, size, maxBytes)
+		return nil, false, fmt.Errorf("%w: %d > %d", ErrFrameTooLarge, size, maxBytes)
 	case buffered-4 < int(size):
-		return nil, nil
+		return nil, false, nil
+	}
+	if pool != nil && size >= 2 {
+		if head, err := in.Peek(6); err == nil && framePooled(int16(binary.BigEndian.Uint16(head[4:]))) {
+			frame, pooled = pool.get(int(size))[:size], true
+		}
+	}
+	if frame == nil {
+		frame = make([]byte, size)
 	}
 	if _, err := in.Discard(4); err != nil {
-		return nil, fmt.Errorf("wire: discard size: %w", err)
+		return nil, false, fmt.Errorf("wire: discard size: %w", err)
 	}
-	frame := make([]byte, size)
 	if n, err := in.Read(frame); err != nil || n != len(frame) {
-		return nil, fmt.Errorf("wire: read frame: %d of %d bytes: %v", n, len(frame), err)
+		if pooled {
+			pool.put(frame)
+		}
+		return nil, false, fmt.Errorf("wire: read frame: %d of %d bytes: %v", n, len(frame), err)
 	}
-	return frame, nil
+	return frame, pooled, nil
 }
+
+// framePooled reports whether a request of this key is read into a pooled
+// buffer, given back when its goroutine ends. kmsg decodes byte fields as
+// slices of the frame, so only a request whose handler is done with every
+// such slice when it returns may be pooled: Produce, whose records are
+// copied into the log (or refused) before its handler returns, and whose
+// frames are most of a broker's request bytes. Others (a JoinGroup's
+// protocol metadata, kept by the group) are left to the garbage collector.
+func framePooled(key int16) bool { return key == int16(kmsg.Produce) }

@@ -52,6 +52,9 @@ func FuzzFrame(f *testing.F) {
 		f.Add(seed(mc.req()))
 	}
 	f.Add(append(seed(kmsg.NewPtrApiVersionsRequest()), seed(av)...))
+	produce := kmsg.NewPtrProduceRequest()
+	produce.Version, produce.Acks = 9, -1
+	f.Add(seed(produce)) // a pooled frame
 	f.Add([]byte{0x7f, 0xff, 0xff, 0xff, 0})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
 	f.Add([]byte{0, 0, 0, 8, 0, 18, 0, 3, 0, 0, 0, 1})
@@ -59,9 +62,10 @@ func FuzzFrame(f *testing.F) {
 	apis := newAPITable(Services{Mirror: &mirrorStandIn{}})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := &memInbound{b: bytes.Clone(data)}
+		pool := &bufferPool{scribble: true}
 		for {
 			before := in.InboundBuffered()
-			frame, err := readFrame(in, maxBytes)
+			frame, pooled, err := readFrame(in, maxBytes, pool)
 			if err != nil {
 				if !errors.Is(err, ErrFrameTooLarge) && !errors.Is(err, ErrInvalidFrameSize) {
 					t.Fatalf("unexpected error %v", err)
@@ -81,7 +85,9 @@ func FuzzFrame(f *testing.F) {
 				}
 				return
 			}
-			if len(frame) > maxBytes || cap(frame) > maxBytes {
+			// A pooled frame's capacity is its size class's, at most 25%
+			// above its size.
+			if limit := maxBytes; len(frame) > limit || (!pooled && cap(frame) > limit) || cap(frame) > limit+limit/4 {
 				t.Fatalf("frame of %d bytes (cap %d) above the maximum", len(frame), cap(frame))
 			}
 			if before-in.InboundBuffered() != len(frame)+4 {
@@ -94,6 +100,9 @@ func FuzzFrame(f *testing.F) {
 				if r.kreq != nil {
 					_ = decodeBody(r.kreq, h.body)
 				}
+			}
+			if pooled {
+				pool.put(frame)
 			}
 		}
 	})

@@ -22,6 +22,10 @@ type request struct {
 	fallback bool         // ApiVersions at a version we do not serve: answer v0
 	err      error        // a failure found while reading the header
 	received time.Time
+	// pooledFrame is the request's frame when it came from the server's
+	// buffer pool (framePooled): hdr.body and kreq's byte fields are
+	// slices of it, so it goes back only when run ends.
+	pooledFrame []byte
 
 	// Kafka processes a connection's requests one at a time, in order
 	// (the protocol guide promises it, and producers rely on it for the
@@ -68,6 +72,9 @@ func (r *request) resolve(t *apiTable) {
 // run is the request's goroutine.
 func (r *request) run() {
 	cn, s := r.cn, r.cn.srv
+	if r.pooledFrame != nil {
+		defer s.bufs.put(r.pooledFrame)
+	}
 	out := &outFrame{key: r.hdr.key, version: r.hdr.version, received: r.received}
 	if r.err == nil && r.kreq != nil {
 		r.err = decodeBody(r.kreq, r.hdr.body)

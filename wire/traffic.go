@@ -43,7 +43,7 @@ func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
 			}
 			cn.wantWake.Store(false)
 		}
-		frame, err := readFrame(gc, s.cfg.SocketRequestMaxBytes)
+		frame, pooled, err := readFrame(gc, s.cfg.SocketRequestMaxBytes, &s.bufs)
 		if err != nil {
 			s.logger.Warn("closing connection: bad request frame",
 				"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener, "err", err)
@@ -55,7 +55,7 @@ func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
 		}
 		s.metrics.BytesIn(len(frame) + 4)
 		cn.touch()
-		cn.startRequest(frame)
+		cn.startRequest(frame, pooled)
 	}
 	cn.lastInbound = gc.InboundBuffered()
 	cn.inbound.Store(int64(cn.lastInbound))
@@ -71,7 +71,9 @@ func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
 // startRequest numbers the frame, reads its header and starts its
 // goroutine. A header that fails here still takes its place in the
 // sequence, so the connection closes after the responses before it.
-func (cn *conn) startRequest(frame []byte) {
+// pooled marks a frame from the server's buffer pool, given back when the
+// request's goroutine ends.
+func (cn *conn) startRequest(frame []byte, pooled bool) {
 	s := cn.srv
 	r := &request{
 		cn:       cn,
@@ -83,6 +85,9 @@ func (cn *conn) startRequest(frame []byte) {
 	cn.nextSeq++
 	cn.lastTurn = r.turn
 	cn.inflight.Add(1)
+	if pooled {
+		r.pooledFrame = frame
+	}
 	r.hdr, r.err = parseHeader(frame, requestFlexible)
 	if r.err == nil {
 		r.resolve(s.apis)
