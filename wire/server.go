@@ -31,7 +31,8 @@ type Server struct {
 	drainCh    chan struct{} // closed when Shutdown begins: parked requests answer now (reqctx.Draining)
 	nextConnID atomic.Uint64
 
-	bufs            bufferPool   // response buffers (bufpool.go)
+	bufs            bufferPool // response buffers (bufpool.go)
+	workers         *requestWorkers
 	sendfile        bool         // Fetch data may go out with sendfile (sendfile.go)
 	sendfileMin     int          // least file data a response needs for sendfile
 	directSends     atomic.Int64 // Fetch responses written with sendfile
@@ -84,6 +85,7 @@ func newServer(cfg Config, svc Services, logger *slog.Logger, metrics Metrics, a
 		s.sendfileMin = max(cfg.sendfileMin, 0)
 	}
 	s.baseCtx, s.cancelBase = context.WithCancel(context.Background())
+	s.workers = newRequestWorkers(s.baseCtx.Done())
 	return s
 }
 

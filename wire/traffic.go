@@ -95,7 +95,7 @@ func (cn *conn) startRequest(frame []byte, pooled bool) {
 	if r.err != nil {
 		cn.stopReading = true
 	}
-	go r.run()
+	s.workers.start(r)
 }
 
 // setReadPaused stops or resumes reading the socket. Pausing is re-applied
