@@ -38,8 +38,10 @@ const (
 	maxPooledBytes = 64 << 20
 )
 
-// bufferPool is one server's response buffers. There is no package-level
-// pool, so servers (and tests) do not share buffers or counters.
+// bufferPool is one server's response buffers, and its Produce request
+// frames (framePooled), which go back when their request ends. There is no
+// package-level pool, so servers (and tests) do not share buffers or
+// counters.
 type bufferPool struct {
 	mu     sync.Mutex
 	free   [numBufClass][][]byte // buffers of capacity bufClassSize(i), zero length

@@ -11,7 +11,7 @@ import (
 	"github.com/strait-io/strait/wire/reqctx"
 )
 
-// request is one framed request on its way through a goroutine: decode,
+// request is one framed request on its way through a worker: decode,
 // wait for its turn, handle, encode, queue the response.
 type request struct {
 	cn       *conn
@@ -69,7 +69,7 @@ func (r *request) resolve(t *apiTable) {
 	r.kreq.SetVersion(r.hdr.version)
 }
 
-// run is the request's goroutine.
+// run handles the request on its worker goroutine (workers.go).
 func (r *request) run() {
 	cn, s := r.cn, r.cn.srv
 	if r.pooledFrame != nil {

@@ -31,13 +31,13 @@ type Server struct {
 	drainCh    chan struct{} // closed when Shutdown begins: parked requests answer now (reqctx.Draining)
 	nextConnID atomic.Uint64
 
-	bufs            bufferPool // response buffers (bufpool.go)
-	workers         *requestWorkers
-	sendfile        bool         // Fetch data may go out with sendfile (sendfile.go)
-	sendfileMin     int          // least file data a response needs for sendfile
-	directSends     atomic.Int64 // Fetch responses written with sendfile
-	directFallbacks atomic.Int64 // sendfile-eligible responses the loop could not lend the socket for
-	socketsLent     atomic.Int64 // connections whose socket the loop lent to their writer
+	bufs            bufferPool      // response buffers and Produce frames (bufpool.go)
+	workers         *requestWorkers // the goroutines requests run on (workers.go)
+	sendfile        bool            // Fetch data may go out with sendfile (sendfile.go)
+	sendfileMin     int             // least file data a response needs for sendfile
+	directSends     atomic.Int64    // Fetch responses written with sendfile
+	directFallbacks atomic.Int64    // sendfile-eligible responses the loop could not lend the socket for
+	socketsLent     atomic.Int64    // connections whose socket the loop lent to their writer
 
 	mu        sync.Mutex
 	state     serverState
