@@ -30,7 +30,11 @@ import (
 // * v10: CurrentLeader and NodeEndpoints on NOT_LEADER_OR_FOLLOWER (KIP-951)
 // * v11, v12: no request change (KIP-890 transactions)
 
-func init() { register(api{key: 0, min: 3, max: 12, handle: (*Server).handleProduce}) }
+// The frame is pooled: the records are appended (copied) before the
+// handler returns.
+func init() {
+	register(api{key: 0, min: 3, max: 12, handle: (*Server).handleProduce, poolFrame: true})
+}
 
 func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ProduceRequest)

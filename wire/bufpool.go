@@ -39,7 +39,7 @@ const (
 )
 
 // bufferPool is one server's response buffers, and its Produce request
-// frames (framePooled), which go back when their request ends. There is no
+// frames (api.poolFrame), which go back when their request ends. There is no
 // package-level pool, so servers (and tests) do not share buffers or
 // counters.
 type bufferPool struct {

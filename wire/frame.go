@@ -3,8 +3,6 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // inbound is the part of gnet.Conn the frame splitter reads; an interface
@@ -23,14 +21,15 @@ type inbound interface {
 // socket.request.max.bytes; an invalid size is an error and the caller
 // closes the connection. The frame is copied out because gnet reuses its
 // buffers once the callback returns: into a buffer from pool when
-// framePooled allows it for the request's key (pooled is then true and
-// the caller gives it back), else into a new one.
-func readFrame(in inbound, maxBytes int32, pool *bufferPool) (frame []byte, pooled bool, err error) {
+// poolKey reports the request's key pools its frames (pooled is then true
+// and the caller gives it back), else into a new one.
+func readFrame(in inbound, maxBytes int32, pool *bufferPool, poolKey func(int16) bool) (frame []byte, pooled bool, err error) {
 	buffered := in.InboundBuffered()
 	if buffered < 4 {
 		return nil, false, nil
 	}
-	prefix, err := in.Peek(4)
+	// The size, and the key after it when buffered.
+	prefix, err := in.Peek(min(buffered, 6))
 	if err != nil {
 		return nil, false, fmt.Errorf("wire: peek size: %w", err)
 	}
@@ -43,10 +42,8 @@ func readFrame(in inbound, maxBytes int32, pool *bufferPool) (frame []byte, pool
 	case buffered-4 < int(size):
 		return nil, false, nil
 	}
-	if pool != nil && size >= 2 {
-		if head, err := in.Peek(6); err == nil && framePooled(int16(binary.BigEndian.Uint16(head[4:]))) {
-			frame, pooled = pool.get(int(size))[:size], true
-		}
+	if pool != nil && size >= 2 && poolKey(int16(binary.BigEndian.Uint16(prefix[4:6]))) {
+		frame, pooled = pool.get(int(size))[:size], true
 	}
 	if frame == nil {
 		frame = make([]byte, size)
@@ -62,12 +59,3 @@ func readFrame(in inbound, maxBytes int32, pool *bufferPool) (frame []byte, pool
 	}
 	return frame, pooled, nil
 }
-
-// framePooled reports whether a request of this key is read into a pooled
-// buffer, given back when its goroutine ends. kmsg decodes byte fields as
-// slices of the frame, so only a request whose handler is done with every
-// such slice when it returns may be pooled: Produce, whose records are
-// copied into the log (or refused) before its handler returns, and whose
-// frames are most of a broker's request bytes. Others (a JoinGroup's
-// protocol metadata, kept by the group) are left to the garbage collector.
-func framePooled(key int16) bool { return key == int16(kmsg.Produce) }

@@ -65,7 +65,7 @@ func FuzzFrame(f *testing.F) {
 		pool := &bufferPool{scribble: true}
 		for {
 			before := in.InboundBuffered()
-			frame, pooled, err := readFrame(in, maxBytes, pool)
+			frame, pooled, err := readFrame(in, maxBytes, pool, apis.poolsFrame)
 			if err != nil {
 				if !errors.Is(err, ErrFrameTooLarge) && !errors.Is(err, ErrInvalidFrameSize) {
 					t.Fatalf("unexpected error %v", err)

@@ -61,7 +61,7 @@ func produceOf(i int, size int) *kmsg.ProduceRequest {
 }
 
 // Produce frames come from the server's buffer pool and go back when
-// their request ends (framePooled): one request after another reuses the
+// their request ends (api.poolFrame): one request after another reuses the
 // same buffer, every record reaches the handler intact even though
 // released buffers are scribbled on, and nothing stays handed out. A
 // request still in its handler keeps its frame: a second one on another

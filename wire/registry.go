@@ -29,6 +29,13 @@ type api struct {
 	// key out of its table: not advertised, and refused like a key it
 	// does not know (the mirror RPCs without a MirrorService).
 	served func(Services) bool
+	// poolFrame reads the request into a buffer from the server's pool,
+	// given back when the request ends. kmsg decodes byte fields as
+	// slices of the frame, so only a handler done with every such slice
+	// when it returns may set it (Produce: its records are copied into
+	// the log). Others (a JoinGroup's metadata, kept by the group) leave
+	// their frames to the garbage collector.
+	poolFrame bool
 }
 
 // registry holds every API, filled by the init functions of the handler
@@ -99,3 +106,6 @@ func (t *apiTable) lookup(key int16) (api, bool) {
 	a, ok := t.byKey[key]
 	return a, ok
 }
+
+// poolsFrame reports whether key's requests are read into pooled buffers.
+func (t *apiTable) poolsFrame(key int16) bool { return t.byKey[key].poolFrame }

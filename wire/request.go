@@ -23,7 +23,7 @@ type request struct {
 	err      error        // a failure found while reading the header
 	received time.Time
 	// pooledFrame is the request's frame when it came from the server's
-	// buffer pool (framePooled): hdr.body and kreq's byte fields are
+	// buffer pool (api.poolFrame): hdr.body and kreq's byte fields are
 	// slices of it, so it goes back only when run ends.
 	pooledFrame []byte
 

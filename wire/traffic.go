@@ -43,7 +43,7 @@ func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
 			}
 			cn.wantWake.Store(false)
 		}
-		frame, pooled, err := readFrame(gc, s.cfg.SocketRequestMaxBytes, &s.bufs)
+		frame, pooled, err := readFrame(gc, s.cfg.SocketRequestMaxBytes, &s.bufs, s.apis.poolsFrame)
 		if err != nil {
 			s.logger.Warn("closing connection: bad request frame",
 				"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener, "err", err)
