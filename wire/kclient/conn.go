@@ -84,7 +84,7 @@ type Conn struct {
 	versions map[int16][2]int16 // key → min, max the broker serves
 	corr     int32
 	wbuf     []byte // the request being written, reused: Write returns only when done with it
-	rbuf     []byte // the last answer's buffer, with Config.ReuseResponseBuffer
+	rbuf     []byte // the last answer's buffer; only set with Config.ReuseResponseBuffer
 
 	mu     sync.Mutex // nc and closed, for Close
 	nc     net.Conn
@@ -234,11 +234,7 @@ func (c *Conn) roundTrip(ctx context.Context, nc net.Conn, req kmsg.Request, tim
 	if _, err := nc.Write(c.wbuf); err != nil {
 		return nil, err
 	}
-	var into []byte
-	if c.cfg.ReuseResponseBuffer {
-		into = c.rbuf
-	}
-	frame, err := ReadFrameInto(c.r, c.cfg.MaxResponseBytes, into)
+	frame, err := ReadFrameInto(c.r, c.cfg.MaxResponseBytes, c.rbuf) // rbuf is nil unless reused
 	if err != nil {
 		return nil, err
 	}
