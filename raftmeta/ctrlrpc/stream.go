@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -40,8 +41,11 @@ type StreamLayer struct {
 
 	raftConns chan net.Conn
 	closed    chan struct{}
-	closeOnce sync.Once
-	wg        sync.WaitGroup
+	// closedCtx is done once Close ran: it ends Dial's waits.
+	closedCtx   context.Context
+	closeDialer context.CancelFunc
+	closeOnce   sync.Once
+	wg          sync.WaitGroup
 
 	mu      sync.Mutex
 	pending map[net.Conn]struct{} // accepted, not yet classified
@@ -64,6 +68,7 @@ func NewStreamLayer(ln net.Listener, advertise net.Addr, dial Dialer, server *Se
 		closed:    make(chan struct{}),
 		pending:   map[net.Conn]struct{}{},
 	}
+	s.closedCtx, s.closeDialer = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go s.acceptLoop()
 	return s
@@ -148,6 +153,7 @@ func (s *StreamLayer) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		close(s.closed)
+		s.closeDialer()
 		err = s.ln.Close()
 		s.mu.Lock()
 		for c := range s.pending {
@@ -170,15 +176,45 @@ func (s *StreamLayer) Addr() net.Addr {
 	return s.ln.Addr()
 }
 
-// Dial implements raft.StreamLayer.
+// dialRetryInterval is how often Dial tries again a node that refuses the
+// connection.
+const dialRetryInterval = 100 * time.Millisecond
+
+// Dial implements raft.StreamLayer. A node that refuses the connection (its
+// process is down, the port closed) is tried again every
+// dialRetryInterval until timeout, so a refused dial waits like one to an
+// unreachable node instead of failing at once. The reason is hashicorp/raft's
+// replication goroutine: it sleeps 10ms·2^(failures-2), up to about 10s,
+// after each failed AppendEntries, so fast failures against a voter that is
+// down for 20s piled up that backoff, and the voter waited up to 10s after
+// it restarted before the leader sent it anything (it then joins the
+// cluster that much later). Now the attempt under way connects as soon as
+// the node listens again. Kafka's KRaft voters pull from the leader and
+// catch up the moment they start; this brings ours close to that. Closing
+// the stream layer ends the wait.
 func (s *StreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := context.AfterFunc(s.closedCtx, cancel)
+	defer stop()
 	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
+		var cancelTimeout context.CancelFunc
+		ctx, cancelTimeout = context.WithTimeout(ctx, timeout)
+		defer cancelTimeout()
 	}
-	return s.dial(ctx, "tcp", string(address))
+	for {
+		c, err := s.dial(ctx, "tcp", string(address))
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+			return c, err
+		}
+		t := time.NewTimer(dialRetryInterval)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		}
+	}
 }
 
 // prefixConn gives back the byte read to classify the connection.
