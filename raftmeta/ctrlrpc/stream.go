@@ -41,7 +41,8 @@ type StreamLayer struct {
 
 	raftConns chan net.Conn
 	closed    chan struct{}
-	// closedCtx is done once Close ran: it ends Dial's waits.
+	// closedCtx is done once Close ran: every Dial derives from it, so
+	// closing ends a dial and its waits.
 	closedCtx   context.Context
 	closeDialer context.CancelFunc
 	closeOnce   sync.Once
@@ -193,14 +194,11 @@ const dialRetryInterval = 100 * time.Millisecond
 // catch up the moment they start; this brings ours close to that. Closing
 // the stream layer ends the wait.
 func (s *StreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stop := context.AfterFunc(s.closedCtx, cancel)
-	defer stop()
+	ctx := s.closedCtx
 	if timeout > 0 {
-		var cancelTimeout context.CancelFunc
-		ctx, cancelTimeout = context.WithTimeout(ctx, timeout)
-		defer cancelTimeout()
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
 	}
 	for {
 		c, err := s.dial(ctx, "tcp", string(address))
