@@ -40,13 +40,13 @@ type StreamLayer struct {
 	logger    *slog.Logger
 
 	raftConns chan net.Conn
-	closed    chan struct{}
-	// closedCtx is done once Close ran: every Dial derives from it, so
-	// closing ends a dial and its waits.
-	closedCtx   context.Context
-	closeDialer context.CancelFunc
-	closeOnce   sync.Once
-	wg          sync.WaitGroup
+	// closed is done once Close ran. Accept and the accept loop watch its
+	// Done channel; every Dial derives from it, so closing ends a dial
+	// and its waits.
+	closed    context.Context
+	markClose context.CancelFunc
+	closeOnce sync.Once
+	wg        sync.WaitGroup
 
 	mu      sync.Mutex
 	pending map[net.Conn]struct{} // accepted, not yet classified
@@ -66,10 +66,9 @@ func NewStreamLayer(ln net.Listener, advertise net.Addr, dial Dialer, server *Se
 	s := &StreamLayer{
 		ln: ln, advertise: advertise, dial: dial, server: server, logger: logger,
 		raftConns: make(chan net.Conn),
-		closed:    make(chan struct{}),
 		pending:   map[net.Conn]struct{}{},
 	}
-	s.closedCtx, s.closeDialer = context.WithCancel(context.Background())
+	s.closed, s.markClose = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go s.acceptLoop()
 	return s
@@ -82,7 +81,7 @@ func (s *StreamLayer) acceptLoop() {
 		c, err := s.ln.Accept()
 		if err != nil {
 			select {
-			case <-s.closed:
+			case <-s.closed.Done():
 				return
 			default:
 			}
@@ -93,7 +92,7 @@ func (s *StreamLayer) acceptLoop() {
 			s.logger.Warn("controller listener accept failed", "err", err)
 			select {
 			case <-time.After(backoff):
-			case <-s.closed:
+			case <-s.closed.Done():
 				return
 			}
 			backoff = min(2*backoff, time.Second)
@@ -132,7 +131,7 @@ func (s *StreamLayer) classify(c net.Conn) {
 	}
 	select {
 	case s.raftConns <- &prefixConn{Conn: c, first: first[0], hasFirst: true}:
-	case <-s.closed:
+	case <-s.closed.Done():
 		c.Close()
 	}
 }
@@ -142,7 +141,7 @@ func (s *StreamLayer) Accept() (net.Conn, error) {
 	select {
 	case c := <-s.raftConns:
 		return c, nil
-	case <-s.closed:
+	case <-s.closed.Done():
 		return nil, net.ErrClosed
 	}
 }
@@ -153,8 +152,7 @@ func (s *StreamLayer) Accept() (net.Conn, error) {
 func (s *StreamLayer) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
-		close(s.closed)
-		s.closeDialer()
+		s.markClose()
 		err = s.ln.Close()
 		s.mu.Lock()
 		for c := range s.pending {
@@ -194,7 +192,7 @@ const dialRetryInterval = 100 * time.Millisecond
 // catch up the moment they start; this brings ours close to that. Closing
 // the stream layer ends the wait.
 func (s *StreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	ctx := s.closedCtx
+	ctx := s.closed
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
