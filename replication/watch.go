@@ -96,6 +96,13 @@ const (
 	numWatchKinds
 )
 
+// yieldsOnWake says whether a woken request of this kind lets the
+// goroutines already runnable go before it checks again
+// (yieldToConcurrentAppends). Only follower fetches do: for them it was
+// measured to carry more per round trip; for acks=all produces it made no
+// difference, and consumer fetches were not measured.
+func (k watchKind) yieldsOnWake() bool { return k == watchFollowerFetch }
+
 // partitionWatchers are a partition's parked requests, by kind.
 type partitionWatchers [numWatchKinds]watchers
 
@@ -162,7 +169,7 @@ func (r *ReplicaManager) await(ctx context.Context, kind watchKind, parts []*Par
 	for {
 		select {
 		case <-w.ch:
-			if kind == watchFollowerFetch {
+			if kind.yieldsOnWake() {
 				yieldToConcurrentAppends()
 			}
 			if tryComplete() {
