@@ -51,6 +51,10 @@ type Quorum struct {
 	raft   atomic.Pointer[raft.Raft]
 	synced atomic.Uint64 // the term whose entries the FSM is known to have applied
 
+	// commitNotices asks for a barrier after a committed write
+	// (commit_notice.go).
+	commitNotices chan struct{}
+
 	// stop ends the periodic controller work started by Start; ticks is
 	// done when it has.
 	stop  context.CancelFunc
@@ -69,7 +73,7 @@ func Open(cfg Config) (*Quorum, error) {
 	}
 	logger := cfg.Logger.With("component", "raftmeta", "node", cfg.NodeID)
 	cfg.Logger = logger
-	q := &Quorum{cfg: cfg, hlog: newHclog(logger, hclogLevel(cfg.RaftLogLevel.Level()))}
+	q := &Quorum{cfg: cfg, hlog: newHclog(logger, hclogLevel(cfg.RaftLogLevel.Level())), commitNotices: make(chan struct{}, 1)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -248,8 +252,9 @@ func (q *Quorum) Start(ctx context.Context) error {
 	q.raft.Store(r)
 	tctx, stop := context.WithCancel(context.Background())
 	q.stop = stop
-	q.ticks.Add(1)
+	q.ticks.Add(2)
 	go q.runTicks(tctx)
+	go q.runCommitNotices(tctx)
 	return nil
 }
 
@@ -530,6 +535,8 @@ func (l quorumLog) Propose(records []Record) <-chan error {
 	go func() {
 		err := raftError(f.Error())
 		if err == nil {
+			// Committed: let the other nodes know now.
+			l.q.noticeCommit()
 			if rerr, ok := f.Response().(error); ok {
 				err = rerr
 			}
