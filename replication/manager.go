@@ -39,6 +39,9 @@ type ReplicaManager struct {
 	loaded    bool
 
 	sessions *fetchSessionCache
+	// nudges end followers' parked fetches when a partition they have
+	// not fetched yet gets data (follower_nudge.go).
+	nudges followerNudges
 	// fetchers copy the partitions this node follows from their leaders.
 	fetchers       *fetcher.Manager
 	alterPartition *alterPartitionManager

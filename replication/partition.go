@@ -302,6 +302,7 @@ func (p *Partition) appendRecordsToLeader(buf []byte, origin record.AppendOrigin
 		// The log end offset moved even when the high watermark did not:
 		// follower long polls wait on it.
 		p.watchers.notifyAppend(hwMoved)
+		p.nudgeFollowersNotFetching()
 	}
 	return info, err
 }

@@ -145,6 +145,12 @@ func (pw *partitionWatchers) notifyHighWatermark() {
 // without registering) and once after, so a change that lands between the
 // two is not missed.
 func (r *ReplicaManager) await(ctx context.Context, kind watchKind, parts []*Partition, timeout time.Duration, tryComplete func() bool) bool {
+	return r.awaitWith(ctx, kind, parts, nil, timeout, tryComplete)
+}
+
+// awaitWith is await that also wakes on extra's notifications (nil:
+// none).
+func (r *ReplicaManager) awaitWith(ctx context.Context, kind watchKind, parts []*Partition, extra *watchers, timeout time.Duration, tryComplete func() bool) bool {
 	if tryComplete() {
 		return true
 	}
@@ -155,9 +161,15 @@ func (r *ReplicaManager) await(ctx context.Context, kind watchKind, parts []*Par
 	for _, p := range parts {
 		p.watchers[kind].add(w)
 	}
+	if extra != nil {
+		extra.add(w)
+	}
 	defer func() {
 		for _, p := range parts {
 			p.watchers[kind].remove(w)
+		}
+		if extra != nil {
+			extra.remove(w)
 		}
 	}()
 	if tryComplete() {
