@@ -228,7 +228,12 @@ func TestPipelinedBehindSendfile(t *testing.T) {
 	c.write(batch)
 
 	cn := theConn(t, s)
-	waitFor(t, 10*time.Second, "the two answers to queue behind the fetch", func() bool { return cn.queued(2) })
+	// The fetch's writer takes the writer role, then waits for the loop to
+	// lend it the socket before it counts a sendfile response: the two
+	// answers can queue behind it before that count moves.
+	waitFor(t, 10*time.Second, "the two answers to queue behind the fetch being sent", func() bool {
+		return cn.queued(2) && s.directSends.Load() > 0
+	})
 	if s.directSends.Load() != 1 {
 		t.Fatalf("%d responses sent with sendfile, want the fetch", s.directSends.Load())
 	}
