@@ -42,6 +42,7 @@ func (r *ReplicaManager) OnLeadershipChange(fn LeadershipListener) {
 func (r *ReplicaManager) ApplyDelta(d *raftmeta.Delta, img *raftmeta.Image) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer r.beginApplying()()
 	next := r.table.Load().clone()
 	var (
 		events  []leadershipEvent

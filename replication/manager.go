@@ -39,6 +39,9 @@ type ReplicaManager struct {
 	loaded    bool
 
 	sessions *fetchSessionCache
+	// applying is closed when the delta being applied is, nil between
+	// deltas (metadata_wait.go).
+	applying atomic.Pointer[chan struct{}]
 	// nudges end followers' parked fetches when a partition they have
 	// not fetched yet gets data (follower_nudge.go).
 	nudges followerNudges
@@ -114,6 +117,10 @@ func NewReplicaManager(cfg Config) (*ReplicaManager, error) {
 		Clock:       cfg.Clock,
 		Backoff:     time.Duration(cfg.ReplicaFetchBackoffMs) * time.Millisecond,
 		Logger:      r.logger,
+		// A follower answering a nudge while it applies the delta that
+		// assigned the nudged partition fetches again only once the
+		// partition is in its fetcher (follower_nudge.go).
+		AwaitMetadata: func(ctx context.Context) { r.awaitApplying(ctx) },
 	})
 	r.image.Store(raftmeta.EmptyImage())
 	r.table.Store(&partitionTable{byTP: map[storage.TopicPartition]*Partition{}, offline: map[storage.TopicPartition]error{}})

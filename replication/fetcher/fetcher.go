@@ -1,6 +1,7 @@
 package fetcher
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,6 +34,11 @@ type Config struct {
 	// Failed collects the partitions given up on; nil gives the fetcher
 	// its own set.
 	Failed *FailedPartitions
+	// AwaitMetadata, when set, runs before each round and waits for the
+	// metadata this broker is applying at that moment, if any, so the
+	// round carries the partitions it assigns (see replication's
+	// follower_nudge.go). It must return when ctx ends.
+	AwaitMetadata func(ctx context.Context)
 }
 
 // Fetcher copies partitions from one leader (Kafka's AbstractFetcherThread

@@ -23,6 +23,8 @@ type ManagerConfig struct {
 	Clock    clock.Clock
 	Backoff  time.Duration
 	Logger   *slog.Logger
+	// AwaitMetadata is each fetcher's Config.AwaitMetadata.
+	AwaitMetadata func(ctx context.Context)
 }
 
 // Manager keeps one Fetcher per leader broker (Kafka's
@@ -159,6 +161,8 @@ func (m *Manager) AddFetcherForPartitions(parts map[storage.TopicPartition]Initi
 				Backoff:  m.cfg.Backoff,
 				Logger:   m.cfg.Logger,
 				Failed:   &m.failed,
+
+				AwaitMetadata: m.cfg.AwaitMetadata,
 			})}
 			m.fetchers[id] = mf
 			if m.runCtx != nil {

@@ -10,6 +10,9 @@ import (
 // offset resets it asks for. It reports whether it sent a fetch; false
 // means there was nothing ready and the caller should wait.
 func (f *Fetcher) DoWork(ctx context.Context) bool {
+	if f.cfg.AwaitMetadata != nil {
+		f.cfg.AwaitMetadata(ctx)
+	}
 	if req := f.PollTruncation(); req != nil {
 		answers, err := f.ep.FetchEpochEndOffsets(ctx, req.Partitions)
 		if ctx.Err() != nil {

@@ -1,0 +1,110 @@
+package replication
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/raftmeta"
+)
+
+// maxApplyingWait bounds how long a request waits for a metadata delta
+// being applied (a stuck disk must not hold requests forever).
+const maxApplyingWait = 5 * time.Second
+
+// Why a request for a topic this broker does not know waits for a delta
+// being applied.
+//
+// Brokers apply a committed metadata record each on their own, and a new
+// topic's local logs take a few fsyncs per partition to create: 7-37 ms
+// for three partitions on our test machine, longer for more. A client
+// that learned of a new topic from a broker that was done already, or a
+// follower that was, then reached a leader still creating the logs, and
+// was told UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID): franz-go waits
+// 250 ms before producing again, and a follower backs the partition off
+// for replica.fetch.backoff.ms (1 s). Kafka has the same race. A broker
+// that is applying a delta when such a request arrives now finishes it
+// before it answers, since the delta is usually the very record the
+// client already knows of; a broker that is not applying anything answers
+// at once, as before.
+
+// beginApplying marks ApplyDelta under way until end is called.
+func (r *ReplicaManager) beginApplying() (end func()) {
+	ch := make(chan struct{})
+	r.applying.Store(&ch)
+	return func() {
+		r.applying.Store(nil)
+		close(ch)
+	}
+}
+
+// awaitApplying waits for the delta being applied, if any, and reports
+// whether there was one.
+func (r *ReplicaManager) awaitApplying(ctx context.Context) bool {
+	ch := r.applying.Load()
+	if ch == nil {
+		return false
+	}
+	t := time.NewTimer(maxApplyingWait)
+	defer t.Stop()
+	select {
+	case <-*ch:
+	case <-ctx.Done():
+	case <-t.C:
+	case <-r.done:
+	}
+	return true
+}
+
+// knowsTopics reports whether img has every topic (by id from Fetch v13,
+// else by name) and partition a request names.
+func knowsTopics(img *raftmeta.Image, byID bool, topics func(yield func(name string, id [16]byte, partitions int) bool)) bool {
+	known := true
+	topics(func(name string, id [16]byte, partitions int) bool {
+		var t *raftmeta.Topic
+		if byID {
+			t = img.TopicsByID[raftmeta.Uuid(id)]
+		} else {
+			t = img.Topics[name]
+		}
+		if t == nil || len(t.Partitions) < partitions {
+			known = false
+		}
+		return known
+	})
+	return known
+}
+
+// fetchTopics lists a Fetch request's topics with the highest partition
+// index it asks for, plus one.
+func fetchTopics(req *kmsg.FetchRequest) func(yield func(string, [16]byte, int) bool) {
+	return func(yield func(string, [16]byte, int) bool) {
+		for i := range req.Topics {
+			rt := &req.Topics[i]
+			n := 0
+			for _, p := range rt.Partitions {
+				n = max(n, int(p.Partition)+1)
+			}
+			if !yield(rt.Topic, rt.TopicID, n) {
+				return
+			}
+		}
+	}
+}
+
+// produceTopics is fetchTopics for a Produce request.
+func produceTopics(req *kmsg.ProduceRequest) func(yield func(string, [16]byte, int) bool) {
+	return func(yield func(string, [16]byte, int) bool) {
+		for i := range req.Topics {
+			rt := &req.Topics[i]
+			n := 0
+			for _, p := range rt.Partitions {
+				n = max(n, int(p.Partition)+1)
+			}
+			if !yield(rt.Topic, rt.TopicID, n) {
+				return
+			}
+		}
+	}
+}
