@@ -42,7 +42,8 @@ func (r *ReplicaManager) OnLeadershipChange(fn LeadershipListener) {
 func (r *ReplicaManager) ApplyDelta(d *raftmeta.Delta, img *raftmeta.Image) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	defer r.beginApplying()()
+	endApplying := r.beginApplying()
+	defer endApplying()
 	next := r.table.Load().clone()
 	var (
 		events  []leadershipEvent

@@ -60,15 +60,9 @@ func (r *ReplicaManager) fetchMessages(ctx context.Context, params *fetchParams,
 	last := results
 	// A follower's fetch also ends when it is nudged: one of its
 	// partitions not in this request got data (follower_nudge.go).
-	var nudge *followerNudge
-	var nudged uint64
-	var extra *watchers
-	if params.isFromFollower() {
-		nudge = r.nudges.of(params.replicaID)
-		nudged, extra = nudge.count.Load(), &nudge.parked
-	}
+	nudges := r.watchNudges(params)
 	tryComplete := func() bool {
-		if nudge != nil && nudge.count.Load() != nudged {
+		if nudges.nudged() {
 			last = r.readFromLog(params, parts, r.currentImage())
 			return true
 		}
@@ -84,7 +78,7 @@ func (r *ReplicaManager) fetchMessages(ctx context.Context, params *fetchParams,
 	if params.isFromFollower() {
 		kind = watchFollowerFetch
 	}
-	if r.awaitWith(ctx, kind, watched, extra, params.maxWait, tryComplete) {
+	if r.awaitWith(ctx, kind, watched, nudges.watchers(), params.maxWait, tryComplete) {
 		return last
 	}
 	// Expired: answer with what there is now (DelayedFetch.onComplete).

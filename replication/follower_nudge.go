@@ -64,6 +64,35 @@ func (f *followerNudges) of(id int32) *followerNudge {
 	return n
 }
 
+// nudgeWatch is one parked fetch's view of its follower's nudges: those
+// counted after seen end it. The zero value, for a consumer's fetch,
+// watches nothing.
+type nudgeWatch struct {
+	n    *followerNudge
+	seen uint64
+}
+
+// watchNudges starts watching the nudges of the follower sending params,
+// if it is one.
+func (r *ReplicaManager) watchNudges(params *fetchParams) nudgeWatch {
+	if !params.isFromFollower() {
+		return nudgeWatch{}
+	}
+	n := r.nudges.of(params.replicaID)
+	return nudgeWatch{n: n, seen: n.count.Load()}
+}
+
+// nudged reports whether the follower was nudged since the watch began.
+func (w nudgeWatch) nudged() bool { return w.n != nil && w.n.count.Load() != w.seen }
+
+// watchers is where the fetch parks to hear of nudges (nil: nowhere).
+func (w nudgeWatch) watchers() *watchers {
+	if w.n == nil {
+		return nil
+	}
+	return &w.n.parked
+}
+
 // nudge ends follower id's parked fetches.
 func (f *followerNudges) nudge(id int32) {
 	n := f.of(id)
