@@ -184,13 +184,15 @@ func (cn *conn) writeOut() {
 
 		cn.writeFrames(batch)
 		if failure != nil {
+			// Counted before the close is set in motion, so the
+			// request's metrics never trail the connection's close.
+			cn.srv.metrics.RequestDone(failure.key, failure.version, cn.srv.clock.Now().Sub(failure.received), true)
 			// Close once what is queued before it is out (onTraffic).
 			cn.flushClose.Store(true)
 			_ = cn.gc.Wake(nil)
 			for _, o := range dropped {
 				cn.release(o)
 			}
-			cn.srv.metrics.RequestDone(failure.key, failure.version, cn.srv.clock.Now().Sub(failure.received), true)
 			cn.finished(1 + len(dropped))
 		}
 		if fetch != nil {
