@@ -105,11 +105,12 @@ func (r *ReplicaManager) Fetch(ctx context.Context, req *kmsg.FetchRequest) *wir
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	out := &wire.FetchResult{Resp: resp}
 	img := r.currentImage()
-	if !knowsTopics(img, req.Version >= 13, fetchTopics(req)) && r.awaitApplying(ctx) {
-		img = r.currentImage()
-	}
 	params := r.fetchParams(req)
 	parts, forget := requestPartitions(req, img)
+	if !knowsFetchPartitions(img, parts) && r.awaitApplying(ctx) {
+		img = r.currentImage()
+		parts, forget = requestPartitions(req, img)
+	}
 	fc := r.sessions.newContext(req.Version, req.SessionID, req.SessionEpoch, params.isFromFollower(), parts, forget, img)
 	if fc.kind == sessionErrorContext {
 		resp.ErrorCode = fc.errCode

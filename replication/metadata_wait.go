@@ -57,54 +57,35 @@ func (r *ReplicaManager) awaitApplying(ctx context.Context) bool {
 	return true
 }
 
-// knowsTopics reports whether img has every topic (by id from Fetch v13,
-// else by name) and partition a request names.
-func knowsTopics(img *raftmeta.Image, byID bool, topics func(yield func(name string, id [16]byte, partitions int) bool)) bool {
-	known := true
-	topics(func(name string, id [16]byte, partitions int) bool {
-		var t *raftmeta.Topic
-		if byID {
-			t = img.TopicsByID[raftmeta.Uuid(id)]
-		} else {
-			t = img.Topics[name]
+// knowsFetchPartitions reports whether img has every partition a fetch
+// names (a topic id img lacks left parts' topic empty).
+func knowsFetchPartitions(img *raftmeta.Image, parts []fetchPartition) bool {
+	for i := range parts {
+		t := img.Topics[parts[i].topic]
+		if t == nil || int(parts[i].partition) >= len(t.Partitions) {
+			return false
 		}
-		if t == nil || len(t.Partitions) < partitions {
-			known = false
-		}
-		return known
-	})
-	return known
+	}
+	return true
 }
 
-// fetchTopics lists a Fetch request's topics with the highest partition
-// index it asks for, plus one.
-func fetchTopics(req *kmsg.FetchRequest) func(yield func(string, [16]byte, int) bool) {
-	return func(yield func(string, [16]byte, int) bool) {
-		for i := range req.Topics {
-			rt := &req.Topics[i]
-			n := 0
-			for _, p := range rt.Partitions {
-				n = max(n, int(p.Partition)+1)
-			}
-			if !yield(rt.Topic, rt.TopicID, n) {
-				return
+// knowsProducePartitions reports whether img has every partition a
+// produce names (by topic id from v13, else by name).
+func knowsProducePartitions(img *raftmeta.Image, req *kmsg.ProduceRequest) bool {
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		t := img.Topics[rt.Topic]
+		if req.Version >= 13 {
+			t = img.TopicsByID[raftmeta.Uuid(rt.TopicID)]
+		}
+		if t == nil {
+			return false
+		}
+		for j := range rt.Partitions {
+			if int(rt.Partitions[j].Partition) >= len(t.Partitions) {
+				return false
 			}
 		}
 	}
-}
-
-// produceTopics is fetchTopics for a Produce request.
-func produceTopics(req *kmsg.ProduceRequest) func(yield func(string, [16]byte, int) bool) {
-	return func(yield func(string, [16]byte, int) bool) {
-		for i := range req.Topics {
-			rt := &req.Topics[i]
-			n := 0
-			for _, p := range rt.Partitions {
-				n = max(n, int(p.Partition)+1)
-			}
-			if !yield(rt.Topic, rt.TopicID, n) {
-				return
-			}
-		}
-	}
+	return true
 }
