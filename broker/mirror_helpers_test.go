@@ -3,7 +3,6 @@ package broker_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"testing"
 	"time"
@@ -157,18 +156,6 @@ func errName(code int16) string {
 		return ""
 	}
 	return mirrormsg.TypedErrorForCode(code).Message
-}
-
-// deadAddr is a loopback address nothing listens on.
-func deadAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // waitUntil polls cond every 20 ms until it holds or timeout.

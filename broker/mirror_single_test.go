@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strait-io/strait/broker/brokertest"
+	"github.com/strait-io/strait/broker/brokertest/faultnet"
 	"github.com/strait-io/strait/mirror/admin"
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta"
@@ -103,7 +104,7 @@ func TestMirrorSingleNode(t *testing.T) {
 			}
 		}},
 		{"UnreachableSource", func(t *testing.T) {
-			if err := adm.CreateMirror(ctx, "dead", map[string]string{"bootstrap.servers": deadAddr(t)}); err != nil {
+			if err := adm.CreateMirror(ctx, "dead", map[string]string{"bootstrap.servers": faultnet.RefusedAddr(t)}); err != nil {
 				t.Fatalf("CreateMirror: %v", err)
 			}
 			req := mirrormsg.NewPtrStartMirrorTopicsRequest()

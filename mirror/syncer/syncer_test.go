@@ -2,26 +2,14 @@ package syncer
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/strait-io/strait/broker/brokertest/faultnet"
 	"github.com/strait-io/strait/raftmeta"
 )
-
-// deadAddr is a loopback address nothing listens on.
-func deadAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
 
 // mirrorImage is an image with mirror m1 (configs cfgs) mirroring topic
 // orders and pausing topic paused.
@@ -41,12 +29,12 @@ func mirrorImage(cfgs map[string]string) *raftmeta.Image {
 // does not keep the others from running.
 func TestStepsFailIndependently(t *testing.T) {
 	opts := []kgo.Opt{kgo.RetryTimeout(50 * time.Millisecond), kgo.RequestRetries(0)}
-	src, err := kgo.NewClient(append(opts, kgo.SeedBrokers(deadAddr(t)))...)
+	src, err := kgo.NewClient(append(opts, kgo.SeedBrokers(faultnet.RefusedAddr(t)))...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	dst, err := kgo.NewClient(append(opts, kgo.SeedBrokers(deadAddr(t)))...)
+	dst, err := kgo.NewClient(append(opts, kgo.SeedBrokers(faultnet.RefusedAddr(t)))...)
 	if err != nil {
 		t.Fatal(err)
 	}

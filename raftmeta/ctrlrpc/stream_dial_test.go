@@ -8,20 +8,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-)
 
-// closedPort returns a loopback address nothing listens on: a port the
-// kernel handed out and that was released again, so dials are refused.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
+	"github.com/strait-io/strait/broker/brokertest/faultnet"
+)
 
 func newDialOnlyLayer(t *testing.T) *StreamLayer {
 	t.Helper()
@@ -54,7 +43,7 @@ func dialAsync(s *StreamLayer, addr string, timeout time.Duration) <-chan dialRe
 // and adding to hashicorp/raft's replication backoff.
 func TestDialWaitsForRefusingNode(t *testing.T) {
 	s := newDialOnlyLayer(t)
-	addr := closedPort(t)
+	addr := faultnet.RefusedAddr(t)
 	res := dialAsync(s, addr, 10*time.Second)
 
 	select {
@@ -83,7 +72,7 @@ func TestDialWaitsForRefusingNode(t *testing.T) {
 func TestDialRefusedUntilTimeout(t *testing.T) {
 	s := newDialOnlyLayer(t)
 	began := time.Now()
-	r := <-dialAsync(s, closedPort(t), 500*time.Millisecond)
+	r := <-dialAsync(s, faultnet.RefusedAddr(t), 500*time.Millisecond)
 	if r.err == nil {
 		r.c.Close()
 		t.Fatal("dial to a closed port succeeded")
@@ -101,7 +90,7 @@ func TestDialRefusedUntilTimeout(t *testing.T) {
 // the transport's timeout.
 func TestDialEndsOnClose(t *testing.T) {
 	s := newDialOnlyLayer(t)
-	res := dialAsync(s, closedPort(t), time.Minute)
+	res := dialAsync(s, faultnet.RefusedAddr(t), time.Minute)
 	time.Sleep(3 * dialRetryInterval)
 	closed := time.Now()
 	s.Close()
