@@ -291,6 +291,7 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		HighWatermarkCheckpointIntervalMs: cfg.Cluster.ReplicaHighWatermarkCheckpointIntervalMs,
 		ControllerChannel:                 raftmeta.ControllerChannel{Sender: n.ctrlClient},
 		BrokerEpoch:                       n.brokerEpoch,
+		CatchUpMetadata:                   n.quorum.CatchUp,
 		InterBrokerListener:               cfg.InterBrokerListenerName,
 		Dialer:                            n.opts.Dialer,
 		ReplicaLagTimeMaxMs:               cfg.Cluster.ReplicaLagTimeMaxMs,

@@ -36,6 +36,8 @@ func (c clusterView) NodeID() int32          { return c.n.cfg.NodeID }
 func (c clusterView) Image() *raftmeta.Image { return c.n.quorum.Image() }
 func (c clusterView) ControllerID() int32    { return c.n.quorum.LeaderID() }
 
+func (c clusterView) CatchUpMetadata(ctx context.Context) bool { return c.n.quorum.CatchUp(ctx) }
+
 // AutoCreateTopics creates missing topics with the broker defaults when
 // auto.create.topics.enable is on (Kafka's AutoTopicCreationManager). It
 // returns once the controller committed them, and the records are applied

@@ -22,6 +22,9 @@ type FSM struct {
 	clusterID string
 
 	img atomic.Pointer[Image]
+	// applied is the raft index of the last command applied and
+	// published (Quorum.CatchUp waits on it).
+	applied appliedMark
 
 	// notifyMu is held while an image is published and its subscribers
 	// called, and by Subscribe: a subscriber is either called for a delta or
@@ -104,6 +107,8 @@ func (f *FSM) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
 	}
+	// Even a dropped batch is done with: nothing more will come of it.
+	defer f.applied.advance(l.Index)
 	records, err := DecodeBatch(l.Data)
 	if err != nil {
 		f.logger.Error("dropping undecodable metadata batch", "index", l.Index, "err", err)
@@ -142,6 +147,8 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return fmt.Errorf("raftmeta: restore snapshot: it belongs to cluster %q, this node to %q", img.ClusterID, f.clusterID)
 	}
 	f.publish(diffImages(f.img.Load(), img), img)
+	// The snapshot holds every command up to the last it applied.
+	f.applied.advance(img.Offset)
 	return nil
 }
 

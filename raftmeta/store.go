@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -22,6 +23,10 @@ import (
 // log's), 0x02 + key for stable values.
 type Store struct {
 	db *pebble.DB
+
+	// lastCommand is the index of the newest LogCommand entry stored or
+	// being stored, 0 when unknown (see LastCommand).
+	lastCommand atomic.Uint64
 
 	mu     sync.RWMutex
 	closed bool
@@ -150,6 +155,11 @@ func (s *Store) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l})
 
 // StoreLogs implements raft.LogStore: all entries in one synced batch.
 func (s *Store) StoreLogs(logs []*raft.Log) error {
+	for _, l := range logs {
+		if l.Type == raft.LogCommand {
+			s.noteCommand(l.Index)
+		}
+	}
 	return s.read(func() error {
 		b := s.db.NewBatch()
 		defer b.Close()
@@ -167,10 +177,32 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 	})
 }
 
+// LastCommand is the index of the newest LogCommand entry this node
+// stored, or is storing: CatchUp waits for the FSM to reach it. It is 0
+// after a restart until a command arrives, and after the entry was
+// deleted; both only mean nothing to wait for.
+func (s *Store) LastCommand() uint64 { return s.lastCommand.Load() }
+
+// noteCommand raises lastCommand to i.
+func (s *Store) noteCommand(i uint64) {
+	for {
+		lc := s.lastCommand.Load()
+		if i <= lc || s.lastCommand.CompareAndSwap(lc, i) {
+			return
+		}
+	}
+}
+
 // DeleteRange implements raft.LogStore: removes [min, max], inclusive.
 func (s *Store) DeleteRange(minIdx, maxIdx uint64) error {
 	if minIdx > maxIdx {
 		return nil
+	}
+	if lc := s.lastCommand.Load(); minIdx <= lc && lc <= maxIdx {
+		// Truncated (a conflicting suffix) or compacted away: which
+		// command came before is not worth a scan, and 0 only makes
+		// CatchUp wait less.
+		s.lastCommand.CompareAndSwap(lc, 0)
 	}
 	end := logUpper
 	if maxIdx < math.MaxUint64 {

@@ -92,6 +92,8 @@ func (v clusterView) Image() *raftmeta.Image {
 	return v.c.img
 }
 func (v clusterView) ControllerID() int32 { return 1 }
+
+func (v clusterView) CatchUpMetadata(context.Context) bool { return false }
 func (v clusterView) AutoCreateTopics(context.Context, []string) map[string]int16 {
 	return nil
 }

@@ -94,6 +94,11 @@ type Config struct {
 	// controller. Nil: ISR changes stay pending (a single-node broker
 	// never proposes one).
 	ControllerChannel ControllerChannel
+	// CatchUpMetadata waits, bounded, until the metadata records this
+	// broker has received are applied, reporting whether there were any
+	// (raftmeta.Quorum.CatchUp); nil waits only for a delta ApplyDelta is
+	// applying.
+	CatchUpMetadata func(ctx context.Context) bool
 	// BrokerEpoch returns this broker's epoch from its registration, sent
 	// in fetches (ReplicaState.Epoch) and AlterPartition; nil sends -1.
 	BrokerEpoch func() int64

@@ -107,7 +107,7 @@ func (r *ReplicaManager) Fetch(ctx context.Context, req *kmsg.FetchRequest) *wir
 	img := r.currentImage()
 	params := r.fetchParams(req)
 	parts, forget := requestPartitions(req, img)
-	if !knowsFetchPartitions(img, parts) && r.awaitApplying(ctx) {
+	if !knowsFetchPartitions(img, parts) && r.awaitMetadata(ctx) {
 		img = r.currentImage()
 		parts, forget = requestPartitions(req, img)
 	}

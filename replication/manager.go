@@ -120,7 +120,7 @@ func NewReplicaManager(cfg Config) (*ReplicaManager, error) {
 		// A follower answering a nudge while it applies the delta that
 		// assigned the nudged partition fetches again only once the
 		// partition is in its fetcher (follower_nudge.go).
-		AwaitMetadata: func(ctx context.Context) { r.awaitApplying(ctx) },
+		AwaitMetadata: func(ctx context.Context) { r.awaitMetadata(ctx) },
 	})
 	r.image.Store(raftmeta.EmptyImage())
 	r.table.Store(&partitionTable{byTP: map[storage.TopicPartition]*Partition{}, offline: map[storage.TopicPartition]error{}})

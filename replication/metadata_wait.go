@@ -27,7 +27,16 @@ const maxApplyingWait = 5 * time.Second
 // that is applying a delta when such a request arrives now finishes it
 // before it answers, since the delta is usually the very record the
 // client already knows of; a broker that is not applying anything answers
-// at once, as before.
+// at once, as before. A broker that has received the record but not yet
+// learned it committed waits for it as well (raftmeta's CatchUp).
+
+// awaitMetadata waits for the metadata records this broker has received
+// but not applied (CatchUpMetadata), then for a delta being applied, and
+// reports whether there was either.
+func (r *ReplicaManager) awaitMetadata(ctx context.Context) bool {
+	received := r.cfg.CatchUpMetadata != nil && r.cfg.CatchUpMetadata(ctx)
+	return r.awaitApplying(ctx) || received
+}
 
 // beginApplying marks ApplyDelta under way until end is called.
 func (r *ReplicaManager) beginApplying() (end func()) {

@@ -2,6 +2,7 @@ package replication
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,5 +58,32 @@ func TestUnknownTopicWaitsForTheDeltaBeingApplied(t *testing.T) {
 	}
 	if el := time.Since(start); el > 5*time.Second {
 		t.Fatalf("unknown topics with no delta under way took %v", el)
+	}
+}
+
+// TestUnknownTopicCatchesUpOnReceivedMetadata: a produce or fetch naming a
+// topic the broker does not know first lets the broker apply metadata it
+// has received (Config.CatchUpMetadata), and is then served.
+func TestUnknownTopicCatchesUpOnReceivedMetadata(t *testing.T) {
+	var h *harness
+	var received atomic.Bool
+	received.Store(true)
+	h = newHarness(t, func(c *Config) {
+		c.CatchUpMetadata = func(context.Context) bool {
+			if !received.CompareAndSwap(true, false) {
+				return false
+			}
+			h.createTopic("late", topicSpec{}) // applies the received record
+			return true
+		}
+	})
+	if sp := h.produce(1, "late", 0, h.batch("x", 1)); sp.ErrorCode != 0 || sp.BaseOffset != 0 {
+		t.Fatalf("produce to a topic in received metadata: error %d base offset %d", sp.ErrorCode, sp.BaseOffset)
+	}
+	if got := decodeFetch(t, h.fetch(fetchReq(12, fp("late", 0, 0)))); got[0].ErrorCode != 0 {
+		t.Fatalf("fetch of the caught-up topic: error %d", got[0].ErrorCode)
+	}
+	if sp := h.produce(1, "never", 0, h.batch("y", 1)); sp.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("produce to a topic nobody created: error %d", sp.ErrorCode)
 	}
 }

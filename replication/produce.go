@@ -54,7 +54,7 @@ type producePending struct {
 func (r *ReplicaManager) Produce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	img := r.currentImage()
-	if !knowsProducePartitions(img, req) && r.awaitApplying(ctx) {
+	if !knowsProducePartitions(img, req) && r.awaitMetadata(ctx) {
 		img = r.currentImage()
 	}
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(req.Topics))

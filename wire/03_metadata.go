@@ -55,6 +55,12 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if !all {
+		// A topic this broker does not know may be in metadata it has
+		// received but not yet applied: a client that just created it
+		// would otherwise be told it is unknown (see raftmeta's CatchUp).
+		if namesUnknownTopic(img, req) && s.svc.Cluster.CatchUpMetadata(ctx) {
+			img = s.svc.Cluster.Image()
+		}
 		if missing := s.missingTopics(img, req); len(missing) > 0 && (req.AllowAutoTopicCreation || req.Version < 4) {
 			s.svc.Cluster.AutoCreateTopics(ctx, missing)
 			img = s.svc.Cluster.Image()
@@ -163,6 +169,24 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 		addTopic(t)
 	}
 	return resp, nil
+}
+
+// namesUnknownTopic reports whether req names a topic, by name or by id,
+// that img lacks.
+func namesUnknownTopic(img *raftmeta.Image, req *kmsg.MetadataRequest) bool {
+	for _, rt := range req.Topics {
+		switch {
+		case rt.Topic != nil && *rt.Topic != "":
+			if _, ok := img.Topics[*rt.Topic]; !ok {
+				return true
+			}
+		case rt.TopicID != [16]byte{}:
+			if _, ok := img.TopicsByID[raftmeta.Uuid(rt.TopicID)]; !ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // missingTopics lists the valid, named topics of req not in img.

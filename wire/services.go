@@ -37,6 +37,10 @@ type ClusterView interface {
 	Image() *raftmeta.Image
 	// ControllerID is the active controller's node id, -1 if unknown.
 	ControllerID() int32
+	// CatchUpMetadata waits, bounded, until the metadata records this
+	// broker has received are applied to Image, and reports whether there
+	// were any (Metadata calls it before calling a topic unknown).
+	CatchUpMetadata(ctx context.Context) bool
 	// AutoCreateTopics creates the named topics with the broker defaults
 	// when auto.create.topics.enable is on, returning an error code per
 	// topic (0 created or already present). Metadata and Produce call it.
