@@ -131,7 +131,15 @@ func newCrashRun(w *crashWorkload, crashAt int, seeds []uint64) *crashRun {
 		versions: [][]crashBatch{nil},
 		seqs:     map[int64]int32{},
 	}
-	r.fs = newCrashFS(vfs.NewMem(), crashAt, seeds)
+	// The log directory exists, durably, as LogManager leaves it: the
+	// partition directory is then created the way a broker creates it,
+	// its syncs in the task Open schedules (run inline here), so crash
+	// points fall between them (new_dir.go).
+	mem := vfs.NewMem()
+	if err := vfs.MkdirAllDurable(mem, filepath.Dir(r.dir)); err != nil {
+		panic(err)
+	}
+	r.fs = newCrashFS(mem, crashAt, seeds)
 	r.fs.onCrash = func() {
 		r.crashedIn = r.step
 		l := r.log

@@ -102,7 +102,10 @@ func (l *Log) flushUpTo(target int64) error {
 	// Everything appended up to now is covered, not just target: that is
 	// what lets waiting appenders share this fsync.
 	goal := l.logEndOffset()
-	err := l.syncSegments(from, goal)
+	err := l.syncNewDirs()
+	if err == nil {
+		err = l.syncSegments(from, goal)
+	}
 
 	f.mu.Lock()
 	f.flushing = false
@@ -148,6 +151,9 @@ func (l *Log) syncSegments(from, to int64) error {
 
 // flushAllLocked flushes every segment; used by Close. mu is held.
 func (l *Log) flushAllLocked() error {
+	if err := l.syncNewDirs(); err != nil {
+		return l.fail("flush", err)
+	}
 	for _, s := range l.segs() {
 		if err := s.flush(); err != nil {
 			return l.fail("flush", err)

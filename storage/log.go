@@ -113,6 +113,9 @@ type Log struct {
 	logEnd atomic.Pointer[logEndPosition]
 
 	flush flusher
+	// newDir is what a partition directory this process created still
+	// owes before it is durable (new_dir.go).
+	newDir newDirState
 }
 
 // pendingDelete is a segment renamed to .deleted, whose files are removed
@@ -284,7 +287,7 @@ func (l *Log) Close() error {
 		return nil
 	}
 	if f := l.failed.Load(); f != nil {
-		l.closed.Store(true)
+		l.markClosed()
 		l.closeFiles(false)
 		return f
 	}
@@ -301,7 +304,7 @@ func (l *Log) Close() error {
 	if err := l.producers.TakeSnapshot(); err != nil {
 		errs = append(errs, err)
 	}
-	l.closed.Store(true)
+	l.markClosed()
 	errs = append(errs, l.closeFiles(len(errs) == 0))
 	return errors.Join(errs...)
 }
@@ -327,5 +330,5 @@ func (l *Log) closeFiles(clean bool) error {
 func (l *Log) abandon() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.closed.Store(true)
+	l.markClosed()
 }

@@ -31,9 +31,12 @@ func ParseTopicID(s string) (TopicID, error) {
 
 // writePartitionMetadata writes partition.metadata as Kafka's
 // PartitionMetadataFile does: "version: 0\ntopic_id: <id>\n", atomically.
-func writePartitionMetadata(fsys vfs.FS, dir string, id TopicID) error {
-	data := fmt.Sprintf("version: 0\ntopic_id: %s\n", id)
-	return vfs.WriteFileAtomic(fsys, dir, PartitionMetadataFile, []byte(data))
+func writePartitionMetadata(fsys vfs.FS, dir string, id TopicID, syncDir bool) error {
+	data := []byte(fmt.Sprintf("version: 0\ntopic_id: %s\n", id))
+	if !syncDir {
+		return vfs.WriteFileRenamed(fsys, dir, PartitionMetadataFile, data)
+	}
+	return vfs.WriteFileAtomic(fsys, dir, PartitionMetadataFile, data)
 }
 
 // readPartitionMetadata returns the topic id in dir's partition.metadata, or

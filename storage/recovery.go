@@ -56,7 +56,7 @@ func (r *RecoveryReport) String() string {
 // load opens the files of the partition directory and recovers the log
 // (Kafka's LogLoader.load).
 func (l *Log) load(o Options) (*RecoveryReport, error) {
-	if err := vfs.MkdirAllDurable(l.fsys, l.dir); err != nil {
+	if err := l.makeDir(); err != nil {
 		return nil, err
 	}
 	if err := l.loadTopicID(); err != nil {
@@ -84,8 +84,10 @@ func (l *Log) load(o Options) (*RecoveryReport, error) {
 			return nil, err
 		}
 		segs = append(segs, s)
-		if err := l.fsys.SyncDir(l.dir); err != nil {
-			return nil, err
+		if !l.newDir.unsynced.Load() {
+			if err := l.fsys.SyncDir(l.dir); err != nil {
+				return nil, err
+			}
 		}
 	}
 	l.setSegments(segs)
@@ -105,6 +107,13 @@ func (l *Log) load(o Options) (*RecoveryReport, error) {
 	recoveryPoint := o.RecoveryPoint
 	if !o.HadCleanShutdown {
 		if err := l.recoverSegments(o.RecoveryPoint, rep); err != nil {
+			return nil, err
+		}
+		// The process that crashed may have created the directory
+		// and never flushed it (new_dir.go); recovery now calls it
+		// durable, so its entries must be.
+		l.newDir.unsynced.Store(true)
+		if err := l.syncNewDirs(); err != nil {
 			return nil, err
 		}
 		// Every recovered segment was flushed, and those before them were
@@ -151,6 +160,10 @@ func (l *Log) load(o Options) (*RecoveryReport, error) {
 	l.refreshFirstUnstable()
 	l.lastFlushMs = nowMs
 
+	if l.newDir.unsynced.Load() {
+		l.scheduler.Go(l.settleNewDir)
+	}
+
 	rep.LogStartOffset, rep.LogEndOffset = l.logStartOffset.Load(), leo
 	if rep.Lost() {
 		l.logger.Warn("recovery dropped data", "report", rep.String())
@@ -165,7 +178,11 @@ func (l *Log) loadTopicID() error {
 	}
 	switch {
 	case onDisk.IsZero() && !l.topicID.IsZero():
-		return writePartitionMetadata(l.fsys, l.dir, l.topicID)
+		if l.newDir.unsynced.Load() {
+			l.newDir.topicIDPending = true // written by syncNewDirs
+			return nil
+		}
+		return writePartitionMetadata(l.fsys, l.dir, l.topicID, true)
 	case !onDisk.IsZero() && !l.topicID.IsZero() && onDisk != l.topicID:
 		return fmt.Errorf("%s holds topic id %s, not %s", PartitionMetadataFile, onDisk, l.topicID)
 	case !onDisk.IsZero():

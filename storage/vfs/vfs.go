@@ -80,6 +80,17 @@ func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 // (leader-epoch-checkpoint, recovery-point-offset-checkpoint) are written this
 // way.
 func WriteFileAtomic(fsys FS, dir, name string, data []byte) error {
+	if err := WriteFileRenamed(fsys, dir, name, data); err != nil {
+		return err
+	}
+	return fsys.SyncDir(dir)
+}
+
+// WriteFileRenamed is WriteFileAtomic without the directory sync: the
+// content is durable before the name points at it, so a crash leaves the
+// old file or the whole new one, but the new name itself is durable only
+// once the caller syncs dir.
+func WriteFileRenamed(fsys FS, dir, name string, data []byte) error {
 	tmp := join(dir, name+".tmp")
 	f, err := fsys.Create(tmp)
 	if err != nil {
@@ -96,10 +107,7 @@ func WriteFileAtomic(fsys FS, dir, name string, data []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := fsys.Rename(tmp, join(dir, name)); err != nil {
-		return err
-	}
-	return fsys.SyncDir(dir)
+	return fsys.Rename(tmp, join(dir, name))
 }
 
 // ReadFile reads a whole file.
