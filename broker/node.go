@@ -297,6 +297,8 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		ReplicaLagTimeMaxMs:               cfg.Cluster.ReplicaLagTimeMaxMs,
 		ReplicaFetchWaitMaxMs:             cfg.Cluster.ReplicaFetchWaitMaxMs,
 		ReplicaFetchMinBytes:              cfg.Cluster.ReplicaFetchMinBytes,
+		ReplicaFetchCoalesceMinBytes:      cfg.Cluster.ReplicaFetchCoalesceMinBytes,
+		ReplicaFetchCoalesceWaitMs:        cfg.Cluster.ReplicaFetchCoalesceWaitMs,
 		ReplicaFetchMaxBytes:              cfg.Cluster.ReplicaFetchMaxBytes,
 		ReplicaFetchResponseMaxBytes:      cfg.Cluster.ReplicaFetchResponseMaxBytes,
 		ReplicaFetchBackoffMs:             int64(cfg.Cluster.ReplicaFetchBackoffMs),

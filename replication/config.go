@@ -127,6 +127,13 @@ type Config struct {
 	ReplicaFetchWaitMaxMs int32
 	ReplicaFetchMinBytes  int32
 	ReplicaFetchMaxBytes  int32
+	// ReplicaFetchCoalesceMinBytes and ReplicaFetchCoalesceWaitMs are
+	// replica.fetch.coalesce.min.bytes (128 KiB) and
+	// replica.fetch.coalesce.wait.ms: what a follower's fetch asks for while
+	// its leader streams (fetcher/coalesce.go). A zero wait, as here when
+	// unset, turns coalescing off; the broker passes its config (3 ms).
+	ReplicaFetchCoalesceMinBytes int32
+	ReplicaFetchCoalesceWaitMs   int32
 	// ReplicaFetchBackoffMs is replica.fetch.backoff.ms.
 	ReplicaFetchBackoffMs int64
 	// ReplicaSocketTimeoutMs is replica.socket.timeout.ms: how long a
@@ -207,6 +214,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ReplicaFetchMaxBytes <= 0 {
 		c.ReplicaFetchMaxBytes = fetcher.DefaultFetchMaxBytes
+	}
+	if c.ReplicaFetchCoalesceMinBytes <= 0 {
+		c.ReplicaFetchCoalesceMinBytes = fetcher.DefaultFetchCoalesceMinBytes
 	}
 	if c.ReplicaFetchBackoffMs <= 0 {
 		c.ReplicaFetchBackoffMs = DefaultReplicaFetchBackoffMs

@@ -34,6 +34,8 @@ func (r *ReplicaManager) newBrokerEndPoint(leader fetcher.BrokerEndPoint) (fetch
 		BrokerEpoch:         r.cfg.BrokerEpoch,
 		MaxWaitMs:           max(r.cfg.ReplicaFetchWaitMaxMs, 0),
 		MinBytes:            r.cfg.ReplicaFetchMinBytes,
+		CoalesceMinBytes:    r.cfg.ReplicaFetchCoalesceMinBytes,
+		CoalesceWaitMs:      max(r.cfg.ReplicaFetchCoalesceWaitMs, 0),
 		MaxBytes:            r.cfg.ReplicaFetchResponseMaxBytes,
 		PartitionMaxBytes:   r.cfg.ReplicaFetchMaxBytes,
 		NoTruncationOnFetch: r.cfg.NoTruncationOnFetch,

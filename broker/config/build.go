@@ -111,6 +111,8 @@ func (c *Config) build(v values) error {
 		ReplicaLagTimeMaxMs:                      v.i64("replica.lag.time.max.ms"),
 		ReplicaFetchWaitMaxMs:                    v.i32("replica.fetch.wait.max.ms"),
 		ReplicaFetchMinBytes:                     v.i32("replica.fetch.min.bytes"),
+		ReplicaFetchCoalesceMinBytes:             v.i32("replica.fetch.coalesce.min.bytes"),
+		ReplicaFetchCoalesceWaitMs:               v.i32("replica.fetch.coalesce.wait.ms"),
 		ReplicaFetchMaxBytes:                     v.i32("replica.fetch.max.bytes"),
 		ReplicaFetchResponseMaxBytes:             v.i32("replica.fetch.response.max.bytes"),
 		ReplicaFetchBackoffMs:                    v.i32("replica.fetch.backoff.ms"),

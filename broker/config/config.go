@@ -113,6 +113,8 @@ type ClusterConfig struct {
 	ReplicaLagTimeMaxMs                      int64
 	ReplicaFetchWaitMaxMs                    int32
 	ReplicaFetchMinBytes                     int32
+	ReplicaFetchCoalesceMinBytes             int32
+	ReplicaFetchCoalesceWaitMs               int32
 	ReplicaFetchMaxBytes                     int32
 	ReplicaFetchResponseMaxBytes             int32
 	ReplicaFetchBackoffMs                    int32

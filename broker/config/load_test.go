@@ -74,6 +74,7 @@ func TestDefaults(t *testing.T) {
 			BrokerHeartbeatIntervalMs: 2000, BrokerSessionTimeoutMs: 9000,
 			ControlledShutdownEnable: true, AutoLeaderRebalanceEnable: true, LeaderImbalanceCheckIntervalSeconds: 300,
 			ReplicaLagTimeMaxMs: 30000, ReplicaFetchWaitMaxMs: 500, ReplicaFetchMinBytes: 1,
+			ReplicaFetchCoalesceMinBytes: 131072, ReplicaFetchCoalesceWaitMs: 3,
 			ReplicaFetchMaxBytes: 1 << 20, ReplicaFetchResponseMaxBytes: 10 << 20, ReplicaFetchBackoffMs: 1000,
 			ReplicaSocketTimeoutMs: 30000, ReplicaHighWatermarkCheckpointIntervalMs: 5000,
 		},

@@ -13,7 +13,8 @@ const DefaultListenerSecurityProtocolMap = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEX
 // 127.0.0.1:9092 and CONTROLLER on 127.0.0.1:9093; Kafka PLAINTEXT://:9092),
 // controller.listener.names (CONTROLLER), controller.quorum.voters
 // (1@127.0.0.1:9093) and log.dir (./data; Kafka /tmp/kafka-logs).
-// metrics.listener is Strait's own key.
+// metrics.listener, replica.fetch.coalesce.min.bytes and
+// replica.fetch.coalesce.wait.ms are Strait's own keys.
 //
 // Dynamic marks what Kafka can change at runtime and Strait can apply: the
 // log defaults (DynamicLogConfig: only the first synonym of each topic key,
@@ -206,6 +207,19 @@ var brokerDefs = []Def{
 		Name: "replica.fetch.min.bytes", Type: Int, Default: str("1"),
 		Validate: atLeast(1),
 		Doc:      `How much data a follower's fetch waits for at the leader.`,
+	},
+	{
+		Name: "replica.fetch.coalesce.min.bytes", Type: Int, Default: str("131072"),
+		Validate: atLeast(1),
+		Doc: `How much data a follower's fetch waits for at the leader while the leader streams to it ` +
+			`(its last answer held at least half of this), instead of replica.fetch.min.bytes. Strait's own key.`,
+	},
+	{
+		Name: "replica.fetch.coalesce.wait.ms", Type: Int, Default: str("3"),
+		Validate: atLeast(0),
+		Doc: `How long a follower's fetch waits at the leader for replica.fetch.coalesce.min.bytes while the ` +
+			`leader streams to it: fewer, larger round trips under load, at most this much later replication. ` +
+			`0 fetches as Kafka does. Strait's own key.`,
 	},
 	{
 		Name: "replica.fetch.max.bytes", Type: Int, Default: str("1048576"),

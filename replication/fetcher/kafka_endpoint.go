@@ -17,6 +17,10 @@ const (
 	DefaultFetchMinBytes         = 1        // replica.fetch.min.bytes
 	DefaultFetchMaxBytes         = 1 << 20  // replica.fetch.max.bytes (per partition)
 	DefaultFetchResponseMaxBytes = 10 << 20 // replica.fetch.response.max.bytes
+
+	// Strait's own (coalesce.go).
+	DefaultFetchCoalesceMinBytes = 128 << 10 // replica.fetch.coalesce.min.bytes
+	DefaultFetchCoalesceWaitMs   = 3         // replica.fetch.coalesce.wait.ms
 )
 
 // Request versions a KafkaEndPoint builds; a client that negotiates
@@ -49,6 +53,11 @@ type KafkaEndPoint struct {
 	// replica.fetch.wait.max.ms, replica.fetch.min.bytes,
 	// replica.fetch.response.max.bytes and replica.fetch.max.bytes.
 	MaxWaitMs, MinBytes, MaxBytes, PartitionMaxBytes int32
+	// CoalesceMinBytes and CoalesceWaitMs are what a fetch asks for while
+	// the leader streams (replica.fetch.coalesce.min.bytes and
+	// replica.fetch.coalesce.wait.ms, coalesce.go); a zero wait fetches
+	// with MinBytes and MaxWaitMs always.
+	CoalesceMinBytes, CoalesceWaitMs int32
 	// NoTruncationOnFetch disables KIP-595 truncation: fetches carry no
 	// LastFetchedEpoch and replicas truncate with OffsetForLeaderEpoch.
 	NoTruncationOnFetch bool
@@ -56,6 +65,11 @@ type KafkaEndPoint struct {
 	Send func(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
 	// OnClose releases the connection (Close calls it).
 	OnClose func() error
+
+	// streaming: the last answer carried at least half of
+	// CoalesceMinBytes. Only the fetcher's goroutine builds fetches and
+	// reads answers.
+	streaming bool
 }
 
 var _ LeaderEndPoint = (*KafkaEndPoint)(nil)
@@ -97,7 +111,8 @@ func (e *KafkaEndPoint) BuildFetch(parts []FetchPartition) *FetchRequest {
 	}
 	req.ReplicaID = e.ReplicaID
 	req.ReplicaState.ID, req.ReplicaState.Epoch = e.ReplicaID, e.brokerEpoch()
-	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = e.MaxWaitMs, e.MinBytes, e.MaxBytes
+	req.MinBytes, req.MaxWaitMillis = e.fetchBounds()
+	req.MaxBytes = e.MaxBytes
 	req.SessionID, req.SessionEpoch = 0, -1
 	out := &FetchRequest{Partitions: make(map[storage.TopicPartition]FetchPartition, len(parts)), Request: req}
 	for _, p := range parts {
@@ -147,13 +162,16 @@ func DecodeFetch(req *FetchRequest, resp *kmsg.FetchResponse) (map[storage.Topic
 func (e *KafkaEndPoint) Fetch(ctx context.Context, req *FetchRequest) (map[storage.TopicPartition]*FetchData, error) {
 	kresp, err := e.Send(ctx, req.Request)
 	if err != nil {
+		e.streaming = false
 		return nil, err
 	}
 	resp, ok := kresp.(*kmsg.FetchResponse)
 	if !ok {
 		return nil, fmt.Errorf("fetch: unexpected response %T", kresp)
 	}
-	return DecodeFetch(req, resp)
+	data, err := DecodeFetch(req, resp)
+	e.observeFetch(data)
+	return data, err
 }
 
 // BuildEpochRequest builds an OffsetForLeaderEpoch request as a replica.
