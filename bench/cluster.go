@@ -157,6 +157,9 @@ func RunCluster(ctx context.Context, cfg ClusterConfig) ([]Result, *ClusterSumma
 		sum.SingleCPUSecPerGiB = single.Cost.CPUSecPerGiB
 	}
 
+	if err := settleWriteback(base, cfg.Progress); err != nil {
+		return out, sum, err
+	}
 	rs, err := runReplicated(ctx, &cfg, filepath.Join(base, "cluster"))
 	out = append(out, rs...)
 	for _, r := range rs {
@@ -268,6 +271,9 @@ func runReplicated(ctx context.Context, cfg *ClusterConfig, dir string) ([]Resul
 		return out, errors.New("bench: the cluster acknowledged nothing; no rate for the latency phase")
 	}
 
+	if err := settleWriteback(dir, cfg.Progress); err != nil {
+		return out, err
+	}
 	pc = cfg.phase(phaseRate, label, addrs, "all", int16(cfg.Nodes))
 	pc.NodePIDs = nodes.pids()
 	pc.Records, pc.Bytes = 0, 0
