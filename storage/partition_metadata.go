@@ -31,6 +31,8 @@ func ParseTopicID(s string) (TopicID, error) {
 
 // writePartitionMetadata writes partition.metadata as Kafka's
 // PartitionMetadataFile does: "version: 0\ntopic_id: <id>\n", atomically.
+// Without syncDir the new name is durable only once the caller syncs dir
+// (a new directory's task does, new_dir.go).
 func writePartitionMetadata(fsys vfs.FS, dir string, id TopicID, syncDir bool) error {
 	data := []byte(fmt.Sprintf("version: 0\ntopic_id: %s\n", id))
 	if !syncDir {
