@@ -120,11 +120,7 @@ func TestCatchUpOnANodeStillApplying(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	leader := tc.leader(5 * time.Second)
-	for id := int32(1); id <= 3; id++ {
-		if err := tc.startBroker(ctx, id).WaitUnfenced(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tc.unfence(ctx, 1, 2, 3)
 	follower := leader%3 + 1
 	q := tc.nodes[follower]
 	entered, release := make(chan struct{}), make(chan struct{})

@@ -189,6 +189,17 @@ func (tc *testCluster) startBroker(ctx context.Context, id int32) *BrokerLifecyc
 	return l
 }
 
+// unfence starts the broker lifecycles of ids and waits until each is
+// unfenced.
+func (tc *testCluster) unfence(ctx context.Context, ids ...int32) {
+	tc.t.Helper()
+	for _, id := range ids {
+		if err := tc.startBroker(ctx, id).WaitUnfenced(ctx); err != nil {
+			tc.t.Fatal(err)
+		}
+	}
+}
+
 // kill stops node id the way its process would stop: heartbeats end, the
 // quorum closes.
 func (tc *testCluster) kill(id int32) {

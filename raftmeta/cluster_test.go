@@ -175,11 +175,7 @@ func TestClusterNonVoter(t *testing.T) {
 	if tc.nodes[4].IsVoter() || !tc.nodes[1].IsVoter() {
 		t.Fatal("voter status")
 	}
-	for id := int32(1); id <= 3; id++ {
-		if err := tc.startBroker(ctx, id).WaitUnfenced(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tc.unfence(ctx, 1, 2, 3)
 	tc.createTopic(leader, "early", 1, 1)
 	l := tc.startBroker(ctx, 4)
 	if err := tc.nodes[4].WaitReady(ctx); err != nil {
@@ -248,11 +244,7 @@ func TestClusterIsolatedBroker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	leader := tc.leader(5 * time.Second)
-	for id := int32(1); id <= 3; id++ {
-		if err := tc.startBroker(ctx, id).WaitUnfenced(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tc.unfence(ctx, 1, 2, 3)
 	tc.createTopic(leader, "spread", 3, 3)
 	isolated := leader%3 + 1
 	tc.topicsEverywhere("spread")

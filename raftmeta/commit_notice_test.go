@@ -20,11 +20,7 @@ func TestCommitReachesOtherNodesAtOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	leader := tc.leader(5 * time.Second)
-	for id := int32(1); id <= 4; id++ {
-		if err := tc.startBroker(ctx, id).WaitUnfenced(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tc.unfence(ctx, 1, 2, 3, 4)
 	if err := tc.nodes[4].WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
