@@ -38,7 +38,8 @@ type newDirState struct {
 	mu sync.Mutex
 	// unsynced: the directory's entries are not known durable yet.
 	unsynced atomic.Bool
-	// topicIDPending: partition.metadata is still to be written. mu.
+	// topicIDPending: partition.metadata is still to be written. load
+	// sets it before it schedules the task; from then on mu guards it.
 	topicIDPending bool
 }
 
