@@ -70,9 +70,26 @@ type Client struct {
 	mu      sync.Mutex
 	conns   map[string]*clientConn
 	dialing map[string]*sync.Mutex // one dial at a time per address
+	warned  map[string]time.Time   // last unreachable warning per address
 	next    int                    // bootstrap rotation
 	closed  bool
 }
+
+// unreachableWarnEvery spaces the warnings about a controller address that
+// refuses connections. Kafka's NetworkClient warns on every failed
+// connection ("Connection to node N could not be established"); a node
+// whose controller address nobody listens on (a voter entry that names the
+// wrong port) otherwise retries in silence, and its broker never registers.
+const unreachableWarnEvery = 10 * time.Second
+
+// dialError is a failure to connect to a controller address.
+type dialError struct {
+	addr string
+	err  error
+}
+
+func (e *dialError) Error() string { return fmt.Sprintf("ctrlrpc: dial %s: %v", e.addr, e.err) }
+func (e *dialError) Unwrap() error { return e.err }
 
 // NewClient returns a client; it connects on first use.
 func NewClient(cfg ClientConfig) *Client {
@@ -94,7 +111,7 @@ func NewClient(cfg ClientConfig) *Client {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Client{cfg: cfg, fmtr: kmsg.NewRequestFormatter(kmsg.FormatterClientID(cfg.ClientID)), conns: map[string]*clientConn{}, dialing: map[string]*sync.Mutex{}}
+	return &Client{cfg: cfg, fmtr: kmsg.NewRequestFormatter(kmsg.FormatterClientID(cfg.ClientID)), conns: map[string]*clientConn{}, dialing: map[string]*sync.Mutex{}, warned: map[string]time.Time{}}
 }
 
 // Send sends req (at the version it is set to) to the active controller
@@ -137,12 +154,33 @@ func (c *Client) Send(ctx context.Context, req kmsg.Request) (kmsg.Response, err
 				return nil, c.giveUp(ctx, req, err)
 			}
 			c.cfg.Logger.Debug("controller request failed", "request", apiName(req.Key()), "controller", addr, "err", err)
+			c.warnUnreachable(addr, req, err)
 			lastErr, avoid = err, addr
 		case HasErrorCode(resp, kerr.NotController.Code):
 			lastErr, avoid = fmt.Errorf("%s: %w", addr, kerr.NotController), addr
 		default:
 			return resp, nil
 		}
+	}
+}
+
+// warnUnreachable logs a failed dial to addr at most once per
+// unreachableWarnEvery.
+func (c *Client) warnUnreachable(addr string, req kmsg.Request, err error) {
+	var de *dialError
+	if !errors.As(err, &de) {
+		return
+	}
+	now := time.Now()
+	c.mu.Lock()
+	last, ok := c.warned[addr]
+	quiet := ok && now.Sub(last) < unreachableWarnEvery
+	if !quiet {
+		c.warned[addr] = now
+	}
+	c.mu.Unlock()
+	if !quiet {
+		c.cfg.Logger.Warn("cannot connect to the controller; retrying", "controller", addr, "request", apiName(req.Key()), "err", de.err)
 	}
 }
 
@@ -225,7 +263,7 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 
 	nc, err := c.cfg.Dialer(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("ctrlrpc: dial %s: %w", addr, err)
+		return nil, &dialError{addr: addr, err: err}
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = nc.SetWriteDeadline(dl)

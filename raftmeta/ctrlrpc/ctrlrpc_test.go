@@ -1,11 +1,14 @@
 package ctrlrpc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -395,4 +398,72 @@ func FuzzParseRequest(f *testing.F) {
 			t.Fatalf("decoded %v as %v", h, req)
 		}
 	})
+}
+
+// TestClientWarnsWhenTheControllerIsUnreachable: a controller address that
+// refuses connections (a voter entry naming a port nobody listens on) is
+// logged at WARN, naming the address, once per unreachableWarnEvery however
+// often the client retries; a reachable controller logs no warning.
+func TestClientWarnsWhenTheControllerIsUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	var logged bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var dials atomic.Int32
+	c := NewClient(ClientConfig{
+		Bootstrap: []string{dead},
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return DefaultDialer(ctx, network, addr)
+		},
+		MinBackoff: time.Millisecond,
+		MaxBackoff: 5 * time.Millisecond,
+		Logger:     logger,
+	})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err = c.Send(ctx, heartbeat(1))
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("send to a dead address: %v", err)
+	}
+	mu.Lock()
+	out := logged.String()
+	mu.Unlock()
+	if dials.Load() < 5 {
+		t.Fatalf("only %d dials in 300ms", dials.Load())
+	}
+	if n := strings.Count(out, "level=WARN"); n != 1 || !strings.Contains(out, "controller="+dead) || !strings.Contains(out, "connection refused") {
+		t.Fatalf("%d dials logged %d warnings, want 1 naming %s:\n%s", dials.Load(), n, dead, out)
+	}
+
+	var served atomic.Int32
+	live := newNode(t, heartbeatHandler(func() bool { return true }, &served))
+	mu.Lock()
+	logged.Reset()
+	mu.Unlock()
+	c2 := NewClient(ClientConfig{Bootstrap: []string{live.addr}, Logger: logger})
+	defer c2.Close()
+	if _, err := c2.Send(context.Background(), heartbeat(2)); err != nil {
+		t.Fatal(err)
+	}
+	if logged.Len() != 0 {
+		t.Fatalf("a reachable controller logged:\n%s", logged.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
