@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -247,6 +249,10 @@ func (c *Config) buildListeners(v values) error {
 		}
 	}
 
+	if w := c.voterAddressWarning(); w != "" {
+		c.Warnings = append(c.Warnings, w)
+	}
+
 	if err := c.interBrokerListener(v); err != nil {
 		return err
 	}
@@ -277,6 +283,43 @@ func (c *Config) buildListeners(v values) error {
 		}
 	}
 	return nil
+}
+
+// voterAddressWarning checks a controller's own entry in
+// controller.quorum.voters against its controller listeners. The other
+// voters, and this node's own broker, reach the controller only at the
+// voters address; one whose port no controller listener binds leaves the
+// node unable to register, and the quorum without this voter. Kafka does
+// not check this; it is a warning, not an error, because a forwarded port
+// can make such a configuration work.
+func (c *Config) voterAddressWarning() string {
+	if !c.Roles.Controller {
+		return ""
+	}
+	var self *configdef.Voter
+	for i := range c.QuorumVoters {
+		if c.QuorumVoters[i].ID == c.NodeID {
+			self = &c.QuorumVoters[i]
+		}
+	}
+	if self == nil {
+		return ""
+	}
+	var bound []string
+	for _, l := range c.Listeners {
+		if !slices.Contains(c.ControllerListenerNames, l.Name) {
+			continue
+		}
+		if l.Port == self.Port || l.Port == 0 {
+			return ""
+		}
+		bound = append(bound, fmt.Sprintf("%s://%s", l.Name, net.JoinHostPort(l.Host, strconv.Itoa(l.Port))))
+	}
+	if len(bound) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("controller.quorum.voters gives this node (%d) the address %s, but no controller listener binds port %d (%s): the other voters and this node's broker connect to %s",
+		c.NodeID, net.JoinHostPort(self.Host, strconv.Itoa(self.Port)), self.Port, strings.Join(bound, ","), net.JoinHostPort(self.Host, strconv.Itoa(self.Port)))
 }
 
 // interBrokerListener resolves inter.broker.listener.name, or the listener

@@ -19,6 +19,9 @@ type Config struct {
 	// Ignored are the keys of Raw that Kafka defines but Strait does not
 	// implement, sorted; the broker logs them at startup.
 	Ignored []string
+	// Warnings describe settings that load but are likely mistakes (see
+	// voterAddressWarning); the broker logs them at startup.
+	Warnings []string
 
 	NodeID int32
 	// ClusterID is cluster.id ("" unless set).

@@ -382,3 +382,31 @@ func TestEffectiveLogConfigOverlay(t *testing.T) {
 		t.Fatalf("topic defaults %v", td)
 	}
 }
+
+// TestVoterAddressWarning: a controller whose own voter entry names a port
+// no controller listener binds loads, with a warning that names both; a
+// matching port, port 0 (tests) and a broker-only node do not warn.
+func TestVoterAddressWarning(t *testing.T) {
+	c, err := New(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9621,CONTROLLER://127.0.0.1:9631"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "controller.quorum.voters gives this node (1) the address 127.0.0.1:9093, but no controller listener binds port 9093 (CONTROLLER://127.0.0.1:9631): the other voters and this node's broker connect to 127.0.0.1:9093"
+	if len(c.Warnings) != 1 || c.Warnings[0] != want {
+		t.Fatalf("warnings %q", c.Warnings)
+	}
+	for _, m := range []map[string]string{
+		{},
+		{"listeners": "PLAINTEXT://127.0.0.1:9621,CONTROLLER://127.0.0.1:9631", "controller.quorum.voters": "1@localhost:9631"},
+		{"listeners": "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0"},
+		{"process.roles": "broker", "node.id": "4", "listeners": "PLAINTEXT://:9092", "controller.quorum.voters": "1@c1:9093"},
+	} {
+		c, err := New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Warnings) != 0 {
+			t.Fatalf("%v: warnings %q", m, c.Warnings)
+		}
+	}
+}

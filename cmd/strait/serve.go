@@ -104,6 +104,9 @@ func loadServeConfig(args []string, stdout, stderr io.Writer) (*config.Config, i
 		slog.New(slog.NewTextHandler(stderr, nil)).Warn(
 			"ignoring configs Strait does not implement", "keys", strings.Join(cfg.Ignored, ","))
 	}
+	for _, w := range cfg.Warnings {
+		slog.New(slog.NewTextHandler(stderr, nil)).Warn("configuration: " + w)
+	}
 	return cfg, 0
 }
 

@@ -78,6 +78,11 @@ func TestServeFlags(t *testing.T) {
 	if !strings.Contains(errs, `level=WARN msg="ignoring configs Strait does not implement" keys=num.io.threads`) {
 		t.Fatalf("stderr %q", errs)
 	}
+	// A voter address no controller listener binds loads, with a warning.
+	cfg, code, _, errs := loadArgs("--set", "listeners=PLAINTEXT://127.0.0.1:9621,CONTROLLER://127.0.0.1:9631")
+	if cfg == nil || code != 0 || !strings.Contains(errs, `level=WARN msg="configuration: controller.quorum.voters gives this node (1) the address 127.0.0.1:9093, but no controller listener binds port 9093`) {
+		t.Fatalf("code %d, stderr %q", code, errs)
+	}
 }
 
 // TestServeRunsAndStops serves on free ports and stops on cancellation
