@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -34,6 +36,9 @@ type ClusterConfig struct {
 	Nodes        int // cluster size and replication factor; 0 is 3
 	// MinInsyncReplicas is the topic's min.insync.replicas; 0 is 2.
 	MinInsyncReplicas int
+	// Rounds is how many times the two throughput phases run, alternating
+	// single node and cluster; 0 is 1. See RunCluster.
+	Rounds int
 
 	// DataDir holds the nodes' log.dirs and logs; "" is a fresh temporary
 	// directory. What the run creates there is removed unless KeepData.
@@ -68,10 +73,18 @@ type ClusterSummary struct {
 	// the throughput ratio.
 	SingleCPUSecPerGiB  float64 `json:"single_cpu_sec_per_gib,omitempty"`
 	ClusterCPUSecPerGiB float64 `json:"cluster_cpu_sec_per_gib,omitempty"`
-	// Ratio is ClusterMiBPerSec / SingleMiBPerSec.
-	Ratio       float64 `json:"ratio"`
-	RatioTarget float64 `json:"ratio_target"`
-	RatioMet    bool    `json:"ratio_met"`
+	// Ratio is ClusterMiBPerSec / SingleMiBPerSec, of the round whose
+	// ratio is the median of RoundRatios (the lower middle one for an
+	// even count); the throughput and CPU figures above are that round's.
+	Ratio float64 `json:"ratio"`
+	// Rounds is how many single-node/cluster pairs ran; RoundSingle,
+	// RoundCluster and RoundRatios are each round's figures in run order.
+	Rounds       int       `json:"rounds"`
+	RoundSingle  []float64 `json:"round_single_mib_per_sec,omitempty"`
+	RoundCluster []float64 `json:"round_cluster_mib_per_sec,omitempty"`
+	RoundRatios  []float64 `json:"round_ratios,omitempty"`
+	RatioTarget  float64   `json:"ratio_target"`
+	RatioMet     bool      `json:"ratio_met"`
 
 	LatencyFraction float64 `json:"latency_fraction"`
 	// LatencyRate is the rate the latency phase was asked for:
@@ -83,7 +96,8 @@ type ClusterSummary struct {
 	P99Met      bool          `json:"latency_p99_met"`
 }
 
-// Workload names of the three phases.
+// Workload names of the phases: the two throughput phases of each round and
+// the latency phase.
 const (
 	phaseSingle  = "produce-acks1"
 	phaseCluster = "produce-acks-all"
@@ -100,6 +114,9 @@ func (c *ClusterConfig) fill() {
 	if c.LatencyFraction == 0 {
 		c.LatencyFraction = 0.5
 	}
+	if c.Rounds == 0 {
+		c.Rounds = 1
+	}
 	// Bootstrap is each phase's; a placeholder passes Validate.
 	c.Bootstrap = []string{"-"}
 	c.ProducerConfig.fill()
@@ -111,6 +128,8 @@ func (c *ClusterConfig) validate() error {
 		return errors.New("bench: cluster needs the command that runs `strait serve`")
 	case c.Nodes < 2:
 		return fmt.Errorf("bench: cluster of %d nodes: want at least 2", c.Nodes)
+	case c.Rounds < 1:
+		return fmt.Errorf("bench: %d rounds: want at least 1", c.Rounds)
 	case c.MinInsyncReplicas < 1 || c.MinInsyncReplicas > c.Nodes:
 		return fmt.Errorf("bench: min.insync.replicas %d outside 1..%d", c.MinInsyncReplicas, c.Nodes)
 	case c.Records < 0 || c.Bytes < 0 || c.Duration < 0:
@@ -125,9 +144,20 @@ func (c *ClusterConfig) validate() error {
 	return c.ProducerConfig.Validate()
 }
 
-// RunCluster runs the three phases, each on brokers of its own started
-// from ServeCommand, and returns what each measured (the Results in phase
-// order, also when an error ends the run early) and the summary.
+// RunCluster runs the workload: Rounds pairs of throughput phases, the
+// single node's then the cluster's, then the latency phase on the cluster.
+// The single node and the cluster are started once and stay up for every
+// round, each idle while the other is measured.
+//
+// Why rounds: on a shared machine the speed available to one phase drifts
+// by a quarter within minutes (the single node measured 278-377 MiB/s in
+// four runs of one hour), and a ratio of two single phases carries that
+// drift whole. Each round pairs two adjacent phases, and the summary
+// reports the round whose ratio is the median.
+//
+// On success the Results are that round's two phases and the latency
+// phase; when an error ends the run they are every phase that ran, in
+// order.
 func RunCluster(ctx context.Context, cfg ClusterConfig) ([]Result, *ClusterSummary, error) {
 	cfg.fill()
 	if err := cfg.validate(); err != nil {
@@ -140,46 +170,131 @@ func RunCluster(ctx context.Context, cfg ClusterConfig) ([]Result, *ClusterSumma
 	defer cleanup()
 
 	sum := &ClusterSummary{
-		Nodes: cfg.Nodes, MinInsyncReplicas: cfg.MinInsyncReplicas,
+		Nodes: cfg.Nodes, MinInsyncReplicas: cfg.MinInsyncReplicas, Rounds: cfg.Rounds,
 		RatioTarget: ClusterRatioTarget, P99Target: ClusterP99Target, LatencyFraction: cfg.LatencyFraction,
 	}
-	var out []Result
-
-	single, err := runSingle(ctx, &cfg, filepath.Join(base, "single"))
-	if single.Workload != "" {
-		out = append(out, single)
-	}
+	single, err := startNodes(ctx, &cfg, filepath.Join(base, "single"), 1)
 	if err != nil {
-		return out, sum, err
+		return nil, sum, err
 	}
-	sum.SingleMiBPerSec = single.MiBPerSec
-	if single.Cost != nil {
-		sum.SingleCPUSecPerGiB = single.Cost.CPUSecPerGiB
+	defer single.stop()
+	cluster, err := startNodes(ctx, &cfg, filepath.Join(base, "cluster"), cfg.Nodes)
+	if err != nil {
+		return nil, sum, err
+	}
+	defer cluster.stop()
+	if err := createReplicatedTopic(ctx, cluster.addrs(), cfg.Topic, cfg.Partitions, cfg.Nodes, cfg.MinInsyncReplicas); err != nil {
+		return nil, sum, err
+	}
+
+	var ran []Result
+	var rounds [][2]Result
+	for i := 0; i < cfg.Rounds; i++ {
+		pair, err := runRound(ctx, &cfg, base, single, cluster)
+		ran = append(ran, pair...)
+		if err != nil {
+			return ran, sum, err
+		}
+		rounds = append(rounds, [2]Result{pair[0], pair[1]})
+		ratio := div(pair[1].MiBPerSec, pair[0].MiBPerSec)
+		sum.RoundSingle = append(sum.RoundSingle, pair[0].MiBPerSec)
+		sum.RoundCluster = append(sum.RoundCluster, pair[1].MiBPerSec)
+		sum.RoundRatios = append(sum.RoundRatios, ratio)
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "round %d of %d: single node %.1f MiB/s, cluster %.1f MiB/s, ratio %.2f\n",
+				i+1, cfg.Rounds, pair[0].MiBPerSec, pair[1].MiBPerSec, ratio)
+		}
+	}
+	median := rounds[medianIndex(sum.RoundRatios)]
+	s, full := median[0], median[1]
+	out := []Result{s, full}
+	sum.SingleMiBPerSec = s.MiBPerSec
+	if s.Cost != nil {
+		sum.SingleCPUSecPerGiB = s.Cost.CPUSecPerGiB
+	}
+	sum.ClusterMiBPerSec = full.MiBPerSec
+	sum.Ratio = div(full.MiBPerSec, s.MiBPerSec)
+	sum.RatioMet = sum.Ratio >= ClusterRatioTarget
+	sum.LatencyRate = latencyRate(&cfg, full)
+	if c, nodes := full.combinedCost(); nodes > 0 {
+		sum.ClusterCPUSecPerGiB = c.CPUSecPerGiB
+	}
+	if full.RecordsPerSec <= 0 {
+		return out, sum, errors.New("bench: the cluster acknowledged nothing; no rate for the latency phase")
 	}
 
 	if err := settleWriteback(base, cfg.Progress); err != nil {
 		return out, sum, err
 	}
-	rs, err := runReplicated(ctx, &cfg, filepath.Join(base, "cluster"))
-	out = append(out, rs...)
-	for _, r := range rs {
-		switch r.Workload {
-		case phaseCluster:
-			sum.ClusterMiBPerSec = r.MiBPerSec
-			sum.Ratio = div(r.MiBPerSec, single.MiBPerSec)
-			sum.RatioMet = sum.Ratio >= ClusterRatioTarget
-			sum.LatencyRate = latencyRate(&cfg, r)
-			if c, nodes := r.combinedCost(); nodes > 0 {
-				sum.ClusterCPUSecPerGiB = c.CPUSecPerGiB
-			}
-		case phaseRate:
-			if r.Latency != nil && r.Latency.Count > 0 {
-				sum.P50, sum.P99 = r.Latency.P50, r.Latency.P99
-				sum.P99Met = r.Latency.P99 < ClusterP99Target && r.Errors == 0
-			}
-		}
+	pc := cfg.phase(phaseRate, cluster.label, cluster.addrs(), "all", int16(cfg.Nodes))
+	pc.NodePIDs = cluster.pids()
+	pc.Records, pc.Bytes = 0, 0
+	pc.Duration = cfg.LatencyDuration
+	pc.Rate = sum.LatencyRate
+	paced, err := RunProduce(ctx, pc)
+	out = append(out, paced)
+	if paced.Latency != nil && paced.Latency.Count > 0 {
+		sum.P50, sum.P99 = paced.Latency.P50, paced.Latency.P99
+		sum.P99Met = paced.Latency.P99 < ClusterP99Target && paced.Errors == 0
 	}
 	return out, sum, err
+}
+
+// benchNodes are the brokers one side of the comparison runs on.
+type benchNodes struct {
+	*serveCluster
+	label string // the Results' Broker: strait-<n>node
+}
+
+// startNodes starts n nodes under dir.
+func startNodes(ctx context.Context, cfg *ClusterConfig, dir string, n int) (*benchNodes, error) {
+	specs, err := nodeSpecs(dir, n)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := startCluster(ctx, cfg.ServeCommand, specs, cfg.Sets)
+	if err != nil {
+		return nil, err
+	}
+	return &benchNodes{serveCluster: nodes, label: fmt.Sprintf("strait-%dnode", n)}, nil
+}
+
+// runRound is one pair of throughput phases, each starting from a clean
+// page cache: the single node with a topic of replication factor 1 and
+// acks=1 (RunProduce creates it in the first round), then the cluster's
+// replicated topic with acks=all. It returns the phases that ran.
+func runRound(ctx context.Context, cfg *ClusterConfig, base string, single, cluster *benchNodes) ([]Result, error) {
+	if err := settleWriteback(base, cfg.Progress); err != nil {
+		return nil, err
+	}
+	pc := cfg.phase(phaseSingle, single.label, single.addrs(), "1", 1)
+	pc.BrokerPID = single.pids()[0]
+	s, err := RunProduce(ctx, pc)
+	var out []Result
+	if s.Workload != "" {
+		out = append(out, s)
+	}
+	if err != nil {
+		return out, err
+	}
+	if err := settleWriteback(base, cfg.Progress); err != nil {
+		return out, err
+	}
+	pc = cfg.phase(phaseCluster, cluster.label, cluster.addrs(), "all", int16(cfg.Nodes))
+	pc.NodePIDs = cluster.pids()
+	full, err := RunProduce(ctx, pc)
+	return append(out, full), err
+}
+
+// medianIndex is the index of the median of v: the lower middle one of an
+// even count.
+func medianIndex(v []float64) int {
+	idx := make([]int, len(v))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return v[idx[a]] < v[idx[b]] })
+	return idx[(len(v)-1)/2]
 }
 
 // benchDataDir is where a run keeps its nodes: dir, or a fresh temporary
@@ -226,61 +341,17 @@ func (c *ClusterConfig) phase(workload, label string, bootstrap []string, acks s
 	}
 }
 
-// runSingle is phase 1: one node, a topic of replication factor 1, acks=1.
-func runSingle(ctx context.Context, cfg *ClusterConfig, dir string) (Result, error) {
-	specs, err := nodeSpecs(dir, 1)
-	if err != nil {
-		return Result{}, err
+// roundsText says, after the ratio, which rounds it was the median of:
+// "" for a single round.
+func (s *ClusterSummary) roundsText() string {
+	if len(s.RoundRatios) < 2 {
+		return ""
 	}
-	nodes, err := startCluster(ctx, cfg.ServeCommand, specs, cfg.Sets)
-	if err != nil {
-		return Result{}, err
+	parts := make([]string, len(s.RoundRatios))
+	for i, r := range s.RoundRatios {
+		parts[i] = fmt.Sprintf("%.2f", r)
 	}
-	defer nodes.stop()
-	pc := cfg.phase(phaseSingle, "strait-1node", nodes.addrs(), "1", 1)
-	pc.BrokerPID = nodes.pids()[0]
-	return RunProduce(ctx, pc)
-}
-
-// runReplicated is phases 2 and 3 on one cluster: as fast as acks=all
-// allows, then at LatencyFraction of that rate.
-func runReplicated(ctx context.Context, cfg *ClusterConfig, dir string) ([]Result, error) {
-	specs, err := nodeSpecs(dir, cfg.Nodes)
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := startCluster(ctx, cfg.ServeCommand, specs, cfg.Sets)
-	if err != nil {
-		return nil, err
-	}
-	defer nodes.stop()
-	addrs := nodes.addrs()
-	if err := createReplicatedTopic(ctx, addrs, cfg.Topic, cfg.Partitions, cfg.Nodes, cfg.MinInsyncReplicas); err != nil {
-		return nil, err
-	}
-	label := fmt.Sprintf("strait-%dnode", cfg.Nodes)
-
-	pc := cfg.phase(phaseCluster, label, addrs, "all", int16(cfg.Nodes))
-	pc.NodePIDs = nodes.pids()
-	full, err := RunProduce(ctx, pc)
-	out := []Result{full}
-	if err != nil {
-		return out, err
-	}
-	if full.RecordsPerSec <= 0 {
-		return out, errors.New("bench: the cluster acknowledged nothing; no rate for the latency phase")
-	}
-
-	if err := settleWriteback(dir, cfg.Progress); err != nil {
-		return out, err
-	}
-	pc = cfg.phase(phaseRate, label, addrs, "all", int16(cfg.Nodes))
-	pc.NodePIDs = nodes.pids()
-	pc.Records, pc.Bytes = 0, 0
-	pc.Duration = cfg.LatencyDuration
-	pc.Rate = latencyRate(cfg, full)
-	paced, err := RunProduce(ctx, pc)
-	return append(out, paced), err
+	return fmt.Sprintf(", the median of %d rounds: %s", len(s.RoundRatios), strings.Join(parts, ", "))
 }
 
 // latencyRate is the records per second of the latency phase.

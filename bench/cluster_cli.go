@@ -32,6 +32,7 @@ func cmdCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	c.registerOutput(fs)
 	nodes := fs.Int("nodes", 3, "nodes of the cluster, all controller.quorum.voters; also the replication factor")
 	minISR := fs.Int("min-insync-replicas", 2, "min.insync.replicas of the cluster's topic")
+	rounds := fs.Int("rounds", 3, "pairs of throughput phases (single node, then cluster); the report gives the round with the median ratio")
 	serveCmd := fs.String("serve-cmd", "", `command line reaching "strait serve", split on spaces (default: this executable + " serve")`)
 	var sets setFlags
 	fs.Var(&sets, "set", "key=value passed to every node's strait serve --set; repeatable")
@@ -68,6 +69,7 @@ func cmdCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		Sets:              sets,
 		Nodes:             *nodes,
 		MinInsyncReplicas: *minISR,
+		Rounds:            *rounds,
 		DataDir:           *dataDir,
 		KeepData:          *keep,
 		Records:           *records,

@@ -13,13 +13,14 @@ import (
 )
 
 // TestCLICluster runs `strait bench cluster` end to end at a tiny size:
-// one node, then three nodes of this test binary standing in for
-// `strait serve` (TestMain), and checks every figure the report carries.
+// one node and three nodes of this test binary standing in for
+// `strait serve` (TestMain), three rounds of the two throughput phases,
+// and checks every figure the report carries.
 func TestCLICluster(t *testing.T) {
 	data := t.TempDir()
 	const latency = 300 * time.Millisecond
 	code, stdout, stderr := runMain(t, "cluster", "--serve-cmd", os.Args[0]+" serve",
-		"--records", "600", "--partitions", "2", "--latency-duration", latency.String(),
+		"--records", "600", "--partitions", "2", "--latency-duration", latency.String(), "--rounds", "3",
 		"--data-dir", data, "--keep-data", "--limits=false", "--quiet", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s\nnode logs:\n%s", code, stdout, stderr, nodeLogs(data))
@@ -88,6 +89,29 @@ func TestCLICluster(t *testing.T) {
 		t.Errorf("summary %+v does not match the results", sum)
 	}
 
+	// Three rounds ran, each a pair of adjacent phases; the results and
+	// the summary are the round with the median ratio.
+	if sum.Rounds != 3 || len(sum.RoundSingle) != 3 || len(sum.RoundCluster) != 3 || len(sum.RoundRatios) != 3 {
+		t.Fatalf("rounds %d: single %v, cluster %v, ratios %v; want 3 of each", sum.Rounds, sum.RoundSingle, sum.RoundCluster, sum.RoundRatios)
+	}
+	below, above, at := 0, 0, -1
+	for i, r := range sum.RoundRatios {
+		if r != sum.RoundCluster[i]/sum.RoundSingle[i] || r <= 0 {
+			t.Errorf("round %d ratio %v, want %v / %v", i, r, sum.RoundCluster[i], sum.RoundSingle[i])
+		}
+		switch {
+		case r < sum.Ratio:
+			below++
+		case r > sum.Ratio:
+			above++
+		case sum.RoundSingle[i] == single.MiBPerSec && sum.RoundCluster[i] == full.MiBPerSec:
+			at = i
+		}
+	}
+	if at < 0 || below > 1 || above > 1 {
+		t.Errorf("ratio %v of round %d is not the median of %v (results: single %v, cluster %v)", sum.Ratio, at, sum.RoundRatios, single.MiBPerSec, full.MiBPerSec)
+	}
+
 	// Every node holds a replica of both partitions: the topic had
 	// replication factor 3.
 	for _, node := range []string{"node1", "node2", "node3"} {
@@ -132,5 +156,21 @@ func TestClusterDataRemoved(t *testing.T) {
 	left, err := os.ReadDir(data)
 	if err != nil || len(left) != 0 {
 		t.Fatalf("data dir holds %v (%v), want nothing", left, err)
+	}
+}
+
+func TestMedianIndex(t *testing.T) {
+	for _, tc := range []struct {
+		v    []float64
+		want int
+	}{
+		{[]float64{0.4}, 0},
+		{[]float64{0.5, 0.3, 0.4}, 2},
+		{[]float64{0.3, 0.5, 0.4, 0.6}, 2}, // the lower middle one
+		{[]float64{0.4, 0.4, 0.2}, 0},      // ties keep run order
+	} {
+		if got := medianIndex(tc.v); got != tc.want {
+			t.Errorf("medianIndex(%v) = %d, want %d", tc.v, got, tc.want)
+		}
 	}
 }

@@ -23,7 +23,8 @@ workloads:
   consume   catch-up read from offset 0, then a tail read
   e2e       end-to-end latency at a fixed rate
   cluster   one strait node with acks=1 against a three-node cluster with
-            RF=3 and acks=all, then latency at half the cluster's rate
+            RF=3 and acks=all, alternating in rounds, then latency at half
+            the cluster's rate
   mirror    two single nodes: the destination's produce rate, the source's
             catch-up fetch rate, a mirror's catch-up of the same bytes and
             its lag at half the slower of the two rates

@@ -225,7 +225,7 @@ func writeClusterSummary(w io.Writer, s *ClusterSummary) {
 		fmt.Fprintf(w, "broker CPU per GiB acknowledged: single node %.2f s, cluster %.2f s (all nodes, %.1fx)\n",
 			s.SingleCPUSecPerGiB, s.ClusterCPUSecPerGiB, s.ClusterCPUSecPerGiB/s.SingleCPUSecPerGiB)
 	}
-	fmt.Fprintf(w, "ratio %.2f (target >= %.2f: %s)\n", s.Ratio, s.RatioTarget, verdict(s.RatioMet))
+	fmt.Fprintf(w, "ratio %.2f%s (target >= %.2f: %s)\n", s.Ratio, s.roundsText(), s.RatioTarget, verdict(s.RatioMet))
 	fmt.Fprintf(w, "at %.0f%% of that rate (%.0f rec/s): p50 %s, p99 %s (target < %s: %s)\n",
 		100*s.LatencyFraction, s.LatencyRate, fmtDur(s.P50), fmtDur(s.P99), fmtDur(s.P99Target), verdict(s.P99Met))
 }

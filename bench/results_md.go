@@ -138,7 +138,7 @@ func (res *Results) writeClusterMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "\n## Cluster\n\n")
 	fmt.Fprintf(w, "- single node acks=1 %.1f MiB/s; %d nodes RF=%d acks=all min.insync.replicas=%d %.1f MiB/s\n",
 		s.SingleMiBPerSec, s.Nodes, s.Nodes, s.MinInsyncReplicas, s.ClusterMiBPerSec)
-	fmt.Fprintf(w, "- ratio %.2f (target >= %.2f: %s)\n", s.Ratio, s.RatioTarget, verdict(s.RatioMet))
+	fmt.Fprintf(w, "- ratio %.2f%s (target >= %.2f: %s)\n", s.Ratio, s.roundsText(), s.RatioTarget, verdict(s.RatioMet))
 	fmt.Fprintf(w, "- at %.0f%% of the cluster's rate (%.0f rec/s): p50 %s, p99 %s (target < %s: %s)\n",
 		100*s.LatencyFraction, s.LatencyRate, fmtDur(s.P50), fmtDur(s.P99), fmtDur(s.P99Target), verdict(s.P99Met))
 }
