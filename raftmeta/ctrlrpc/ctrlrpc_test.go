@@ -1,7 +1,6 @@
 package ctrlrpc
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -411,9 +410,7 @@ func TestClientWarnsWhenTheControllerIsUnreachable(t *testing.T) {
 	}
 	dead := ln.Addr().String()
 	ln.Close()
-	var logged bytes.Buffer
-	var mu sync.Mutex
-	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	warned := &warnRecords{}
 	var dials atomic.Int32
 	c := NewClient(ClientConfig{
 		Bootstrap: []string{dead},
@@ -423,7 +420,7 @@ func TestClientWarnsWhenTheControllerIsUnreachable(t *testing.T) {
 		},
 		MinBackoff: time.Millisecond,
 		MaxBackoff: 5 * time.Millisecond,
-		Logger:     logger,
+		Logger:     slog.New(warned),
 	})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -432,38 +429,54 @@ func TestClientWarnsWhenTheControllerIsUnreachable(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("send to a dead address: %v", err)
 	}
-	mu.Lock()
-	out := logged.String()
-	mu.Unlock()
 	if dials.Load() < 5 {
 		t.Fatalf("only %d dials in 300ms", dials.Load())
 	}
-	if n := strings.Count(out, "level=WARN"); n != 1 || !strings.Contains(out, "controller="+dead) || !strings.Contains(out, "connection refused") {
-		t.Fatalf("%d dials logged %d warnings, want 1 naming %s:\n%s", dials.Load(), n, dead, out)
+	got := warned.take()
+	if len(got) != 1 || !strings.Contains(got[0], "controller="+dead) || !strings.Contains(got[0], "connection refused") {
+		t.Fatalf("%d dials logged %q: want one warning naming %s", dials.Load(), got, dead)
 	}
 
 	var served atomic.Int32
 	live := newNode(t, heartbeatHandler(func() bool { return true }, &served))
-	mu.Lock()
-	logged.Reset()
-	mu.Unlock()
-	c2 := NewClient(ClientConfig{Bootstrap: []string{live.addr}, Logger: logger})
+	c2 := NewClient(ClientConfig{Bootstrap: []string{live.addr}, Logger: slog.New(warned)})
 	defer c2.Close()
 	if _, err := c2.Send(context.Background(), heartbeat(2)); err != nil {
 		t.Fatal(err)
 	}
-	if logged.Len() != 0 {
-		t.Fatalf("a reachable controller logged:\n%s", logged.String())
+	if got := warned.take(); len(got) != 0 {
+		t.Fatalf("a reachable controller logged %q", got)
 	}
 }
 
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
+// warnRecords is a slog handler that keeps each WARN-or-worse record as
+// "message key=value ...".
+type warnRecords struct {
+	mu   sync.Mutex
+	recs []string
 }
 
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+func (w *warnRecords) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (w *warnRecords) WithAttrs([]slog.Attr) slog.Handler           { return w }
+func (w *warnRecords) WithGroup(string) slog.Handler                { return w }
+
+func (w *warnRecords) Handle(_ context.Context, r slog.Record) error {
+	line := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		line += " " + a.String()
+		return true
+	})
+	w.mu.Lock()
+	w.recs = append(w.recs, line)
+	w.mu.Unlock()
+	return nil
+}
+
+// take returns the records kept so far and forgets them.
+func (w *warnRecords) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.recs
+	w.recs = nil
+	return out
 }
