@@ -3,9 +3,10 @@
 // against franz-go's kfake, and the reporting of both with their ratio.
 //
 // `strait bench cluster` (RunCluster) starts its own `strait serve`
-// children: one node measured with acks=1, then three nodes in KRaft
-// combined mode measured with RF=3, min.insync.replicas=2 and acks=all, then
-// the latency at half that rate, against issue 4's targets.
+// children: one node measured with acks=1 and three nodes in KRaft combined
+// mode measured with RF=3, min.insync.replicas=2 and acks=all, alternating in
+// rounds (the median round's ratio is reported), then the latency at half
+// the cluster's rate, against issue 4's targets.
 //
 // `strait bench mirror` (RunMirror) starts a source and a destination node
 // and measures, in one run, the destination's produce rate, the source's
