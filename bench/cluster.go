@@ -187,15 +187,13 @@ func RunCluster(ctx context.Context, cfg ClusterConfig) ([]Result, *ClusterSumma
 		return nil, sum, err
 	}
 
-	var ran []Result
-	var rounds [][2]Result
+	var ran []Result // each completed round is two entries: single, cluster
 	for i := 0; i < cfg.Rounds; i++ {
 		pair, err := runRound(ctx, &cfg, base, single, cluster)
 		ran = append(ran, pair...)
 		if err != nil {
 			return ran, sum, err
 		}
-		rounds = append(rounds, [2]Result{pair[0], pair[1]})
 		ratio := div(pair[1].MiBPerSec, pair[0].MiBPerSec)
 		sum.RoundSingle = append(sum.RoundSingle, pair[0].MiBPerSec)
 		sum.RoundCluster = append(sum.RoundCluster, pair[1].MiBPerSec)
@@ -205,8 +203,8 @@ func RunCluster(ctx context.Context, cfg ClusterConfig) ([]Result, *ClusterSumma
 				i+1, cfg.Rounds, pair[0].MiBPerSec, pair[1].MiBPerSec, ratio)
 		}
 	}
-	median := rounds[medianIndex(sum.RoundRatios)]
-	s, full := median[0], median[1]
+	m := medianIndex(sum.RoundRatios)
+	s, full := ran[2*m], ran[2*m+1]
 	out := []Result{s, full}
 	sum.SingleMiBPerSec = s.MiBPerSec
 	if s.Cost != nil {
