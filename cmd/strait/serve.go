@@ -98,14 +98,14 @@ func loadServeConfig(args []string, stdout, stderr io.Writer) (*config.Config, i
 		fmt.Fprintf(stderr, "strait serve: bad configuration:\n%v\n", err)
 		return nil, 2
 	}
+	warn := slog.New(slog.NewTextHandler(stderr, nil))
 	if len(cfg.Ignored) > 0 {
 		// Kafka keys Strait does not implement are accepted so that an
 		// existing server.properties works; say which ones have no effect.
-		slog.New(slog.NewTextHandler(stderr, nil)).Warn(
-			"ignoring configs Strait does not implement", "keys", strings.Join(cfg.Ignored, ","))
+		warn.Warn("ignoring configs Strait does not implement", "keys", strings.Join(cfg.Ignored, ","))
 	}
 	for _, w := range cfg.Warnings {
-		slog.New(slog.NewTextHandler(stderr, nil)).Warn("configuration: " + w)
+		warn.Warn("configuration: " + w)
 	}
 	return cfg, 0
 }
