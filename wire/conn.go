@@ -40,6 +40,8 @@ type conn struct {
 
 	nextSeq     uint32        // (loop) sequence number of the next request read
 	lastTurn    chan struct{} // (loop) closed when the newest request lets the next one start
+	lastDone    chan struct{} // (loop) closed when the newest request and all before it have finished
+	lastKey     int16         // (loop) the newest request's API key, -1 before the first
 	stopReading bool          // (loop) a request failed on the loop: parse no more frames
 	readPaused  bool          // (loop) requests are left unparsed and EPOLLIN is off
 	lastInbound int           // (loop) InboundBuffered after the last pass, to spot new bytes
@@ -89,6 +91,8 @@ func newConn(l *listener, gc gnet.Conn) *conn {
 		gc:       gc,
 		pending:  make(map[uint32]*outFrame),
 		lastTurn: closedTurn,
+		lastDone: closedTurn,
+		lastKey:  -1,
 		pollFD:   -1,
 		// A paused connection may legitimately hold one partial request
 		// plus what gnet reads each time its own write path turns

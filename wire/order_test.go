@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -107,5 +108,65 @@ func TestNoResponseKeepsOrder(t *testing.T) {
 	}
 	if b, err := c.tryReadFrame(200 * time.Millisecond); err == nil {
 		t.Fatalf("unexpected extra response % x", b)
+	}
+}
+
+// findCoordinatorStandIn answers FindCoordinator (key 10) at once,
+// recording the request under its key in the probe.
+func findCoordinatorStandIn(p *probe) api {
+	return api{key: 10, min: 0, max: 6, handle: func(_ *Server, _ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+		req := kreq.(*kmsg.FindCoordinatorRequest)
+		p.start(req.CoordinatorKey)
+		defer p.finish(req.CoordinatorKey)
+		return req.ResponseKind(), nil
+	}}
+}
+
+func findCoordinator(name string) *kmsg.FindCoordinatorRequest {
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.Version = 3
+	req.CoordinatorKey = name
+	return req
+}
+
+// Unmute lets only a request of the same API key start early. A request of
+// another key waits until every request before it has finished, early
+// starters included, as Kafka runs a connection's requests one at a time:
+// a Metadata request behind a waiting acks=all produce must see the
+// cluster as it is once the produce is answered.
+func TestUnmuteLetsOnlyTheSameKeyStartEarly(t *testing.T) {
+	p := newProbe()
+	s := newTestServer(t, Config{MaxInflightRequests: 8}, nil, heartbeatStandIn(p), findCoordinatorStandIn(p))
+	c := dialRaw(t, s.plaintextAddr())
+	var batch []byte
+	batch = append(batch, encodeRequest(1, "c", heartbeat("sleep:300ms:unmute", "slow"))...)
+	batch = append(batch, encodeRequest(2, "c", heartbeat("sleep:50ms:unmute", "quick"))...)
+	batch = append(batch, encodeRequest(3, "c", findCoordinator("other"))...)
+	batch = append(batch, encodeRequest(4, "c", heartbeat("", "last"))...)
+	sent := time.Now()
+	c.write(batch)
+	for want := int32(1); want <= 2; want++ {
+		if corr := readHeartbeat(t, c); corr != want {
+			t.Fatalf("response %d has correlation id %d", want, corr)
+		}
+	}
+	fc := kmsg.NewPtrFindCoordinatorResponse()
+	fc.Version = 3
+	if corr := c.readResp(fc); corr != 3 {
+		t.Fatalf("FindCoordinator answered with correlation id %d", corr)
+	}
+	if corr := readHeartbeat(t, c); corr != 4 {
+		t.Fatalf("last response has correlation id %d", corr)
+	}
+	// The same-key heartbeat started while the first one waited.
+	if got, want := p.finishOrder(), []string{"quick", "slow", "other", "last"}; !slices.Equal(got, want) {
+		t.Fatalf("handlers finished in order %v, want %v", got, want)
+	}
+	at, ok := p.startedAt("other")
+	if !ok {
+		t.Fatal("FindCoordinator never ran")
+	}
+	if d := at.Sub(sent); d < 300*time.Millisecond {
+		t.Fatalf("FindCoordinator started %v after sending, before the unmuted heartbeat ahead of it finished", d)
 	}
 }

@@ -35,6 +35,23 @@ type request struct {
 	prev     <-chan struct{}
 	turn     chan struct{}
 	turnOnce sync.Once
+	// Unmute lets only a request of the same API key start early (the
+	// next produce of a pipelined producer appends while the first waits
+	// for the ISR). Any other request waits until every request before it
+	// has been handled, as Kafka, which reads nothing more from a
+	// connection until its response is out, would run it: a Metadata
+	// request behind an acks=all produce waiting out a leader's failure
+	// must describe the cluster after that wait, not before it. Answered
+	// early, it told librdkafka that the dead broker still led, after a
+	// fresher answer on another connection had moved the partition away,
+	// and the producer went back to the dead broker and stayed there until
+	// its messages timed out. prevKey is the API key of the request before
+	// this one (-1 for none); prevDone is closed once it and every request
+	// before it have been handled (their handlers returned); done is this
+	// request's own.
+	prevKey  int16
+	prevDone <-chan struct{}
+	done     chan struct{}
 }
 
 // Unmute lets the connection's next request start before this one has
@@ -42,6 +59,30 @@ type request struct {
 func Unmute(ctx context.Context) { reqctx.Unmute(ctx) }
 
 func (r *request) releaseTurn() { r.turnOnce.Do(func() { close(r.turn) }) }
+
+// handled ends the request's hold on the connection once its handler has
+// returned (the response is built; writing it out may take longer): the
+// next request may start, and so may any later one once every request
+// before it has been handled too.
+func (r *request) handled() {
+	r.releaseTurn()
+	r.finished()
+}
+
+// finished closes done once the requests before this one have been
+// handled too; a request handled before them (it started early) leaves
+// that to a goroutine waiting for them.
+func (r *request) finished() {
+	select {
+	case <-r.prevDone:
+		close(r.done)
+	default:
+		go func() {
+			<-r.prevDone
+			close(r.done)
+		}()
+	}
+}
 
 // resolve checks the header against the server's API table (Kafka's
 // SocketServer.parseRequestHeader and ApiVersionManager.isApiEnabled): an
@@ -80,17 +121,21 @@ func (r *request) run() {
 		r.err = decodeBody(r.kreq, r.hdr.body)
 	}
 
+	start := r.prevDone
+	if r.hdr.key == r.prevKey {
+		start = r.prev
+	}
 	select {
-	case <-r.prev:
+	case <-start:
 	case <-cn.ctx.Done():
-		r.releaseTurn()
+		r.handled()
 		cn.complete(r.seq, out) // dropped: the connection is gone
 		return
 	}
 	if r.err == nil && cn.failed.Load() {
 		// An earlier request closed the connection; Kafka would never
 		// have read this one.
-		r.releaseTurn()
+		r.handled()
 		cn.complete(r.seq, out)
 		return
 	}
@@ -114,7 +159,7 @@ func (r *request) run() {
 		// Mark the failure before letting the next request start, so
 		// it sees it and does not run.
 		cn.failed.Store(true)
-		r.releaseTurn()
+		r.handled()
 		out.err = r.err
 		s.logger.Info("closing connection after a failed request",
 			"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener,
@@ -122,7 +167,7 @@ func (r *request) run() {
 		cn.complete(r.seq, out)
 		return
 	}
-	r.releaseTurn()
+	r.handled()
 	if resp != nil {
 		if !r.fallback {
 			resp.SetVersion(r.hdr.version)

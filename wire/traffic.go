@@ -81,14 +81,18 @@ func (cn *conn) startRequest(frame []byte, pooled bool) {
 		received: s.clock.Now(),
 		prev:     cn.lastTurn,
 		turn:     make(chan struct{}),
+		prevKey:  cn.lastKey,
+		prevDone: cn.lastDone,
+		done:     make(chan struct{}),
 	}
 	cn.nextSeq++
-	cn.lastTurn = r.turn
+	cn.lastTurn, cn.lastDone = r.turn, r.done
 	cn.inflight.Add(1)
 	if pooled {
 		r.pooledFrame = frame
 	}
 	r.hdr, r.err = parseHeader(frame, requestFlexible)
+	cn.lastKey = r.hdr.key
 	if r.err == nil {
 		r.resolve(s.apis)
 	}
