@@ -49,7 +49,7 @@ func (r *ReplicaManager) fetchMessages(ctx context.Context, params *fetchParams,
 	if params.maxWait <= 0 || len(parts) == 0 || fetchSatisfied(params, results) {
 		return results
 	}
-	// Parked: the connection's next request may start meanwhile.
+	// Parked: the connection's next fetch may start meanwhile.
 	reqctx.Unmute(ctx)
 	watched := make([]*Partition, 0, len(results))
 	for _, res := range results {

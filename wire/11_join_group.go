@@ -9,7 +9,7 @@ import (
 // JoinGroup: v2-9
 //
 // Behavior:
-// * Blocks until the join phase of the rebalance completes; the connection's next request may start meanwhile (reqctx.Unmute).
+// * Blocks until the join phase of the rebalance completes; the connection's next JoinGroup may start meanwhile (reqctx.Unmute).
 // * v4+: the first join of a member without an id answers MEMBER_ID_REQUIRED with its new id (KIP-394).
 //
 // Version notes:

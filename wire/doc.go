@@ -14,7 +14,11 @@
 // Order. A connection's requests are handled one after another, Kafka's
 // guarantee that requests on a connection are processed in the order
 // sent. A handler that parks after its order-sensitive step calls Unmute
-// so the requests behind it may start.
+// so that a request of the same API key behind it may start (a pipelined
+// producer's next append); a request of any other key still waits until
+// the requests before it have been handled, so it answers with the state
+// they leave (a Metadata request after a produce that waited out a
+// failover).
 //
 // Backpressure. A connection with MaxInflightRequests requests read but
 // not answered, or MaxBufferedResponseBytes of responses not yet written,

@@ -42,14 +42,15 @@ func WithUnmute(ctx context.Context, unmute func()) context.Context {
 }
 
 // Unmute lets the connection's next request start before this one has
-// finished. A connection's requests run one after another by default,
-// which is Kafka's guarantee that requests on one connection are processed
-// in order. A service whose request waits a long time after its
-// order-sensitive step (acks=all after the append, a long-poll Fetch once
-// it is parked, a JoinGroup once the member is added) calls Unmute after
-// that step so the requests behind it need not wait; responses still leave
-// in request order. Unmute is idempotent and does nothing for a context
-// without the hook.
+// finished when it is of the same API key. A connection's requests run one
+// after another by default, which is Kafka's guarantee that requests on
+// one connection are processed in order. A service whose request waits a
+// long time after its order-sensitive step (acks=all after the append, a
+// long-poll Fetch once it is parked, a JoinGroup once the member is added)
+// calls Unmute after that step so the next request of its kind need not
+// wait; a request of another kind still waits for it, as in Kafka, and
+// responses still leave in request order. Unmute is idempotent and does
+// nothing for a context without the hook.
 func Unmute(ctx context.Context) {
 	if f, ok := ctx.Value(unmuteKey).(func()); ok {
 		f()
