@@ -14,7 +14,7 @@ FUZZTIME  ?= 30s
 # The race detector needs cgo and a C compiler.
 export CGO_ENABLED := 1
 
-.PHONY: all build run test test-long bench fuzz lint clean check-cc
+.PHONY: all build run test test-long bench fuzz lint clean check-cc check-kcat
 
 all: build
 
@@ -29,11 +29,19 @@ check-cc:
 		echo "*** make test: no C compiler found; installing gcc for the race detector ***"; \
 		(apt-get update -qq && apt-get install -y -qq gcc) || { echo "*** FAILED to install gcc: go test -race cannot run ***"; exit 1; }; }
 
-test: check-cc
+# kcat (Debian's package; librdkafka inside) for broker/e2e's librdkafka
+# tests. Without it they skip, and this says so.
+check-kcat:
+	@command -v kcat >/dev/null 2>&1 || { \
+		echo "*** make test: kcat not found; installing Debian's kcat for the librdkafka tests ***"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null) || \
+		echo "*** make test: could NOT install kcat: the librdkafka tests (broker/e2e TestKcat*) will SKIP ***"; }
+
+test: check-cc check-kcat
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 8m $(PKGS)
 
-test-long: check-cc
+test-long: check-cc check-kcat
 	$(GO) test -race -count=1 -tags long -timeout 80m $(PKGS)
 
 BENCH_DATA ?= /tmp/strait-bench-data

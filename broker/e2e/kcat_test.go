@@ -1,0 +1,407 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// librdkafka, through kcat (its command-line client, Debian's package
+// kcat; `make test` installs it), against three strait binaries: the
+// client most non-Java applications use (confluent-kafka-python, -go,
+// -dotnet, node-rdkafka) must work unchanged on a cluster, as franz-go's
+// and sarama's tests show for theirs.
+
+// kcatBin returns kcat's path, or skips the test loudly: it runs only
+// where kcat is installed.
+func kcatBin(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("kcat")
+	if err != nil {
+		t.Skip("*** kcat (librdkafka) is not installed: SKIPPING the librdkafka tests; `make test` installs Debian's kcat, or run `apt-get install kcat` ***")
+	}
+	return p
+}
+
+// kcat runs kcat with args, feeding it stdin, and returns its standard
+// output; a non-zero exit fails the test with its standard error.
+func kcat(t *testing.T, ctx context.Context, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, kcatBin(t), args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kcat %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String()
+}
+
+// kcatMessage is one message of kcat -C -J.
+type kcatMessage struct {
+	Partition int32    `json:"partition"`
+	Offset    int64    `json:"offset"`
+	Key       string   `json:"key"`
+	Payload   string   `json:"payload"`
+	Headers   []string `json:"headers"`
+}
+
+func decodeKcatMessages(t *testing.T, out string) []kcatMessage {
+	t.Helper()
+	var msgs []kcatMessage
+	for line := range strings.Lines(out) {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var m kcatMessage
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("kcat printed %q: %v", line, err)
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+// keyedLines are n "key:value" lines for kcat -P -K:.
+func keyedLines(prefix string, from, n int) string {
+	var b strings.Builder
+	for i := from; i < from+n; i++ {
+		fmt.Fprintf(&b, "%s-k%d:%s-v%d\n", prefix, i%17, prefix, i)
+	}
+	return b.String()
+}
+
+func TestKcatAgainstACluster(t *testing.T) {
+	kcatBin(t)
+	nodes := newClusterNodes(t, 3,
+		"default.replication.factor=3",
+		"min.insync.replicas=2",
+		"offsets.topic.replication.factor=3",
+		"num.partitions=6",
+		// A killed broker is fenced, and its partitions move, within
+		// the test's budget.
+		"broker.session.timeout.ms=3000",
+		"broker.heartbeat.interval.ms=300",
+	)
+	for _, cn := range nodes {
+		cn.launch()
+	}
+	for _, cn := range nodes {
+		cn.awaitReady(30 * time.Second)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bootstrap := strings.Join(clusterAddrs(nodes), ",")
+	adm := kadm.NewClient(newClient(t, nodes[0].kafkaAddr()))
+	create := func(t *testing.T, topic string) {
+		t.Helper()
+		resp, err := adm.CreateTopic(ctx, 6, 3, nil, topic)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil {
+			t.Fatalf("create %s: %v", topic, err)
+		}
+	}
+
+	t.Run("metadata from any node lists every broker", func(t *testing.T) {
+		var want []string
+		for _, cn := range nodes {
+			want = append(want, fmt.Sprintf("%d@%s", cn.id, cn.kafkaAddr()))
+		}
+		for _, cn := range nodes {
+			var md struct {
+				Brokers []struct {
+					ID   int32  `json:"id"`
+					Name string `json:"name"`
+				} `json:"brokers"`
+			}
+			out := kcat(t, ctx, "", "-L", "-J", "-b", cn.kafkaAddr())
+			if err := json.Unmarshal([]byte(out), &md); err != nil {
+				t.Fatalf("kcat -L -J: %v: %s", err, out)
+			}
+			var got []string
+			for _, b := range md.Brokers {
+				got = append(got, fmt.Sprintf("%d@%s", b.ID, b.Name))
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("bootstrapped from node %d, librdkafka sees brokers %v, want %v", cn.id, got, want)
+			}
+		}
+	})
+
+	t.Run("idempotent acks=all produce and consume with every codec", func(t *testing.T) {
+		const n = 2000
+		for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
+			topic := "kcat-" + codec
+			create(t, topic)
+			kcat(t, ctx, keyedLines(codec, 0, n), "-P", "-b", bootstrap, "-t", topic, "-K:",
+				"-X", "acks=all", "-X", "enable.idempotence=true", "-X", "compression.codec="+codec, "-H", "codec="+codec)
+			msgs := decodeKcatMessages(t, kcat(t, ctx, "", "-C", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e", "-q", "-J"))
+			if len(msgs) != n {
+				t.Fatalf("%s: consumed %d messages, want %d", codec, len(msgs), n)
+			}
+			seen := map[string]bool{}
+			for _, m := range msgs {
+				var i int
+				if _, err := fmt.Sscanf(m.Payload, codec+"-v%d", &i); err != nil || seen[m.Payload] {
+					t.Fatalf("%s: unexpected or repeated payload %q", codec, m.Payload)
+				}
+				seen[m.Payload] = true
+				if want := fmt.Sprintf("%s-k%d", codec, i%17); m.Key != want {
+					t.Fatalf("%s: %q has key %q, want %q", codec, m.Payload, m.Key, want)
+				}
+				if !slices.Equal(m.Headers, []string{"codec", codec}) {
+					t.Fatalf("%s: %q has headers %q", codec, m.Payload, m.Headers)
+				}
+			}
+		}
+	})
+
+	t.Run("a balanced consumer group splits the partitions and commits", func(t *testing.T) {
+		const (
+			topic = "kcat-group"
+			group = "kcat-group"
+			n     = 3000
+		)
+		create(t, topic)
+		kcat(t, ctx, keyedLines("g", 0, n), "-P", "-b", bootstrap, "-t", topic, "-K:", "-X", "acks=all")
+		var members []*kcatMember
+		for i := range 2 {
+			members = append(members, startKcatMember(t, ctx, nodes[i].kafkaAddr(), group, topic))
+		}
+		waitUntil(t, 60*time.Second, fmt.Sprintf("the group to consume all %d messages", n), func() (bool, string) {
+			got := 0
+			for _, m := range members {
+				got += m.count()
+			}
+			return got >= n, fmt.Sprintf("%d consumed", got)
+		})
+		// What each member had consumed before they stop: stopping one
+		// rebalances the other.
+		var consumed [][]kcatMessage
+		for _, m := range members {
+			consumed = append(consumed, m.consumed())
+		}
+		// librdkafka commits what it consumed when it closes.
+		for _, m := range members {
+			m.terminate()
+		}
+		for _, m := range members {
+			m.stop(t)
+		}
+		all := map[string]int{}
+		var split [][]int32
+		for i, msgs := range consumed {
+			var parts []int32
+			for _, msg := range msgs {
+				all[msg.Payload]++
+				if !slices.Contains(parts, msg.Partition) {
+					parts = append(parts, msg.Partition)
+				}
+			}
+			slices.Sort(parts)
+			if len(parts) == 0 {
+				t.Fatalf("member %d consumed nothing; the group did not split the partitions", i)
+			}
+			split = append(split, parts)
+		}
+		if len(all) != n {
+			t.Fatalf("the group consumed %d distinct messages, want %d", len(all), n)
+		}
+		for _, p := range split[0] {
+			if slices.Contains(split[1], p) {
+				t.Fatalf("both members consumed partition %d (%v and %v)", p, split[0], split[1])
+			}
+		}
+		committed, err := adm.FetchOffsets(ctx, group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends.Each(func(o kadm.ListedOffset) {
+			c, ok := committed.Lookup(topic, o.Partition)
+			if !ok || c.Err != nil || c.At != o.Offset {
+				t.Fatalf("partition %d: committed %+v, want the end offset %d", o.Partition, c, o.Offset)
+			}
+		})
+		t.Logf("members consumed partitions %v and %v; committed offsets at the end of every partition", split[0], split[1])
+	})
+
+	t.Run("an idempotent producer rides through a leader kill", func(t *testing.T) {
+		const (
+			topic = "kcat-kill"
+			n     = 200_000
+			chunk = 5_000
+			// The kill lands while librdkafka has produce requests in
+			// flight to every broker.
+			killAfter = 60_000
+		)
+		create(t, topic)
+		var leader int32
+		waitUntil(t, 10*time.Second, topic+"/0 to have a leader", func() (bool, string) {
+			m, err := nodes[0].metadata(ctx)
+			if err != nil {
+				return false, err.Error()
+			}
+			leader = leaderIn(m, topic, 0)
+			return leader > 0, fmt.Sprintf("leader %d", leader)
+		})
+		victim := nodes[leader-1]
+		var survivors []string
+		for _, cn := range nodes {
+			if cn != victim {
+				survivors = append(survivors, cn.kafkaAddr())
+			}
+		}
+		cmd := exec.CommandContext(ctx, kcatBin(t), "-P", "-b", strings.Join(survivors, ","), "-t", topic, "-K:",
+			"-X", "acks=all", "-X", "enable.idempotence=true", "-X", "linger.ms=5",
+			// Far beyond the failover: a producer stuck on the dead
+			// broker fails its messages instead of waiting five minutes.
+			"-X", "message.timeout.ms=45000")
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errOut bytes.Buffer
+		cmd.Stderr = &errOut
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for sent := 0; sent < n; sent += chunk {
+			if sent == killAfter {
+				victim.kill()
+				t.Logf("%v: SIGKILLed node %d, leader of %s/0, after %d messages", time.Since(start).Round(time.Millisecond), victim.id, topic, sent)
+			}
+			if _, err := io.WriteString(stdin, keyedLines("kill", sent, chunk)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("kcat: %v after %v\n%s", err, time.Since(start).Round(time.Millisecond), tail(errOut.String(), 2000))
+		}
+		if failed := strings.Count(errOut.String(), "Delivery failed"); failed > 0 {
+			t.Fatalf("librdkafka failed to deliver %d messages\n%s", failed, tail(errOut.String(), 2000))
+		}
+		t.Logf("kcat delivered %d messages in %v", n, time.Since(start).Round(time.Millisecond))
+		recs, _ := readAll(t, survivors[0], topic)
+		seen := map[string]int{}
+		for _, r := range recs {
+			seen[r.value]++
+		}
+		dups := 0
+		for _, c := range seen {
+			dups += c - 1
+		}
+		lost := 0
+		for i := range n {
+			if seen[fmt.Sprintf("kill-v%d", i)] == 0 {
+				lost++
+			}
+		}
+		t.Logf("leader kill under librdkafka: delivered=%d lost=%d duplicates=%d", n, lost, dups)
+		if lost != 0 || dups != 0 || len(recs) != n {
+			t.Fatalf("read %d records for %d delivered: %d lost, %d duplicates", len(recs), n, lost, dups)
+		}
+	})
+}
+
+// kcatMember is one `kcat -G` consumer group member printing what it
+// consumes as JSON.
+type kcatMember struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	mu   sync.Mutex
+	msgs []kcatMessage
+	bad  error
+}
+
+func startKcatMember(t *testing.T, ctx context.Context, addr, group, topic string) *kcatMember {
+	t.Helper()
+	m := &kcatMember{done: make(chan struct{})}
+	// -u: unbuffered, or the last messages sit in stdio's buffer.
+	m.cmd = exec.CommandContext(ctx, kcatBin(t), "-b", addr, "-G", group, "-q", "-J", "-u",
+		"-X", "auto.offset.reset=earliest", topic)
+	out, err := m.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(m.done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var msg kcatMessage
+			err := json.Unmarshal(sc.Bytes(), &msg)
+			m.mu.Lock()
+			if err != nil && m.bad == nil {
+				m.bad = fmt.Errorf("kcat printed %q: %w", sc.Text(), err)
+			}
+			m.msgs = append(m.msgs, msg)
+			m.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { _ = m.cmd.Process.Kill(); <-m.done; _ = m.cmd.Wait() })
+	return m
+}
+
+func (m *kcatMember) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.msgs)
+}
+
+func (m *kcatMember) consumed() []kcatMessage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.msgs)
+}
+
+// terminate asks the member to stop as a user does, with SIGTERM: kcat
+// then closes the consumer, which commits and leaves the group.
+func (m *kcatMember) terminate() { _ = m.cmd.Process.Signal(syscall.SIGTERM) }
+
+// stop waits for the member to exit after terminate and returns what it
+// consumed.
+func (m *kcatMember) stop(t *testing.T) []kcatMessage {
+	t.Helper()
+	select {
+	case <-m.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("kcat did not exit within 30 s of SIGTERM")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.bad != nil {
+		t.Fatal(m.bad)
+	}
+	return m.msgs
+}
+
+// tail is the end of s, at most n bytes.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}
