@@ -40,7 +40,7 @@ type conn struct {
 
 	nextSeq     uint32        // (loop) sequence number of the next request read
 	lastTurn    chan struct{} // (loop) closed when the newest request lets the next one start
-	lastDone    chan struct{} // (loop) closed when the newest request and all before it have finished
+	lastDone    chan struct{} // (loop) closed when the newest request and all before it have been handled
 	lastKey     int16         // (loop) the newest request's API key, -1 before the first
 	stopReading bool          // (loop) a request failed on the loop: parse no more frames
 	readPaused  bool          // (loop) requests are left unparsed and EPOLLIN is off

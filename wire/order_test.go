@@ -130,7 +130,7 @@ func findCoordinator(name string) *kmsg.FindCoordinatorRequest {
 }
 
 // Unmute lets only a request of the same API key start early. A request of
-// another key waits until every request before it has finished, early
+// another key waits until every request before it has been handled, early
 // starters included, as Kafka runs a connection's requests one at a time:
 // a Metadata request behind a waiting acks=all produce must see the
 // cluster as it is once the produce is answered.
