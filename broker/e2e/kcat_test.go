@@ -178,11 +178,28 @@ func TestKcatAgainstACluster(t *testing.T) {
 			n     = 3000
 		)
 		create(t, topic)
-		kcat(t, ctx, keyedLines("g", 0, n), "-P", "-b", bootstrap, "-t", topic, "-K:", "-X", "acks=all")
 		var members []*kcatMember
 		for i := range 2 {
 			members = append(members, startKcatMember(t, ctx, nodes[i].kafkaAddr(), group, topic))
 		}
+		// The messages go in once both members hold partitions: a
+		// member that joins late would find them all consumed.
+		waitUntil(t, 60*time.Second, "both kcat members to be assigned partitions", func() (bool, string) {
+			described, err := adm.DescribeGroups(ctx, group)
+			if err != nil {
+				return false, err.Error()
+			}
+			g := described[group]
+			holding := 0
+			for _, m := range g.Members {
+				if a, ok := m.Assigned.AsConsumer(); ok && len(a.Topics) > 0 && len(a.Topics[0].Partitions) > 0 {
+					holding++
+				}
+			}
+			return g.State == "Stable" && len(g.Members) == 2 && holding == 2,
+				fmt.Sprintf("state %q, %d members, %d holding partitions", g.State, len(g.Members), holding)
+		})
+		kcat(t, ctx, keyedLines("g", 0, n), "-P", "-b", bootstrap, "-t", topic, "-K:", "-X", "acks=all")
 		waitUntil(t, 60*time.Second, fmt.Sprintf("the group to consume all %d messages", n), func() (bool, string) {
 			got := 0
 			for _, m := range members {
