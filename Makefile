@@ -14,7 +14,7 @@ FUZZTIME  ?= 30s
 # The race detector needs cgo and a C compiler.
 export CGO_ENABLED := 1
 
-.PHONY: all build run test test-long bench fuzz lint clean check-cc check-kcat
+.PHONY: all build run test test-long bench fuzz lint clean check-cc check-kcat check-kafkajs
 
 all: build
 
@@ -37,12 +37,25 @@ check-kcat:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null) || \
 		echo "*** make test: could NOT install kcat: the librdkafka tests (broker/e2e TestKcat*) will SKIP ***"; }
 
+# kafkajs comes from the npm registry, which make test may not use; the
+# kafkajs tests (broker/e2e TestKafkajs*) run in make test-long, and skip
+# loudly wherever it is not installed.
+KAFKAJS_DIR ?= $(CURDIR)/.cache/kafkajs
+KAFKAJS     := kafkajs@2.2.4
+
+check-kafkajs:
+	@test -f $(KAFKAJS_DIR)/node_modules/kafkajs/package.json || { \
+		echo "*** make test-long: installing $(KAFKAJS) with npm into $(KAFKAJS_DIR) for the kafkajs tests ***"; \
+		(command -v npm >/dev/null 2>&1 && mkdir -p $(KAFKAJS_DIR) && \
+		 npm install --prefix $(KAFKAJS_DIR) --no-save --no-audit --no-fund $(KAFKAJS) >/dev/null) || \
+		echo "*** make test-long: could NOT install kafkajs (is Node.js installed?): the kafkajs tests will SKIP ***"; }
+
 test: check-cc check-kcat
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 8m $(PKGS)
 
-test-long: check-cc check-kcat
-	$(GO) test -race -count=1 -tags long -timeout 80m $(PKGS)
+test-long: check-cc check-kcat check-kafkajs
+	STRAIT_KAFKAJS_DIR=$(KAFKAJS_DIR) $(GO) test -race -count=1 -tags long -timeout 80m $(PKGS)
 
 BENCH_DATA ?= /tmp/strait-bench-data
 BENCH_SERVE = ./$(BIN) serve --set log.dirs=$(BENCH_DATA) --set listeners=PLAINTEXT://127.0.0.1:29092,CONTROLLER://127.0.0.1:29093 --set controller.quorum.voters=1@127.0.0.1:29093 --set metrics.listener=
