@@ -477,12 +477,12 @@ func (c *Controller) startMirrorTopic(img *Image, mirror string, st *mirrormsg.S
 	case have > st.NumPartitions:
 		return nil, errorf(kerr.InvalidPartitions, "Topic '%s' has %d partitions, more than the source topic's %d.", name, have, st.NumPartitions)
 	case have < st.NumPartitions:
-		placed, e := placeReplicas(img.ActiveBrokers(), name, have, st.NumPartitions-have, int16(len(t.Partitions[0].Replicas)))
+		placed, e := placeOnBrokers(img, name, have, st.NumPartitions-have, int16(len(t.Partitions[0].Replicas)))
 		if e != nil {
 			return nil, e
 		}
 		for i, replicas := range placed {
-			records = append(records, newPartitionRecord(t.ID, have+int32(i), replicas, slices.Clone(replicas)))
+			records = append(records, newPartitionRecord(t.ID, have+int32(i), replicas, activeReplicas(img, replicas)))
 		}
 	}
 	return records, nil

@@ -252,13 +252,13 @@ func (c *Controller) createTopicWithID(img *Image, rt *kmsg.CreateTopicsRequestT
 		if np > maxRecordsPerOp {
 			return nil, errorf(kerr.InvalidPartitions, "Creating topic '%s' with %d partitions would append more than %d metadata records in one request.", name, np, maxRecordsPerOp)
 		}
-		placed, e := placeReplicas(img.ActiveBrokers(), name, 0, np, rf)
+		placed, e := placeOnBrokers(img, name, 0, np, rf)
 		if e != nil {
 			return nil, e
 		}
 		assignments = placed
 		for _, replicas := range placed {
-			isrs = append(isrs, slices.Clone(replicas))
+			isrs = append(isrs, activeReplicas(img, replicas))
 		}
 	}
 
@@ -555,12 +555,12 @@ func (c *Controller) createPartitions(img *Image, rt *kmsg.CreatePartitionsReque
 		}
 		return records, nil
 	}
-	placed, e := placeReplicas(img.ActiveBrokers(), rt.Topic, have, additional, rf)
+	placed, e := placeOnBrokers(img, rt.Topic, have, additional, rf)
 	if e != nil {
 		return nil, e
 	}
 	for i, replicas := range placed {
-		records = append(records, newPartitionRecord(t.ID, have+int32(i), replicas, slices.Clone(replicas)))
+		records = append(records, newPartitionRecord(t.ID, have+int32(i), replicas, activeReplicas(img, replicas)))
 	}
 	return records, nil
 }

@@ -105,7 +105,7 @@ func TestCreateTopicsValidation(t *testing.T) {
 		{"validator kerr", newTopic("policy", 1, 1, "forbidden", "1"), kerr.PolicyViolation, "forbidden"},
 		{"rf zero", newTopic("rf0", 1, 0), kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value."},
 		{"rf -2", newTopic("rf-2", 1, -2), kerr.InvalidReplicationFactor, "Replication factor must be larger than 0"},
-		{"rf > brokers", newTopic("rf3", 1, 3), kerr.InvalidReplicationFactor, "Unable to replicate the partition 3 time(s): The target replication factor of 3 cannot be reached because only 2 broker(s) are registered."},
+		{"rf > brokers", newTopic("rf4", 1, 4), kerr.InvalidReplicationFactor, "Unable to replicate the partition 4 time(s): The target replication factor of 4 cannot be reached because only 3 broker(s) are registered."},
 		{"partitions zero", newTopic("p0", 0, 1), kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value."},
 		{"partitions -2", newTopic("p-2", -2, 1), kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value."},
 		{"too many partitions", newTopic("huge", 10001, 1), kerr.InvalidPartitions, "with 10001 partitions would append more than 10000"},
@@ -221,7 +221,7 @@ func TestCreateTopicsRequestLevel(t *testing.T) {
 
 func TestPlaceReplicas(t *testing.T) {
 	brokers := []int32{1, 2, 3, 4}
-	placed, err := placeReplicas(brokers, "t", 0, 8, 3)
+	placed, err := placeReplicas(brokers, nil, "t", 0, 8, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,24 +241,60 @@ func TestPlaceReplicas(t *testing.T) {
 			t.Fatalf("broker %d leads %d and follows %d of 8 partitions: %v", b, leaders[b], followers[b], placed)
 		}
 	}
-	again, _ := placeReplicas(brokers, "t", 0, 8, 3)
+	again, _ := placeReplicas(brokers, nil, "t", 0, 8, 3)
 	if fmt.Sprint(again) != fmt.Sprint(placed) {
 		t.Fatal("placement is not reproducible")
 	}
 	// Other names start elsewhere.
 	starts := map[int32]bool{}
 	for i := range 20 {
-		p, _ := placeReplicas(brokers, fmt.Sprint("topic-", i), 0, 1, 1)
+		p, _ := placeReplicas(brokers, nil, fmt.Sprint("topic-", i), 0, 1, 1)
 		starts[p[0][0]] = true
 	}
 	if len(starts) < 3 {
 		t.Fatalf("20 topics start on %d brokers only", len(starts))
 	}
-	if p, _ := placeReplicas([]int32{5}, "x", 0, 3, 1); fmt.Sprint(p) != "[[5] [5] [5]]" {
+	if p, _ := placeReplicas([]int32{5}, nil, "x", 0, 3, 1); fmt.Sprint(p) != "[[5] [5] [5]]" {
 		t.Fatalf("single broker: %v", p)
 	}
-	if _, e := placeReplicas(nil, "x", 0, 1, 1); e == nil || e.code != kerr.InvalidReplicationFactor.Code || !strings.Contains(e.msg, "All brokers are currently fenced.") {
+	if _, e := placeReplicas(nil, []int32{1}, "x", 0, 1, 1); e == nil || e.code != kerr.InvalidReplicationFactor.Code || !strings.Contains(e.msg, "All brokers are currently fenced.") {
 		t.Fatalf("no brokers: %+v", e)
+	}
+}
+
+// TestPlaceReplicasOnInactiveBrokersLast: as Kafka's StripedReplicaPlacer,
+// fenced or stopping brokers take replicas only once the active ones run
+// out, never the leader's.
+func TestPlaceReplicasOnInactiveBrokersLast(t *testing.T) {
+	placed, e := placeReplicas([]int32{1, 2}, []int32{3, 4}, "t", 0, 4, 3)
+	if e != nil {
+		t.Fatal(e.msg)
+	}
+	onInactive := map[int32]int{}
+	for _, r := range placed {
+		if len(r) != 3 || !slices.Equal(slices.Sorted(slices.Values(r[:2])), []int32{1, 2}) || r[2] < 3 {
+			t.Fatalf("replicas %v: want the active brokers 1 and 2 first, leader among them, then one inactive", r)
+		}
+		onInactive[r[2]]++
+	}
+	if onInactive[3] != 2 || onInactive[4] != 2 {
+		t.Fatalf("inactive brokers hold %v of the third replicas, want 2 each: %v", onInactive, placed)
+	}
+	if _, e := placeReplicas([]int32{1, 2}, []int32{3, 4}, "t", 0, 1, 5); e == nil || !strings.Contains(e.msg, "only 4 broker(s) are registered") {
+		t.Fatalf("rf 5 of 4 registered: %+v", e)
+	}
+
+	// CreateTopics with broker 3 fenced: three replicas, the ISR the two
+	// active ones, and the leader one of them.
+	c, log := newTestController(t, Config{}, 1, 2)
+	if err := c.RegisterBroker(context.Background(), Broker{ID: 3, Fenced: true}); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, c, newTopic("t", 3, 3))
+	for _, p := range log.Image().Topics["t"].Partitions {
+		if len(p.Replicas) != 3 || p.Replicas[2] != 3 || !slices.Equal(p.ISR, p.Replicas[:2]) || p.Leader != p.Replicas[0] {
+			t.Fatalf("partition %d: replicas %v, ISR %v, leader %d; want broker 3 last and out of the ISR", p.Index, p.Replicas, p.ISR, p.Leader)
+		}
 	}
 }
 

@@ -190,6 +190,19 @@ func (img *Image) ActiveBrokers() []int32 {
 	return ids
 }
 
+// InactiveBrokers returns the ids of the registered brokers that are fenced
+// or in controlled shutdown, sorted.
+func (img *Image) InactiveBrokers() []int32 {
+	ids := make([]int32, 0, len(img.Brokers))
+	for id := range img.Brokers {
+		if !img.BrokerActive(id) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 // BrokerActive reports whether a broker is registered, unfenced and not in
 // controlled shutdown: one that may lead and join ISRs
 // (ClusterControlManager.isActive).

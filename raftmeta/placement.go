@@ -27,7 +27,8 @@ func (e *apiError) message() *string {
 }
 
 // placeReplicas assigns replicas to numPartitions new partitions numbered
-// from startPartition, over the usable (registered, active) brokers,
+// from startPartition. active are the registered brokers that are neither
+// fenced nor shutting down, inactive the other registered ones, each
 // sorted. It is Kafka's rack-unaware assignment
 // (AdminUtils.assignReplicasToBrokersRackUnaware, the idea
 // StripedReplicaPlacer keeps): leaders go round-robin from a start index,
@@ -35,15 +36,22 @@ func (e *apiError) message() *string {
 // around the brokers, so leaders and followers both spread. Kafka draws the
 // start index and shift at random; we derive them from the topic name, so
 // a placement varies between topics yet is reproducible in tests.
-func placeReplicas(brokers []int32, topic string, startPartition, numPartitions int32, rf int16) ([][]int32, *apiError) {
-	n := int32(len(brokers))
+//
+// As in StripedReplicaPlacer, inactive brokers are used only once the
+// active ones run out, and never for the leader: a topic asking for three
+// replicas of a three-broker cluster with one broker down gets its third
+// replica there, out of the ISR until that broker is back, rather than
+// fewer replicas or none.
+func placeReplicas(active, inactive []int32, topic string, startPartition, numPartitions int32, rf int16) ([][]int32, *apiError) {
+	n := int32(len(active))
 	if n == 0 {
 		return nil, errorf(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): All brokers are currently fenced.", rf)
 	}
-	if int32(rf) > n {
+	if registered := len(active) + len(inactive); int(rf) > registered {
 		return nil, errorf(kerr.InvalidReplicationFactor,
-			"Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, n)
+			"Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, registered)
 	}
+	onActive := min(int32(rf), n)
 	h := fnv.New32a()
 	h.Write([]byte(topic))
 	seed := int32(h.Sum32() & 0x7fffffff)
@@ -57,13 +65,21 @@ func placeReplicas(brokers []int32, topic string, startPartition, numPartitions 
 		}
 		first := (pid + startIndex) % n
 		replicas := make([]int32, 0, rf)
-		replicas = append(replicas, brokers[first])
-		for j := int32(0); j < int32(rf)-1; j++ {
-			replicas = append(replicas, brokers[(first+1+(shift+j)%(n-1))%n])
+		replicas = append(replicas, active[first])
+		for j := int32(0); j < onActive-1; j++ {
+			replicas = append(replicas, active[(first+1+(shift+j)%(n-1))%n])
+		}
+		for j := int32(0); j < int32(rf)-onActive; j++ {
+			replicas = append(replicas, inactive[(pid+j)%int32(len(inactive))])
 		}
 		out = append(out, replicas)
 	}
 	return out, nil
+}
+
+// placeOnBrokers is placeReplicas over img's registered brokers.
+func placeOnBrokers(img *Image, topic string, startPartition, numPartitions int32, rf int16) ([][]int32, *apiError) {
+	return placeReplicas(img.ActiveBrokers(), img.InactiveBrokers(), topic, startPartition, numPartitions, rf)
 }
 
 // validateManualAssignment is ReplicationControlManager's
