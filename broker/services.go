@@ -73,8 +73,17 @@ func (c clusterView) AutoCreateTopics(ctx context.Context, topics []string) map[
 // ensureOffsetsTopic creates __consumer_offsets the way Kafka's
 // GroupCoordinator asks for it: offsets.topic.num.partitions partitions,
 // compacted, offsets.topic.segment.bytes segments, and a replication
-// factor of offsets.topic.replication.factor lowered to the brokers there
-// are (a single node cannot hold three replicas).
+// factor of offsets.topic.replication.factor.
+//
+// A registered broker that is down or stopping does not lower the factor:
+// the controller places its replica there, out of the ISR until it is back,
+// as Kafka's does (placeReplicas). Lowering it would keep the topic short
+// of replicas for good. Only a cluster with fewer brokers registered than
+// the factor, which can never hold it (a single node, with the default of
+// 3), gets one replica per broker: Kafka would fail the creation there
+// ("internal topic creation will fail until the cluster size meets this
+// replication factor requirement"), and groups would never work without
+// offsets.topic.replication.factor set by hand.
 func (n *Node) ensureOffsetsTopic(ctx context.Context) error {
 	img := n.quorum.Image()
 	if _, ok := img.Topics[offsetsTopic]; ok {
@@ -82,16 +91,10 @@ func (n *Node) ensureOffsetsTopic(ctx context.Context) error {
 	}
 	g := n.cfg.Group
 	rf := g.OffsetsTopicReplicationFactor
-	live := 0
-	for _, b := range img.Brokers {
-		if !b.Fenced {
-			live++
-		}
-	}
-	if int(rf) > live {
-		n.logger.Warn("lowering the replication factor of __consumer_offsets to the live broker count",
-			"offsets.topic.replication.factor", rf, "brokers", live)
-		rf = int16(max(live, 1))
+	if registered := len(img.Brokers); int(rf) > registered {
+		n.logger.Warn("lowering the replication factor of __consumer_offsets to the registered broker count",
+			"offsets.topic.replication.factor", rf, "brokers", registered)
+		rf = int16(max(registered, 1))
 	}
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.TimeoutMillis = 30000

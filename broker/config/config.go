@@ -96,7 +96,7 @@ type GroupConfig struct {
 
 	OffsetsTopicNumPartitions int32
 	// OffsetsTopicReplicationFactor is what __consumer_offsets asks for; the
-	// coordinator lowers it to the live broker count when it creates it.
+	// coordinator lowers it only where fewer brokers are registered.
 	OffsetsTopicReplicationFactor   int16
 	OffsetsTopicSegmentBytes        int32
 	OffsetsTopicCompressionCodec    int8
