@@ -261,6 +261,104 @@ func TestKcatAgainstACluster(t *testing.T) {
 		t.Logf("members consumed partitions %v and %v; committed offsets at the end of every partition", split[0], split[1])
 	})
 
+	// The way an operator upgrades a cluster: each node in turn stopped
+	// with SIGTERM (controlled shutdown), started again and let catch up
+	// to full ISRs before the next, the active controller among them,
+	// while librdkafka produces and a group consumes.
+	t.Run("a rolling restart under a producer and a consumer group", func(t *testing.T) {
+		const (
+			topic = "kcat-roll"
+			group = "kcat-roll"
+			chunk = 1_000
+		)
+		create(t, topic)
+		member := startKcatMember(t, ctx, bootstrap, group, topic)
+		cmd := exec.CommandContext(ctx, kcatBin(t), "-P", "-b", bootstrap, "-t", topic, "-K:",
+			"-X", "acks=all", "-X", "enable.idempotence=true", "-X", "linger.ms=5", "-X", "message.timeout.ms=45000")
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errOut bytes.Buffer
+		cmd.Stderr = &errOut
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// A paced feed, about 20,000 messages a second, for the whole
+		// roll.
+		stopFeed, fed := make(chan struct{}), make(chan int)
+		go func() {
+			n := 0
+			defer func() { stdin.Close(); fed <- n }()
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stopFeed:
+					return
+				case <-tick.C:
+				}
+				if _, err := io.WriteString(stdin, keyedLines("roll", n, chunk)); err != nil {
+					return
+				}
+				n += chunk
+			}
+		}()
+		start := time.Now()
+		for _, cn := range nodes {
+			code, took := cn.term()
+			if code != 0 || took >= 5*time.Second {
+				t.Fatalf("SIGTERM node %d: exit code %d after %v; want 0 within 5s", cn.id, code, took)
+			}
+			cn.launch()
+			cn.awaitReady(30 * time.Second)
+			caughtUp := waitUntil(t, 60*time.Second, fmt.Sprintf("every partition to have 3 in-sync replicas after node %d's restart", cn.id), func() (bool, string) {
+				m, err := cn.metadata(ctx)
+				if err != nil {
+					return false, err.Error()
+				}
+				_, problems := notFullyReplicated(m, 3)
+				return problems == "", problems
+			})
+			t.Logf("%v: node %d stopped in %v, back and caught up %v later", time.Since(start).Round(time.Millisecond), cn.id, took.Round(time.Millisecond), caughtUp.Round(time.Millisecond))
+		}
+		close(stopFeed)
+		n := <-fed
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("kcat: %v\n%s", err, tail(errOut.String(), 2000))
+		}
+		if failed := strings.Count(errOut.String(), "Delivery failed"); failed > 0 {
+			t.Fatalf("librdkafka failed to deliver %d of %d messages\n%s", failed, n, tail(errOut.String(), 2000))
+		}
+		recs, _ := readAll(t, nodes[0].kafkaAddr(), topic)
+		seen := map[string]int{}
+		for _, r := range recs {
+			seen[r.value]++
+		}
+		lost := 0
+		for i := range n {
+			if seen[fmt.Sprintf("roll-v%d", i)] == 0 {
+				lost++
+			}
+		}
+		t.Logf("rolling restart under librdkafka: delivered=%d lost=%d duplicates=%d", n, lost, len(recs)-len(seen))
+		if lost != 0 || len(recs) != n || len(seen) != n {
+			t.Fatalf("read %d records (%d distinct) for %d delivered: %d lost", len(recs), len(seen), n, lost)
+		}
+		// The group reads everything; a rebalance may hand it some
+		// records twice (at-least-once), never skip one.
+		waitUntil(t, 60*time.Second, fmt.Sprintf("the group to read all %d messages", n), func() (bool, string) {
+			distinct := map[string]bool{}
+			for _, m := range member.consumed() {
+				distinct[m.Payload] = true
+			}
+			return len(distinct) == n, fmt.Sprintf("%d distinct read", len(distinct))
+		})
+		member.terminate()
+		read := member.stop(t)
+		t.Logf("the group read %d messages, %d of them again after a rebalance", len(read), len(read)-n)
+	})
+
 	t.Run("an idempotent producer rides through a leader kill", func(t *testing.T) {
 		const (
 			topic = "kcat-kill"
