@@ -455,7 +455,7 @@ var brokerDefs = []Def{
 	{
 		Name: "offsets.topic.replication.factor", Type: Short, Default: str("3"),
 		Validate: atLeast(1),
-		Doc:      `The replication factor of __consumer_offsets, lowered to the number of live brokers when the topic is created.`,
+		Doc:      `The replication factor of __consumer_offsets. A broker that is down when the topic is created still gets its replica; only a cluster with fewer brokers registered gets one replica per broker.`,
 	},
 	{
 		Name: "offsets.topic.segment.bytes", Type: Int, Default: str("104857600"),
