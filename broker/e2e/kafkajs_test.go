@@ -111,36 +111,12 @@ func runKafkajs(t *testing.T, ctx context.Context, v any, args ...string) {
 
 func TestKafkajsAgainstACluster(t *testing.T) {
 	kafkajsEnv(t)
-	nodes := newClusterNodes(t, 3,
-		"default.replication.factor=3",
-		"min.insync.replicas=2",
-		"offsets.topic.replication.factor=3",
-		// A killed broker is fenced, and its partitions move, within
-		// the test's budget.
-		"broker.session.timeout.ms=3000",
-		"broker.heartbeat.interval.ms=300",
-	)
-	for _, cn := range nodes {
-		cn.launch()
-	}
-	for _, cn := range nodes {
-		cn.awaitReady(30 * time.Second)
-	}
+	c := startClientCluster(t)
+	nodes, bootstrap, adm := c.nodes, c.bootstrap, c.adm
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bootstrap := strings.Join(clusterAddrs(nodes), ",")
-	adm := kadm.NewClient(newClient(t, nodes[0].kafkaAddr()))
 	const partitions = 6
-	create := func(t *testing.T, topic string) {
-		t.Helper()
-		resp, err := adm.CreateTopic(ctx, partitions, 3, nil, topic)
-		if err == nil {
-			err = resp.Err
-		}
-		if err != nil {
-			t.Fatalf("create %s: %v", topic, err)
-		}
-	}
+	create := func(t *testing.T, topic string) { t.Helper(); c.create(t, ctx, topic, partitions) }
 
 	t.Run("the cluster from any node lists every broker", func(t *testing.T) {
 		var want []string
@@ -213,22 +189,7 @@ func TestKafkajsAgainstACluster(t *testing.T) {
 			killAt = 6_000
 		)
 		create(t, topic)
-		var leader int32
-		waitUntil(t, 10*time.Second, topic+"/0 to have a leader", func() (bool, string) {
-			m, err := nodes[0].metadata(ctx)
-			if err != nil {
-				return false, err.Error()
-			}
-			leader = leaderIn(m, topic, 0)
-			return leader > 0, fmt.Sprintf("leader %d", leader)
-		})
-		victim := nodes[leader-1]
-		var survivors []string
-		for _, cn := range nodes {
-			if cn != victim {
-				survivors = append(survivors, cn.kafkaAddr())
-			}
-		}
+		victim, survivors := c.leaderOf(t, ctx, topic)
 		start := time.Now()
 		d := startKafkajs(t, ctx, "acked", bootstrap, topic, fmt.Sprint(partitions), fmt.Sprint(n), fmt.Sprint(killAt))
 		acked := map[int]stored{}

@@ -85,36 +85,11 @@ func keyedLines(prefix string, from, n int) string {
 
 func TestKcatAgainstACluster(t *testing.T) {
 	kcatBin(t)
-	nodes := newClusterNodes(t, 3,
-		"default.replication.factor=3",
-		"min.insync.replicas=2",
-		"offsets.topic.replication.factor=3",
-		"num.partitions=6",
-		// A killed broker is fenced, and its partitions move, within
-		// the test's budget.
-		"broker.session.timeout.ms=3000",
-		"broker.heartbeat.interval.ms=300",
-	)
-	for _, cn := range nodes {
-		cn.launch()
-	}
-	for _, cn := range nodes {
-		cn.awaitReady(30 * time.Second)
-	}
+	c := startClientCluster(t)
+	nodes, bootstrap, adm := c.nodes, c.bootstrap, c.adm
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bootstrap := strings.Join(clusterAddrs(nodes), ",")
-	adm := kadm.NewClient(newClient(t, nodes[0].kafkaAddr()))
-	create := func(t *testing.T, topic string) {
-		t.Helper()
-		resp, err := adm.CreateTopic(ctx, 6, 3, nil, topic)
-		if err == nil {
-			err = resp.Err
-		}
-		if err != nil {
-			t.Fatalf("create %s: %v", topic, err)
-		}
-	}
+	create := func(t *testing.T, topic string) { t.Helper(); c.create(t, ctx, topic, 6) }
 
 	t.Run("metadata from any node lists every broker", func(t *testing.T) {
 		var want []string
@@ -273,23 +248,13 @@ func TestKcatAgainstACluster(t *testing.T) {
 		)
 		create(t, topic)
 		member := startKcatMember(t, ctx, bootstrap, group, topic)
-		cmd := exec.CommandContext(ctx, kcatBin(t), "-P", "-b", bootstrap, "-t", topic, "-K:",
-			"-X", "acks=all", "-X", "enable.idempotence=true", "-X", "linger.ms=5", "-X", "message.timeout.ms=45000")
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var errOut bytes.Buffer
-		cmd.Stderr = &errOut
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		p := startKcatProducer(t, ctx, bootstrap, topic)
 		// A paced feed, about 20,000 messages a second, for the whole
 		// roll.
 		stopFeed, fed := make(chan struct{}), make(chan int)
 		go func() {
 			n := 0
-			defer func() { stdin.Close(); fed <- n }()
+			defer func() { p.stdin.Close(); fed <- n }()
 			tick := time.NewTicker(50 * time.Millisecond)
 			defer tick.Stop()
 			for {
@@ -298,7 +263,7 @@ func TestKcatAgainstACluster(t *testing.T) {
 					return
 				case <-tick.C:
 				}
-				if _, err := io.WriteString(stdin, keyedLines("roll", n, chunk)); err != nil {
+				if _, err := io.WriteString(p.stdin, keyedLines("roll", n, chunk)); err != nil {
 					return
 				}
 				n += chunk
@@ -324,26 +289,12 @@ func TestKcatAgainstACluster(t *testing.T) {
 		}
 		close(stopFeed)
 		n := <-fed
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("kcat: %v\n%s", err, tail(errOut.String(), 2000))
-		}
-		if failed := strings.Count(errOut.String(), "Delivery failed"); failed > 0 {
-			t.Fatalf("librdkafka failed to deliver %d of %d messages\n%s", failed, n, tail(errOut.String(), 2000))
-		}
+		p.wait(t, n)
 		recs, _ := readAll(t, nodes[0].kafkaAddr(), topic)
-		seen := map[string]int{}
-		for _, r := range recs {
-			seen[r.value]++
-		}
-		lost := 0
-		for i := range n {
-			if seen[fmt.Sprintf("roll-v%d", i)] == 0 {
-				lost++
-			}
-		}
-		t.Logf("rolling restart under librdkafka: delivered=%d lost=%d duplicates=%d", n, lost, len(recs)-len(seen))
-		if lost != 0 || len(recs) != n || len(seen) != n {
-			t.Fatalf("read %d records (%d distinct) for %d delivered: %d lost", len(recs), len(seen), n, lost)
+		lost, dups := countValues(recs, "roll-v%d", n)
+		t.Logf("rolling restart under librdkafka: delivered=%d lost=%d duplicates=%d", n, lost, dups)
+		if lost != 0 || dups != 0 || len(recs) != n {
+			t.Fatalf("read %d records for %d delivered: %d lost, %d duplicates", len(recs), n, lost, dups)
 		}
 		// The group reads everything; a rebalance may hand it some
 		// records twice (at-least-once), never skip one.
@@ -369,74 +320,68 @@ func TestKcatAgainstACluster(t *testing.T) {
 			killAfter = 60_000
 		)
 		create(t, topic)
-		var leader int32
-		waitUntil(t, 10*time.Second, topic+"/0 to have a leader", func() (bool, string) {
-			m, err := nodes[0].metadata(ctx)
-			if err != nil {
-				return false, err.Error()
-			}
-			leader = leaderIn(m, topic, 0)
-			return leader > 0, fmt.Sprintf("leader %d", leader)
-		})
-		victim := nodes[leader-1]
-		var survivors []string
-		for _, cn := range nodes {
-			if cn != victim {
-				survivors = append(survivors, cn.kafkaAddr())
-			}
-		}
-		cmd := exec.CommandContext(ctx, kcatBin(t), "-P", "-b", strings.Join(survivors, ","), "-t", topic, "-K:",
-			"-X", "acks=all", "-X", "enable.idempotence=true", "-X", "linger.ms=5",
-			// Far beyond the failover: a producer stuck on the dead
-			// broker fails its messages instead of waiting five minutes.
-			"-X", "message.timeout.ms=45000")
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var errOut bytes.Buffer
-		cmd.Stderr = &errOut
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		victim, survivors := c.leaderOf(t, ctx, topic)
+		p := startKcatProducer(t, ctx, strings.Join(survivors, ","), topic)
 		start := time.Now()
 		for sent := 0; sent < n; sent += chunk {
 			if sent == killAfter {
 				victim.kill()
 				t.Logf("%v: SIGKILLed node %d, leader of %s/0, after %d messages", time.Since(start).Round(time.Millisecond), victim.id, topic, sent)
 			}
-			if _, err := io.WriteString(stdin, keyedLines("kill", sent, chunk)); err != nil {
+			if _, err := io.WriteString(p.stdin, keyedLines("kill", sent, chunk)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		stdin.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("kcat: %v after %v\n%s", err, time.Since(start).Round(time.Millisecond), tail(errOut.String(), 2000))
-		}
-		if failed := strings.Count(errOut.String(), "Delivery failed"); failed > 0 {
-			t.Fatalf("librdkafka failed to deliver %d messages\n%s", failed, tail(errOut.String(), 2000))
-		}
+		p.stdin.Close()
+		p.wait(t, n)
 		t.Logf("kcat delivered %d messages in %v", n, time.Since(start).Round(time.Millisecond))
 		recs, _ := readAll(t, survivors[0], topic)
-		seen := map[string]int{}
-		for _, r := range recs {
-			seen[r.value]++
-		}
-		dups := 0
-		for _, c := range seen {
-			dups += c - 1
-		}
-		lost := 0
-		for i := range n {
-			if seen[fmt.Sprintf("kill-v%d", i)] == 0 {
-				lost++
-			}
-		}
+		lost, dups := countValues(recs, "kill-v%d", n)
 		t.Logf("leader kill under librdkafka: delivered=%d lost=%d duplicates=%d", n, lost, dups)
 		if lost != 0 || dups != 0 || len(recs) != n {
 			t.Fatalf("read %d records for %d delivered: %d lost, %d duplicates", len(recs), n, lost, dups)
 		}
 	})
+}
+
+// kcatProducer is `kcat -P` with an idempotent acks=all producer, fed
+// "key:value" lines on stdin.
+type kcatProducer struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	errOut bytes.Buffer
+	start  time.Time
+}
+
+func startKcatProducer(t *testing.T, ctx context.Context, bootstrap, topic string) *kcatProducer {
+	t.Helper()
+	p := &kcatProducer{cmd: exec.CommandContext(ctx, kcatBin(t), "-P", "-b", bootstrap, "-t", topic, "-K:",
+		"-X", "acks=all", "-X", "enable.idempotence=true", "-X", "linger.ms=5",
+		// Far beyond a failover: a producer stuck on a dead broker
+		// fails its messages instead of waiting five minutes.
+		"-X", "message.timeout.ms=45000")}
+	var err error
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Stderr = &p.errOut
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.start = time.Now()
+	return p
+}
+
+// wait fails the test unless kcat, its stdin closed, exits cleanly having
+// delivered every one of the n messages.
+func (p *kcatProducer) wait(t *testing.T, n int) {
+	t.Helper()
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("kcat: %v after %v\n%s", err, time.Since(p.start).Round(time.Millisecond), tail(p.errOut.String(), 2000))
+	}
+	if failed := strings.Count(p.errOut.String(), "Delivery failed"); failed > 0 {
+		t.Fatalf("librdkafka failed to deliver %d of %d messages\n%s", failed, n, tail(p.errOut.String(), 2000))
+	}
 }
 
 // kcatMember is one `kcat -G` consumer group member printing what it
