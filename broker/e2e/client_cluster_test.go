@@ -77,6 +77,26 @@ func (c *clientCluster) leaderOf(t *testing.T, ctx context.Context, topic string
 	return leader, others
 }
 
+// checkCommittedAtEnd fails the test unless group's committed offset for
+// every partition of topic is the partition's end offset.
+func (c *clientCluster) checkCommittedAtEnd(t *testing.T, ctx context.Context, group, topic string) {
+	t.Helper()
+	committed, err := c.adm.FetchOffsets(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends, err := c.adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends.Each(func(o kadm.ListedOffset) {
+		got, ok := committed.Lookup(topic, o.Partition)
+		if !ok || got.Err != nil || got.At != o.Offset {
+			t.Fatalf("partition %d: committed %+v, want the end offset %d", o.Partition, got, o.Offset)
+		}
+	})
+}
+
 // countValues compares the values in recs with the n values
 // fmt.Sprintf(format, i) a producer was told were delivered: lost are
 // missing, duplicates are extra copies of any value.

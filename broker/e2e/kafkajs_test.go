@@ -14,8 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // kafkajs, the Node.js client, against three strait binaries. Its
@@ -112,7 +110,7 @@ func runKafkajs(t *testing.T, ctx context.Context, v any, args ...string) {
 func TestKafkajsAgainstACluster(t *testing.T) {
 	kafkajsEnv(t)
 	c := startClientCluster(t)
-	nodes, bootstrap, adm := c.nodes, c.bootstrap, c.adm
+	nodes, bootstrap := c.nodes, c.bootstrap
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	const partitions = 6
@@ -165,20 +163,7 @@ func TestKafkajsAgainstACluster(t *testing.T) {
 			len(res.Members[0])+len(res.Members[1]) != partitions {
 			t.Fatalf("the members read partitions %v: want the %d split between both", res.Members, partitions)
 		}
-		committed, err := adm.FetchOffsets(ctx, group)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ends, err := adm.ListEndOffsets(ctx, topic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ends.Each(func(o kadm.ListedOffset) {
-			c, ok := committed.Lookup(topic, o.Partition)
-			if !ok || c.Err != nil || c.At != o.Offset {
-				t.Fatalf("partition %d: committed %+v, want the end offset %d", o.Partition, c, o.Offset)
-			}
-		})
+		c.checkCommittedAtEnd(t, ctx, group, topic)
 		t.Logf("members read partitions %v and %v; committed offsets at the end of every partition", res.Members[0], res.Members[1])
 	})
 

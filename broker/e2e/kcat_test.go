@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // librdkafka, through kcat (its command-line client, Debian's package
@@ -219,20 +217,7 @@ func TestKcatAgainstACluster(t *testing.T) {
 				t.Fatalf("both members consumed partition %d (%v and %v)", p, split[0], split[1])
 			}
 		}
-		committed, err := adm.FetchOffsets(ctx, group)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ends, err := adm.ListEndOffsets(ctx, topic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ends.Each(func(o kadm.ListedOffset) {
-			c, ok := committed.Lookup(topic, o.Partition)
-			if !ok || c.Err != nil || c.At != o.Offset {
-				t.Fatalf("partition %d: committed %+v, want the end offset %d", o.Partition, c, o.Offset)
-			}
-		})
+		c.checkCommittedAtEnd(t, ctx, group, topic)
 		t.Logf("members consumed partitions %v and %v; committed offsets at the end of every partition", split[0], split[1])
 	})
 
