@@ -43,6 +43,16 @@ func startClientCluster(t *testing.T) *clientCluster {
 	}
 }
 
+// brokers are the nodes as "id@host:port", in id order: what a client
+// bootstrapped from any of them must list.
+func (c *clientCluster) brokers() []string {
+	var out []string
+	for _, cn := range c.nodes {
+		out = append(out, fmt.Sprintf("%d@%s", cn.id, cn.kafkaAddr()))
+	}
+	return out
+}
+
 // create makes topic with partitions partitions of three replicas.
 func (c *clientCluster) create(t *testing.T, ctx context.Context, topic string, partitions int32) {
 	t.Helper()

@@ -117,10 +117,7 @@ func TestKafkajsAgainstACluster(t *testing.T) {
 	create := func(t *testing.T, topic string) { t.Helper(); c.create(t, ctx, topic, partitions) }
 
 	t.Run("the cluster from any node lists every broker", func(t *testing.T) {
-		var want []string
-		for _, cn := range nodes {
-			want = append(want, fmt.Sprintf("%d@%s", cn.id, cn.kafkaAddr()))
-		}
+		want := c.brokers()
 		for _, cn := range nodes {
 			var cluster struct {
 				Brokers []struct {

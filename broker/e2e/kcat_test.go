@@ -90,10 +90,7 @@ func TestKcatAgainstACluster(t *testing.T) {
 	create := func(t *testing.T, topic string) { t.Helper(); c.create(t, ctx, topic, 6) }
 
 	t.Run("metadata from any node lists every broker", func(t *testing.T) {
-		var want []string
-		for _, cn := range nodes {
-			want = append(want, fmt.Sprintf("%d@%s", cn.id, cn.kafkaAddr()))
-		}
+		want := c.brokers()
 		for _, cn := range nodes {
 			var md struct {
 				Brokers []struct {
