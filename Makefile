@@ -51,6 +51,8 @@ check-kafkajs:
 		echo "*** make test-long: could NOT install kafkajs (is Node.js installed?): the kafkajs tests will SKIP ***"; }
 
 test: check-cc check-kcat
+	@test -f $(KAFKAJS_DIR)/node_modules/kafkajs/package.json || \
+		echo "*** make test: kafkajs is not installed: the kafkajs tests (broker/e2e TestKafkajs*) SKIP; make test-long installs it with npm ***"
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 8m $(PKGS)
 
