@@ -75,15 +75,10 @@ func (c clusterView) AutoCreateTopics(ctx context.Context, topics []string) map[
 // compacted, offsets.topic.segment.bytes segments, and a replication
 // factor of offsets.topic.replication.factor.
 //
-// A registered broker that is down or stopping does not lower the factor:
-// the controller places its replica there, out of the ISR until it is back,
-// as Kafka's does (placeReplicas). Lowering it would keep the topic short
-// of replicas for good. Only a cluster with fewer brokers registered than
-// the factor, which can never hold it (a single node, with the default of
-// 3), gets one replica per broker: Kafka would fail the creation there
-// ("internal topic creation will fail until the cluster size meets this
-// replication factor requirement"), and groups would never work without
-// offsets.topic.replication.factor set by hand.
+// The factor is lowered only where fewer brokers are registered
+// (raftmeta's Image.InternalTopicReplicationFactor, which __mirror_state
+// shares): a broker that is down or stopping gets its replica out of the
+// ISR, as Kafka's controller places it.
 func (n *Node) ensureOffsetsTopic(ctx context.Context) error {
 	img := n.quorum.Image()
 	if _, ok := img.Topics[offsetsTopic]; ok {
@@ -91,10 +86,10 @@ func (n *Node) ensureOffsetsTopic(ctx context.Context) error {
 	}
 	g := n.cfg.Group
 	rf := g.OffsetsTopicReplicationFactor
-	if registered := len(img.Brokers); int(rf) > registered {
+	if lowered := img.InternalTopicReplicationFactor(rf); lowered != rf {
 		n.logger.Warn("lowering the replication factor of __consumer_offsets to the registered broker count",
-			"offsets.topic.replication.factor", rf, "brokers", registered)
-		rf = int16(max(registered, 1))
+			"offsets.topic.replication.factor", rf, "brokers", len(img.Brokers))
+		rf = lowered
 	}
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.TimeoutMillis = 30000

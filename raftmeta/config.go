@@ -133,8 +133,8 @@ type Config struct {
 
 	// MirrorStateTopicPartitions (mirror.state.topic.num.partitions,
 	// default 50) and MirrorStateTopicReplicationFactor
-	// (mirror.state.topic.replication.factor, default 3, lowered to the
-	// active broker count) shape __mirror_state, which CreateMirror creates
+	// (mirror.state.topic.replication.factor, default 3, lowered only to
+	// the registered broker count) shape __mirror_state, which CreateMirror creates
 	// with the first mirror (KIP-1279).
 	MirrorStateTopicPartitions        int32
 	MirrorStateTopicReplicationFactor int16

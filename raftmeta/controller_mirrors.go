@@ -60,8 +60,9 @@ func (c *Controller) serveMirrorRequest(ctx context.Context, req kmsg.Request) k
 //   - Appends a MirrorRecord with a new mirror id and the controller's
 //     time, then a MIRROR ConfigRecord per key. With the first mirror it
 //     also creates __mirror_state (MirrorStateTopicPartitions partitions,
-//     replication factor MirrorStateTopicReplicationFactor lowered to the
-//     active brokers, cleanup.policy=compact), as the seed's step 4 says;
+//     replication factor MirrorStateTopicReplicationFactor lowered only to
+//     the registered brokers (Image.InternalTopicReplicationFactor),
+//     cleanup.policy=compact), as the seed's step 4 says;
 //     if that topic cannot be placed the mirror is not created either.
 //   - The request has no ValidateOnly field (the prototype's schema).
 func (c *Controller) CreateMirror(ctx context.Context, req *mirrormsg.CreateMirrorRequest) *mirrormsg.CreateMirrorResponse {
@@ -141,7 +142,7 @@ func (c *Controller) mirrorStateTopicRecords(img *Image) ([]Record, *apiError) {
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic = MirrorStateTopic
 	rt.NumPartitions = c.cfg.MirrorStateTopicPartitions
-	rt.ReplicationFactor = max(1, min(c.cfg.MirrorStateTopicReplicationFactor, int16(len(img.ActiveBrokers()))))
+	rt.ReplicationFactor = img.InternalTopicReplicationFactor(c.cfg.MirrorStateTopicReplicationFactor)
 	cfg := kmsg.NewCreateTopicsRequestTopicConfig()
 	cfg.Name, cfg.Value = "cleanup.policy", strp("compact")
 	rt.Configs = append(rt.Configs, cfg)

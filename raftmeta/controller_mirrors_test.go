@@ -809,3 +809,30 @@ func TestMirrorRequestsNotController(t *testing.T) {
 		t.Fatal("ReadMirrorStates served by the controller channel")
 	}
 }
+
+// TestCreateMirrorStateTopicWithABrokerDown: the first mirror, created
+// while one broker of three is fenced, gets __mirror_state with
+// mirror.state.topic.replication.factor=3 replicas, the fenced broker's out
+// of the ISR, not two replicas for good; a single broker gets one.
+func TestCreateMirrorStateTopicWithABrokerDown(t *testing.T) {
+	c, log := newMirrorController(t, Config{}, 2)
+	if err := c.RegisterBroker(context.Background(), Broker{ID: 3, Fenced: true}); err != nil {
+		t.Fatal(err)
+	}
+	if resp := c.CreateMirror(context.Background(), createMirrorReq("east", "bootstrap.servers", "e:9092")); resp.ErrorCode != 0 {
+		t.Fatalf("%s %s", mirrorCode(resp.ErrorCode), deref(resp.ErrorMessage))
+	}
+	for _, p := range log.Image().Topics[MirrorStateTopic].Partitions {
+		if len(p.Replicas) != 3 || len(p.ISR) != 2 || p.Leader == 3 {
+			t.Fatalf("%s-%d: replicas %v, ISR %v, leader %d; want 3 replicas, broker 3 out of the ISR", MirrorStateTopic, p.Index, p.Replicas, p.ISR, p.Leader)
+		}
+	}
+
+	single, log1 := newMirrorController(t, Config{}, 1)
+	if resp := single.CreateMirror(context.Background(), createMirrorReq("east", "bootstrap.servers", "e:9092")); resp.ErrorCode != 0 {
+		t.Fatalf("single broker: %s %s", mirrorCode(resp.ErrorCode), deref(resp.ErrorMessage))
+	}
+	if p := log1.Image().Topics[MirrorStateTopic].Partitions[0]; len(p.Replicas) != 1 {
+		t.Fatalf("single broker: %s-0 has replicas %v, want 1", MirrorStateTopic, p.Replicas)
+	}
+}

@@ -178,7 +178,8 @@ func (img *Image) UnfencedBrokers() []int32 {
 }
 
 // ActiveBrokers returns the ids of the brokers that are neither fenced nor
-// in controlled shutdown, sorted: those new replicas are placed on.
+// in controlled shutdown, sorted: those new replicas are placed on first,
+// and the only ones a new partition's leader is chosen from.
 func (img *Image) ActiveBrokers() []int32 {
 	ids := make([]int32, 0, len(img.Brokers))
 	for id := range img.Brokers {
@@ -201,6 +202,19 @@ func (img *Image) InactiveBrokers() []int32 {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// InternalTopicReplicationFactor is the replication factor an internal
+// topic (__consumer_offsets, __mirror_state) that asks for want is created
+// with: want, lowered only where fewer brokers are registered, as on a
+// single node, which can never hold three replicas. A broker that is down
+// or stopping does not lower it: it gets its replica, out of the ISR until
+// it is back (placeReplicas), so the topic does not keep a lower factor for
+// good. Kafka fails the creation where too few brokers are registered;
+// lowering keeps a single node's groups and mirrors working without the
+// factor set by hand.
+func (img *Image) InternalTopicReplicationFactor(want int16) int16 {
+	return max(1, min(want, int16(len(img.Brokers))))
 }
 
 // BrokerActive reports whether a broker is registered, unfenced and not in

@@ -492,7 +492,7 @@ var brokerDefs = []Def{
 	{
 		Name: "mirror.state.topic.replication.factor", Type: Short, Default: str("3"),
 		Validate: atLeast(1),
-		Doc:      `The replication factor of __mirror_state, lowered to the number of active brokers when the topic is created.`,
+		Doc:      `The replication factor of __mirror_state. A broker that is down when the topic is created still gets its replica; only a cluster with fewer brokers registered gets one replica per broker.`,
 	},
 	{
 		Name: "mirror.failed.retry.initial.backoff.ms", Type: Long, Default: str("100"),
