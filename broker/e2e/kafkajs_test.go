@@ -1,17 +1,12 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -46,65 +41,13 @@ func kafkajsEnv(t *testing.T) (node, nodePath string) {
 	return node, modules
 }
 
-// kafkajsDriver is one run of driver.js.
-type kafkajsDriver struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  *bufio.Scanner
-	stderr bytes.Buffer
-}
-
-func startKafkajs(t *testing.T, ctx context.Context, args ...string) *kafkajsDriver {
+// startKafkajs starts driver.js with args.
+func startKafkajs(t *testing.T, ctx context.Context, args ...string) *scriptDriver {
 	t.Helper()
 	node, nodePath := kafkajsEnv(t)
-	d := &kafkajsDriver{cmd: exec.CommandContext(ctx, node, append([]string{filepath.Join("testdata", "kafkajs", "driver.js")}, args...)...)}
-	d.cmd.Env = append(os.Environ(), "NODE_PATH="+nodePath, "KAFKAJS_NO_PARTITIONER_WARNING=1")
-	d.cmd.Stderr = &d.stderr
-	var err error
-	if d.stdin, err = d.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := d.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.lines = bufio.NewScanner(out)
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.cmd.Process.Kill(); _ = d.cmd.Wait() })
-	return d
-}
-
-// next decodes the driver's next line into v; false at its end.
-func (d *kafkajsDriver) next(t *testing.T, v any) bool {
-	t.Helper()
-	if !d.lines.Scan() {
-		return false
-	}
-	if err := json.Unmarshal(d.lines.Bytes(), v); err != nil {
-		t.Fatalf("driver.js printed %q: %v", d.lines.Text(), err)
-	}
-	return true
-}
-
-// wait fails the test unless the driver exited cleanly.
-func (d *kafkajsDriver) wait(t *testing.T) {
-	t.Helper()
-	if err := d.cmd.Wait(); err != nil {
-		t.Fatalf("driver.js %s: %v\n%s", strings.Join(d.cmd.Args[2:], " "), err, tail(d.stderr.String(), 2000))
-	}
-}
-
-// runKafkajs runs one scenario that prints a single result into v.
-func runKafkajs(t *testing.T, ctx context.Context, v any, args ...string) {
-	t.Helper()
-	d := startKafkajs(t, ctx, args...)
-	got := d.next(t, v)
-	d.wait(t)
-	if !got {
-		t.Fatalf("driver.js %s printed nothing", strings.Join(args, " "))
-	}
+	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join("testdata", "kafkajs", "driver.js")}, args...)...)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+nodePath, "KAFKAJS_NO_PARTITIONER_WARNING=1")
+	return startScript(t, "kafkajs driver.js "+args[0], cmd)
 }
 
 func TestKafkajsAgainstACluster(t *testing.T) {
@@ -117,7 +60,6 @@ func TestKafkajsAgainstACluster(t *testing.T) {
 	create := func(t *testing.T, topic string) { t.Helper(); c.create(t, ctx, topic, partitions) }
 
 	t.Run("the cluster from any node lists every broker", func(t *testing.T) {
-		want := c.brokers()
 		for _, cn := range nodes {
 			var cluster struct {
 				Brokers []struct {
@@ -127,15 +69,13 @@ func TestKafkajsAgainstACluster(t *testing.T) {
 				} `json:"brokers"`
 				Controller int32 `json:"controller"`
 			}
-			runKafkajs(t, ctx, &cluster, "cluster", cn.kafkaAddr())
+			startKafkajs(t, ctx, "cluster", cn.kafkaAddr()).once(t, &cluster)
 			var got []string
 			for _, b := range cluster.Brokers {
 				got = append(got, fmt.Sprintf("%d@%s:%d", b.NodeID, b.Host, b.Port))
 			}
 			slices.Sort(got)
-			if !slices.Equal(got, want) || cluster.Controller < 1 || cluster.Controller > 3 {
-				t.Fatalf("bootstrapped from node %d, kafkajs sees brokers %v and controller %d, want %v", cn.id, got, cluster.Controller, want)
-			}
+			c.checkDescribedCluster(t, "kafkajs", cn.id, got, cluster.Controller)
 		}
 	})
 
@@ -146,22 +86,9 @@ func TestKafkajsAgainstACluster(t *testing.T) {
 			n     = 5000
 		)
 		create(t, topic)
-		var res struct {
-			Distinct   int       `json:"distinct"`
-			Deliveries int       `json:"deliveries"`
-			Bad        int       `json:"bad"`
-			Members    [][]int32 `json:"members"`
-		}
-		runKafkajs(t, ctx, &res, "group", bootstrap, topic, group, fmt.Sprint(partitions), fmt.Sprint(n))
-		if res.Distinct != n || res.Deliveries != n || res.Bad != 0 {
-			t.Fatalf("the group read %d distinct records in %d deliveries, %d with a wrong key or header; want %d once each", res.Distinct, res.Deliveries, res.Bad, n)
-		}
-		if len(res.Members) != 2 || len(res.Members[0]) == 0 || len(res.Members[1]) == 0 ||
-			len(res.Members[0])+len(res.Members[1]) != partitions {
-			t.Fatalf("the members read partitions %v: want the %d split between both", res.Members, partitions)
-		}
-		c.checkCommittedAtEnd(t, ctx, group, topic)
-		t.Logf("members read partitions %v and %v; committed offsets at the end of every partition", res.Members[0], res.Members[1])
+		var res groupRead
+		startKafkajs(t, ctx, "group", bootstrap, topic, group, fmt.Sprint(partitions), fmt.Sprint(n)).once(t, &res)
+		c.checkGroupRead(t, ctx, res, n, partitions, group, topic)
 	})
 
 	t.Run("acknowledged records survive a leader kill", func(t *testing.T) {
@@ -171,49 +98,8 @@ func TestKafkajsAgainstACluster(t *testing.T) {
 			killAt = 6_000
 		)
 		create(t, topic)
-		victim, survivors := c.leaderOf(t, ctx, topic)
-		start := time.Now()
-		d := startKafkajs(t, ctx, "acked", bootstrap, topic, fmt.Sprint(partitions), fmt.Sprint(n), fmt.Sprint(killAt))
-		acked := map[int]stored{}
-		var failed []string
-		for {
-			var line struct {
-				Event      string `json:"event"`
-				First      int    `json:"first"`
-				Count      int    `json:"count"`
-				Partition  int32  `json:"partition"`
-				BaseOffset int64  `json:"baseOffset"`
-				Error      string `json:"error"`
-			}
-			if !d.next(t, &line) {
-				break
-			}
-			switch {
-			case line.Event == "kill":
-				victim.kill()
-				t.Logf("%v: SIGKILLed node %d, leader of %s/0, after %d records", time.Since(start).Round(time.Millisecond), victim.id, topic, killAt)
-				if _, err := io.WriteString(d.stdin, "killed\n"); err != nil {
-					t.Fatal(err)
-				}
-			case line.Error != "":
-				failed = append(failed, fmt.Sprintf("records %d-%d: %s", line.First, line.First+line.Count-1, line.Error))
-			case line.Event == "":
-				for k := range line.Count {
-					i := line.First + k
-					acked[i] = stored{line.Partition, line.BaseOffset + int64(k), recordKey(i), recordValue(i)}
-				}
-			}
-		}
-		d.wait(t)
-		if len(failed) > 0 {
-			t.Fatalf("kafkajs failed %d sends: %s", len(failed), strings.Join(failed, "; "))
-		}
-		t.Logf("kafkajs had %d records acknowledged in %v", len(acked), time.Since(start).Round(time.Millisecond))
-		log, ends := readAll(t, survivors[0], topic)
-		a, problems := check(acked, log, ends)
-		t.Logf("leader kill under kafkajs: %v", a)
-		if a.acked != n || a.lost != 0 || a.duplicates != 0 || a.unacked != 0 || a.gaps != 0 {
-			t.Fatalf("audit %v:\n%s", a, strings.Join(problems, "\n"))
-		}
+		c.auditLeaderKill(t, ctx, topic, n, func() *scriptDriver {
+			return startKafkajs(t, ctx, "acked", bootstrap, topic, fmt.Sprint(partitions), fmt.Sprint(n), fmt.Sprint(killAt))
+		})
 	})
 }
