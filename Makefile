@@ -14,7 +14,7 @@ FUZZTIME  ?= 30s
 # The race detector needs cgo and a C compiler.
 export CGO_ENABLED := 1
 
-.PHONY: all build run test test-long bench fuzz lint clean check-cc check-kcat check-kafkajs
+.PHONY: all build run test test-long bench fuzz lint clean check-cc check-kcat check-kafka-python check-kafkajs
 
 all: build
 
@@ -37,6 +37,14 @@ check-kcat:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat >/dev/null) || \
 		echo "*** make test: could NOT install kcat: the librdkafka tests (broker/e2e TestKcat*) will SKIP ***"; }
 
+# kafka-python (Debian's python3-kafka, into the system python3) for
+# broker/e2e's kafka-python tests. Without it they skip, and this says so.
+check-kafka-python:
+	@/usr/bin/python3 -c 'import kafka' >/dev/null 2>&1 || { \
+		echo "*** make test: kafka-python not found; installing Debian's python3-kafka for the kafka-python tests ***"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-kafka >/dev/null) || \
+		echo "*** make test: could NOT install python3-kafka: the kafka-python tests (broker/e2e TestKafkaPython*) will SKIP ***"; }
+
 # kafkajs comes from the npm registry, which make test may not use; the
 # kafkajs tests (broker/e2e TestKafkajs*) run in make test-long, and skip
 # loudly wherever it is not installed.
@@ -50,13 +58,13 @@ check-kafkajs:
 		 npm install --prefix $(KAFKAJS_DIR) --no-save --no-audit --no-fund $(KAFKAJS) >/dev/null) || \
 		echo "*** make test-long: could NOT install kafkajs (is Node.js installed?): the kafkajs tests will SKIP ***"; }
 
-test: check-cc check-kcat
+test: check-cc check-kcat check-kafka-python
 	@test -f $(KAFKAJS_DIR)/node_modules/kafkajs/package.json || \
 		echo "*** make test: kafkajs is not installed: the kafkajs tests (broker/e2e TestKafkajs*) SKIP; make test-long installs it with npm ***"
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 8m $(PKGS)
 
-test-long: check-cc check-kcat check-kafkajs
+test-long: check-cc check-kcat check-kafka-python check-kafkajs
 	STRAIT_KAFKAJS_DIR=$(KAFKAJS_DIR) $(GO) test -race -count=1 -tags long -timeout 80m $(PKGS)
 
 BENCH_DATA ?= /tmp/strait-bench-data

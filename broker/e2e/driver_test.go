@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,14 +76,33 @@ func (d *scriptDriver) once(t *testing.T, v any) {
 	}
 }
 
-// checkDescribedCluster fails the test unless a client bootstrapped from
-// node from lists exactly the cluster's brokers, as "id@host:port", and a
-// controller among them.
-func (c *clientCluster) checkDescribedCluster(t *testing.T, client string, from int32, brokers []string, controller int32) {
+// checkClusterFromEveryNode runs a driver's "cluster" scenario
+// bootstrapped from each node in turn and fails the test unless the client
+// lists exactly the cluster's brokers and a controller among them. The
+// driver prints {"brokers":[{"nodeId","host","port"}...],"controller"},
+// the shape of kafkajs's describeCluster.
+func (c *clientCluster) checkClusterFromEveryNode(t *testing.T, start func(addr string) *scriptDriver) {
 	t.Helper()
 	want := c.brokers()
-	if strings.Join(brokers, " ") != strings.Join(want, " ") || controller < 1 || int(controller) > len(c.nodes) {
-		t.Fatalf("bootstrapped from node %d, %s sees brokers %v and controller %d, want %v", from, client, brokers, controller, want)
+	for _, cn := range c.nodes {
+		var cluster struct {
+			Brokers []struct {
+				NodeID int32  `json:"nodeId"`
+				Host   string `json:"host"`
+				Port   int    `json:"port"`
+			} `json:"brokers"`
+			Controller int32 `json:"controller"`
+		}
+		d := start(cn.kafkaAddr())
+		d.once(t, &cluster)
+		var got []string
+		for _, b := range cluster.Brokers {
+			got = append(got, fmt.Sprintf("%d@%s:%d", b.NodeID, b.Host, b.Port))
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) || cluster.Controller < 1 || int(cluster.Controller) > len(c.nodes) {
+			t.Fatalf("bootstrapped from node %d, %s sees brokers %v and controller %d, want %v", cn.id, d.name, got, cluster.Controller, want)
+		}
 	}
 }
 
@@ -168,4 +188,39 @@ func (c *clientCluster) auditLeaderKill(t *testing.T, ctx context.Context, topic
 	if a.acked != n || a.lost != 0 || a.duplicates != 0 || a.unacked != 0 || a.gaps != 0 {
 		t.Fatalf("audit %v:\n%s", a, strings.Join(problems, "\n"))
 	}
+}
+
+// testScriptedClient runs the scenarios every scripted client's driver
+// implements against a fresh three-node cluster; topics are named after
+// prefix. start runs the driver with a scenario's arguments.
+func testScriptedClient(t *testing.T, prefix string, start func(t *testing.T, ctx context.Context, args ...string) *scriptDriver) {
+	c := startClientCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const partitions = 6
+
+	t.Run("the cluster from any node lists every broker", func(t *testing.T) {
+		c.checkClusterFromEveryNode(t, func(addr string) *scriptDriver { return start(t, ctx, "cluster", addr) })
+	})
+
+	t.Run("a consumer group reads what an acks=all producer wrote", func(t *testing.T) {
+		const n = 5000
+		topic, group := prefix+"-group", prefix+"-group"
+		c.create(t, ctx, topic, partitions)
+		var res groupRead
+		start(t, ctx, "group", c.bootstrap, topic, group, fmt.Sprint(partitions), fmt.Sprint(n)).once(t, &res)
+		c.checkGroupRead(t, ctx, res, n, partitions, group, topic)
+	})
+
+	t.Run("acknowledged records survive a leader kill", func(t *testing.T) {
+		const (
+			n      = 20_000
+			killAt = 6_000
+		)
+		topic := prefix + "-kill"
+		c.create(t, ctx, topic, partitions)
+		c.auditLeaderKill(t, ctx, topic, n, func() *scriptDriver {
+			return start(t, ctx, "acked", c.bootstrap, topic, fmt.Sprint(partitions), fmt.Sprint(n), fmt.Sprint(killAt))
+		})
+	})
 }

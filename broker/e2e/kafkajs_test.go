@@ -2,13 +2,10 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"testing"
-	"time"
 )
 
 // kafkajs, the Node.js client, against three strait binaries. Its
@@ -52,54 +49,5 @@ func startKafkajs(t *testing.T, ctx context.Context, args ...string) *scriptDriv
 
 func TestKafkajsAgainstACluster(t *testing.T) {
 	kafkajsEnv(t)
-	c := startClientCluster(t)
-	nodes, bootstrap := c.nodes, c.bootstrap
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	const partitions = 6
-	create := func(t *testing.T, topic string) { t.Helper(); c.create(t, ctx, topic, partitions) }
-
-	t.Run("the cluster from any node lists every broker", func(t *testing.T) {
-		for _, cn := range nodes {
-			var cluster struct {
-				Brokers []struct {
-					NodeID int32  `json:"nodeId"`
-					Host   string `json:"host"`
-					Port   int    `json:"port"`
-				} `json:"brokers"`
-				Controller int32 `json:"controller"`
-			}
-			startKafkajs(t, ctx, "cluster", cn.kafkaAddr()).once(t, &cluster)
-			var got []string
-			for _, b := range cluster.Brokers {
-				got = append(got, fmt.Sprintf("%d@%s:%d", b.NodeID, b.Host, b.Port))
-			}
-			slices.Sort(got)
-			c.checkDescribedCluster(t, "kafkajs", cn.id, got, cluster.Controller)
-		}
-	})
-
-	t.Run("a consumer group reads what an idempotent producer wrote", func(t *testing.T) {
-		const (
-			topic = "kafkajs-group"
-			group = "kafkajs-group"
-			n     = 5000
-		)
-		create(t, topic)
-		var res groupRead
-		startKafkajs(t, ctx, "group", bootstrap, topic, group, fmt.Sprint(partitions), fmt.Sprint(n)).once(t, &res)
-		c.checkGroupRead(t, ctx, res, n, partitions, group, topic)
-	})
-
-	t.Run("acknowledged records survive a leader kill", func(t *testing.T) {
-		const (
-			topic  = "kafkajs-kill"
-			n      = 20_000
-			killAt = 6_000
-		)
-		create(t, topic)
-		c.auditLeaderKill(t, ctx, topic, n, func() *scriptDriver {
-			return startKafkajs(t, ctx, "acked", bootstrap, topic, fmt.Sprint(partitions), fmt.Sprint(n), fmt.Sprint(killAt))
-		})
-	})
+	testScriptedClient(t, "kafkajs", startKafkajs)
 }
