@@ -48,13 +48,7 @@ func offsetsPartitionFor(group string, partitions int32) int32 {
 func testGroupCoordinatorFailover(ctx context.Context, t *testing.T, c *brokertest.Cluster, cl *kgo.Client) {
 	const topic, group = "orders", "order-processors"
 	adm := c.Admin(t)
-	resp, err := adm.CreateTopic(ctx, 3, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		t.Fatalf("create %s: %v", topic, err)
-	}
+	createReplicatedTopic(t, adm, topic, 3, 3, "min.insync.replicas", "2")
 	c.WaitForISR(t, topic, 3, 15*time.Second)
 	prod := c.Client(t, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produce := func(prefix string) {

@@ -24,11 +24,17 @@ func testCtx(t testing.TB, d time.Duration) context.Context {
 // (key, value pairs) and fails the test on any error.
 func createTopic(t testing.TB, adm *kadm.Client, topic string, partitions int32, configs ...string) {
 	t.Helper()
+	createReplicatedTopic(t, adm, topic, partitions, 1, configs...)
+}
+
+// createReplicatedTopic is createTopic with rf replicas per partition.
+func createReplicatedTopic(t testing.TB, adm *kadm.Client, topic string, partitions int32, rf int16, configs ...string) {
+	t.Helper()
 	cfg := map[string]*string{}
 	for i := 0; i+1 < len(configs); i += 2 {
 		cfg[configs[i]] = kadm.StringPtr(configs[i+1])
 	}
-	resp, err := adm.CreateTopic(testCtx(t, 10*time.Second), partitions, 1, cfg, topic)
+	resp, err := adm.CreateTopic(testCtx(t, 10*time.Second), partitions, rf, cfg, topic)
 	if err == nil {
 		err = resp.Err
 	}

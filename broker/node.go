@@ -91,6 +91,11 @@ type Node struct {
 
 	stopOnce sync.Once
 	stopErr  error
+
+	// A failed log directory halts the node (logdir_failure.go).
+	haltOnce sync.Once
+	haltErr  error
+	halted   chan struct{}
 }
 
 // NewNode prepares a node; Start brings it up.
@@ -104,7 +109,7 @@ func NewNode(cfg *config.Config, opts Options) *Node {
 	if opts.FS == nil {
 		opts.FS = vfs.OS{}
 	}
-	n := &Node{cfg: cfg, logger: opts.Logger, clock: opts.Clock, fs: opts.FS, opts: opts}
+	n := &Node{cfg: cfg, logger: opts.Logger, clock: opts.Clock, fs: opts.FS, opts: opts, halted: make(chan struct{})}
 	n.peers = &peers{n: n}
 	n.syncers = newMirrorSyncers(n)
 	n.bgCtx, n.bgCancel = context.WithCancel(context.Background())
@@ -146,6 +151,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 
 	n.logs, err = storage.OpenManager(cfg.LogDirs[0], storage.ManagerOptions{
 		FS: n.fs, Clock: n.clock, Logger: n.logger, DefaultConfig: cfg.Log, Cleaner: cfg.LogCleaner(),
+		OnFailure: n.logDirFailed,
 	})
 	if err != nil {
 		return fmt.Errorf("opening log directory: %w", err)

@@ -46,6 +46,8 @@ type ioEnv struct {
 
 	// fsOps counts every operation the ErrorFS sees.
 	fsOps atomic.Int64
+	// failures are what the log's OnFailure heard.
+	failures []*StorageError
 }
 
 func newIOEnv(t *testing.T, cfg func(c *LogConfig)) *ioEnv {
@@ -63,7 +65,8 @@ func newIOEnv(t *testing.T, cfg func(c *LogConfig)) *ioEnv {
 	}
 	e.efs = vfs.WithErrors(e.mem, nil)
 	e.arm(-1, "")
-	l, _, err := Open(e.dir, Options{FS: e.efs, Clock: e.clock, Scheduler: InlineScheduler{}, Config: e.cfg})
+	l, _, err := Open(e.dir, Options{FS: e.efs, Clock: e.clock, Scheduler: InlineScheduler{}, Config: e.cfg,
+		OnFailure: func(se *StorageError) { e.failures = append(e.failures, se) }})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -263,6 +266,11 @@ func TestIOErrorTakesLogOffline(t *testing.T) {
 				t.Errorf("%s: StorageError op %q dir %q, want op %q dir %q", c.name, se.Op, se.Dir, c.wantOp, e.dir)
 			}
 			ioCheckOffline(t, e, se)
+			// The owner hears of the failure once, however many calls
+			// answer with it (the broker halts on it).
+			if len(e.failures) != 1 || e.failures[0] != se {
+				t.Errorf("%s: OnFailure heard %v, want the StorageError once", c.name, e.failures)
+			}
 
 			// Restart: the disk as a crash would leave it, no injector.
 			if err := e.log.Close(); err != se {

@@ -65,6 +65,11 @@ type Options struct {
 	// CleanerCheckpoint is the log's cleaner-offset-checkpoint entry: the
 	// first offset compaction has not cleaned yet (0 when none).
 	CleanerCheckpoint int64
+	// OnFailure, when set, hears once that the log failed, with the
+	// StorageError it answers from then on (Kafka's
+	// LogDirFailureChannel.maybeAddOfflineLogDir). It runs with the log's
+	// lock held, so it must not block or call the log.
+	OnFailure func(*StorageError)
 }
 
 // Log is one partition's log: UnifiedLog over LocalLog in Kafka's terms. All
@@ -106,6 +111,7 @@ type Log struct {
 	hwPos         atomic.Pointer[offsetPosition]
 	lsoPos        atomic.Pointer[offsetPosition]
 	failed        atomic.Pointer[StorageError]
+	onFailure     func(*StorageError)
 	closed        atomic.Bool
 	// logEnd is the log end offset with the segment and byte position
 	// where it lies (Kafka's nextOffsetMetadata); Read bounds its data by
@@ -182,6 +188,7 @@ func Open(dir string, o Options) (*Log, *RecoveryReport, error) {
 		validator: validator.New(o.Decompressor),
 		config:    o.Config,
 		topicID:   o.TopicID,
+		onFailure: o.OnFailure,
 	}
 	l.logEnd.Store(&logEndPosition{}) // until load publishes the real one
 	l.flush.init()
@@ -272,7 +279,10 @@ func (l *Log) check() error {
 func (l *Log) fail(op string, err error) error {
 	se := &StorageError{Dir: l.dir, Op: op, Err: err}
 	if l.failed.CompareAndSwap(nil, se) {
-		l.logger.Error("log failed; it stays offline until restart", "op", op, "err", err)
+		l.logger.Error("log failed: it answers every call with this error from now on", "op", op, "err", err)
+		if l.onFailure != nil {
+			l.onFailure(se)
+		}
 		return se
 	}
 	return l.failed.Load()

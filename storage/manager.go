@@ -29,6 +29,9 @@ type ManagerOptions struct {
 	ConfigFor     func(topic string) LogConfig
 	// Cleaner configures log compaction (log.cleaner.*).
 	Cleaner CleanerConfig
+	// OnFailure is every log's Options.OnFailure: it hears once per log
+	// that an IO error took the log offline.
+	OnFailure func(*StorageError)
 }
 
 // LogManager owns one log directory (an entry of log.dirs): the partition
@@ -159,6 +162,7 @@ func (m *LogManager) logOptions(topic string, id TopicID, o Options) Options {
 	}
 	o.FS, o.Clock, o.Logger, o.Scheduler = m.opts.FS, m.opts.Clock, m.opts.Logger, m.opts.Scheduler
 	o.Config, o.Decompressor, o.Compressor, o.TopicID = cfg, m.decomp, m.comp, id
+	o.OnFailure = m.opts.OnFailure
 	return o
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/strait-io/strait/broker"
 	"github.com/strait-io/strait/broker/config"
+	"github.com/strait-io/strait/storage/vfs"
 )
 
 // Raft timing for tests: a single voter elects itself within a few tens of
@@ -44,6 +45,7 @@ type options struct {
 	sets     []string
 	metrics  bool
 	logLevel slog.Level
+	fs       func(nodeID int32) vfs.FS
 
 	// Set by StartCluster for its members.
 	nodeID      int32
@@ -69,6 +71,11 @@ func WithDir(dir string) Option { return func(o *options) { o.dir = dir } }
 // WithMetrics enables the metrics listener on a free loopback port (see
 // Broker.MetricsAddr).
 func WithMetrics() Option { return func(o *options) { o.metrics = true } }
+
+// WithFS gives each node the file system fs returns for its node id (an
+// ErrorFS to fail a node's disk, say) instead of the operating system's.
+// It is asked at every start, restarts included.
+func WithFS(fs func(nodeID int32) vfs.FS) Option { return func(o *options) { o.fs = fs } }
 
 // WithLogLevel sets the lowest level of the broker's log lines kept for
 // the failure report (default Info).
@@ -158,6 +165,10 @@ func (b *Broker) start(plaintextPort, controllerPort, metricsPort int) error {
 	if b.opts.logPrefix != "" {
 		logger = logger.With("node", b.opts.logPrefix)
 	}
+	var fsys vfs.FS
+	if b.opts.fs != nil {
+		fsys = b.opts.fs(b.opts.nodeID)
+	}
 	raftTimeout := raftHeartbeatTimeout
 	if b.opts.raftTimeout > 0 {
 		raftTimeout = b.opts.raftTimeout
@@ -167,6 +178,7 @@ func (b *Broker) start(plaintextPort, controllerPort, metricsPort int) error {
 		RaftHeartbeatTimeout: raftTimeout,
 		RaftElectionTimeout:  raftTimeout,
 		Dialer:               b.opts.dialer,
+		FS:                   fsys,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()

@@ -126,7 +126,14 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "strait serve: %v\n", err)
 		return 1
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-node.Halted():
+		// The log directory failed: the node stopped as a killed
+		// process would, and the exit status says so (Kafka's halt(1)).
+		fmt.Fprintf(stderr, "strait serve: halted: %v\n", node.HaltErr())
+		return 1
+	}
 	// SIGTERM or SIGINT: stop accepting, finish in-flight requests, flush
 	// and checkpoint, all within the 5 s the operator may wait.
 	stopCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
