@@ -506,3 +506,27 @@ func TestIOErrorDuringRecovery(t *testing.T) {
 	}
 	t.Logf("%d failed recoveries restarted", checked)
 }
+
+// TestErrorAfterCloseIsNotADiskFailure: a call already past its check
+// when Close closed the files (a fetch racing a topic deletion) fails on
+// a closed file. That is the close's doing: the log answers ErrLogClosed
+// and its owner does not hear of a failure, which would halt the broker.
+func TestErrorAfterCloseIsNotADiskFailure(t *testing.T) {
+	e := newIOEnv(t, nil)
+	e.mustAppend(ioAppend{records: 2, epoch: 1})
+	segs := e.log.segs()
+	if err := e.log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// What the racing read meets: the segment's file, closed under it.
+	_, _, _, err := segs[0].read(0, 1<<20, segs[0].Size(), true, make([]byte, record.HeaderSize))
+	if err == nil {
+		t.Fatal("reading a closed segment succeeded")
+	}
+	if got := e.log.fail("read", err); got != ErrLogClosed {
+		t.Errorf("fail after Close: %v, want ErrLogClosed", got)
+	}
+	if len(e.failures) != 0 {
+		t.Errorf("OnFailure heard %v after Close, want nothing", e.failures)
+	}
+}

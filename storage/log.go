@@ -277,6 +277,16 @@ func (l *Log) check() error {
 // fail marks the log failed with err (an IO error) and returns the
 // StorageError every later call will get.
 func (l *Log) fail(op string, err error) error {
+	if l.closed.Load() {
+		// Close (topic deletion, a replica removed) closed the files
+		// under a call that was already past its check: the error is the
+		// close's doing, not the disk's. markClosed runs before the
+		// files close, so such an error always sees the flag. Kafka
+		// leaves a deleted log's files open for file.delete.delay.ms
+		// instead; either way a reader of a deleted topic must not take
+		// the log directory offline (it halts the broker).
+		return ErrLogClosed
+	}
 	se := &StorageError{Dir: l.dir, Op: op, Err: err}
 	if l.failed.CompareAndSwap(nil, se) {
 		l.logger.Error("log failed: it answers every call with this error from now on", "op", op, "err", err)
