@@ -250,10 +250,24 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 
 // Checkpoint writes the recovery points, log start offsets, high
 // watermarks and cleaner checkpoints of every log (Kafka's periodic
-// checkpoint tasks).
+// checkpoint tasks). Failing to write them is a failure of the log
+// directory, as in Kafka (LogManager.checkpointLogRecoveryOffsetsInDir
+// takes the directory offline on an IOException): OnFailure hears of it
+// as a StorageError with op "checkpoint".
 func (m *LogManager) Checkpoint() error {
 	m.checkpointMu.Lock()
 	defer m.checkpointMu.Unlock()
+	if err := m.writeCheckpoints(); err != nil {
+		se := &StorageError{Dir: m.dir, Op: "checkpoint", Err: err}
+		if m.opts.OnFailure != nil {
+			m.opts.OnFailure(se)
+		}
+		return se
+	}
+	return nil
+}
+
+func (m *LogManager) writeCheckpoints() error {
 	logs := m.Logs()
 	rps := make(map[TopicPartition]int64, len(logs))
 	starts := make(map[TopicPartition]int64, len(logs))

@@ -211,3 +211,48 @@ func TestOffsetCheckpointMalformed(t *testing.T) {
 		}
 	}
 }
+
+// TestLogManagerReportsFailures: the manager's OnFailure hears of a log
+// that fails and of checkpoints it cannot write, both failures of the log
+// directory (Kafka takes the directory offline for either).
+func TestLogManagerReportsFailures(t *testing.T) {
+	e := newManagerEnv(t)
+	efs := vfs.WithErrors(e.fs, nil)
+	var heard []*StorageError
+	m, err := OpenManager("/kafka-logs", ManagerOptions{FS: efs, Clock: e.clock, Scheduler: InlineScheduler{}, DefaultConfig: e.cfg,
+		OnFailure: func(se *StorageError) { heard = append(heard, se) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := m.GetOrCreateLog(tpA, idA, e.cfg)
+	e.produce(a, 1)
+	if err := m.Checkpoint(); err != nil || len(heard) != 0 {
+		t.Fatalf("checkpoint on a working disk: %v, heard %v", err, heard)
+	}
+
+	efs.SetInjector(func(op vfs.Op, path string) error {
+		if op == vfs.OpRename && strings.HasSuffix(path, RecoveryPointCheckpointFile+TmpFileSuffix) {
+			return vfs.ErrInjected
+		}
+		return nil
+	})
+	err = m.Checkpoint()
+	if len(heard) != 1 || err != heard[0] || heard[0].Op != "checkpoint" || heard[0].Dir != "/kafka-logs" {
+		t.Fatalf("failed checkpoint: %v, heard %v; want one StorageError with op checkpoint", err, heard)
+	}
+
+	efs.SetInjector(func(op vfs.Op, path string) error {
+		if op == vfs.OpWrite && strings.Contains(path, "/orders-0/") {
+			return vfs.ErrInjected
+		}
+		return nil
+	})
+	if _, err := a.AppendAsLeader((&testEnv{t: t, clock: e.clock, comp: record.NewCompressor()}).batch(record.BatchSpec{PartitionLeaderEpoch: 1}, 1, 10), 1, record.OriginClient); err == nil {
+		t.Fatal("append on a failed disk succeeded")
+	}
+	if len(heard) != 2 || heard[1].Op != "append" || heard[1].Dir != "/kafka-logs/orders-0" {
+		t.Fatalf("failed append: heard %v; want the log's StorageError after the checkpoint's", heard)
+	}
+	efs.SetInjector(nil)
+	m.Abandon()
+}
