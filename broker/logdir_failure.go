@@ -15,13 +15,16 @@ import "github.com/strait-io/strait/storage"
 // failed __consumer_offsets partition would rebalance its groups forever.
 
 // logDirFailed is the log manager's OnFailure. It runs with the failed
-// log's lock held, so the halt runs on its own goroutine.
+// log's lock held, so the halt runs on its own goroutine, and it waits
+// for Start to return: abandoning a node that is still starting would
+// leave what Start opens after it running.
 func (n *Node) logDirFailed(se *storage.StorageError) {
 	n.haltOnce.Do(func() {
 		n.haltErr = se
 		n.logger.Error("halting: the log directory failed, so this broker stops at once, as Kafka halts a broker whose log directories have all failed",
 			"dir", se.Dir, "op", se.Op, "err", se.Err)
 		go func() {
+			<-n.startDone
 			// As a killed process: nothing more reaches the log
 			// directory, and no controlled shutdown (it would try to
 			// write).

@@ -92,10 +92,12 @@ type Node struct {
 	stopOnce sync.Once
 	stopErr  error
 
-	// A failed log directory halts the node (logdir_failure.go).
-	haltOnce sync.Once
-	haltErr  error
-	halted   chan struct{}
+	// A failed log directory halts the node (logdir_failure.go), once
+	// Start has returned (startDone).
+	haltOnce  sync.Once
+	haltErr   error
+	halted    chan struct{}
+	startDone chan struct{}
 }
 
 // NewNode prepares a node; Start brings it up.
@@ -109,7 +111,8 @@ func NewNode(cfg *config.Config, opts Options) *Node {
 	if opts.FS == nil {
 		opts.FS = vfs.OS{}
 	}
-	n := &Node{cfg: cfg, logger: opts.Logger, clock: opts.Clock, fs: opts.FS, opts: opts, halted: make(chan struct{})}
+	n := &Node{cfg: cfg, logger: opts.Logger, clock: opts.Clock, fs: opts.FS, opts: opts,
+		halted: make(chan struct{}), startDone: make(chan struct{})}
 	n.peers = &peers{n: n}
 	n.syncers = newMirrorSyncers(n)
 	n.bgCtx, n.bgCancel = context.WithCancel(context.Background())
@@ -120,6 +123,7 @@ func NewNode(cfg *config.Config, opts Options) *Node {
 // failure everything already started is stopped again.
 func (n *Node) Start(ctx context.Context) (err error) {
 	started := time.Now()
+	defer close(n.startDone)
 	defer func() {
 		if err != nil {
 			n.Stop(context.Background())
