@@ -17,7 +17,9 @@ import (
 // value v<i>; an acknowledged record has the partition and offset the
 // broker answered.
 type ledger struct {
-	topic  string
+	topic string
+	// pad follows every value, to make records bigger.
+	pad    string
 	issued atomic.Int64
 	nacked atomic.Int64
 
@@ -35,7 +37,7 @@ func recordValue(i int) string { return fmt.Sprintf("v%06d", i) }
 
 // produce sends record i asynchronously and notes the outcome.
 func (l *ledger) produce(ctx context.Context, cl *kgo.Client, i int) {
-	r := &kgo.Record{Topic: l.topic, Key: []byte(recordKey(i)), Value: []byte(recordValue(i))}
+	r := &kgo.Record{Topic: l.topic, Key: []byte(recordKey(i)), Value: []byte(recordValue(i) + l.pad)}
 	l.issued.Add(1)
 	cl.Produce(ctx, r, func(r *kgo.Record, err error) {
 		l.mu.Lock()

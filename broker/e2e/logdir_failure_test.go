@@ -62,3 +62,69 @@ func TestFailedDiskHaltsTheBinary(t *testing.T) {
 		t.Fatalf("after the restart %s holds %+v (end %d), want the acknowledged record alone", topic, recs, ends[0])
 	}
 }
+
+// TestFullDiskHaltsTheBinaryAndNothingIsLost: the log directory fills up
+// under an idempotent acks=all producer. The broker halts on ENOSPC, as
+// Kafka does; the operator grows the disk and starts it again; recovery
+// drops the batch torn by the full disk, and the producer, retrying all
+// along, gets every record acknowledged: all of them are in the log once,
+// at the offsets acknowledged. The disk is a 12 MiB tmpfs, which needs
+// root (mount); the test skips loudly where it cannot mount one.
+func TestFullDiskHaltsTheBinaryAndNothingIsLost(t *testing.T) {
+	disk := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", disk).CombinedOutput(); err != nil {
+		t.Skipf("*** cannot mount a small tmpfs (%v: %s); it needs root: SKIPPING the full-disk test ***", err, strings.TrimSpace(string(out)))
+	}
+	// Runs before the TempDir cleanup removes the mount point.
+	t.Cleanup(func() { _ = exec.Command("umount", disk).Run() })
+
+	const (
+		topic   = "full"
+		records = 16_000 // 1 KiB each: more than the disk holds
+	)
+	n := newNode(t, "log.segment.bytes=4194304")
+	n.logDir = filepath.Join(disk, "data")
+	p := n.start()
+	createTopic(t, newAdmin(t, n.kafkaAddr()), topic, 2)
+	led := newLedger(topic)
+	led.pad = strings.Repeat("p", 1000)
+	prod := newClient(t, n.kafkaAddr(), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(2*time.Minute),
+		kgo.ProducerBatchCompression(kgo.NoCompression())) // the padding would compress to nothing
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sent := make(chan struct{})
+	go func() { // Produce blocks once the client buffers 10,000 records
+		defer close(sent)
+		for i := range records {
+			led.produce(ctx, prod, i)
+		}
+	}()
+
+	code, err := p.wait(60 * time.Second)
+	if err != nil {
+		t.Fatalf("the broker did not exit when its disk filled: %v\nstderr:\n%s", err, tail(p.stderr(), 3000))
+	}
+	if code != 1 || !strings.Contains(p.stderr(), "strait serve: halted: ") || !strings.Contains(p.stderr(), "no space left on device") {
+		t.Fatalf("exit status %d, want 1 with the halt and ENOSPC on stderr:\n%s", code, tail(p.stderr(), 3000))
+	}
+	t.Logf("halted with %d of %d records acknowledged: %s", led.nacked.Load(), records, strings.TrimSpace(p.linesWith("strait serve: halted")[0]))
+
+	if out, err := exec.Command("mount", "-o", "remount,size=64m", disk).CombinedOutput(); err != nil {
+		t.Fatalf("growing the disk: %v: %s", err, out)
+	}
+	p = n.start()
+	t.Logf("restarted: %s", firstOr(p.linesWith("recovery dropped data"), "no data dropped by recovery"))
+	<-sent
+	if err := prod.Flush(ctx); err != nil {
+		t.Fatalf("flush after the restart: %v", err)
+	}
+	if errs := led.errors(); len(errs) != 0 {
+		t.Fatalf("%d records failed: %s", len(errs), summarizeErrs(errs))
+	}
+	log, ends := readAll(t, n.kafkaAddr(), topic)
+	a, problems := check(led.snapshot(), log, ends)
+	t.Logf("full disk: %s", a)
+	if a.acked != records || a.lost != 0 || a.duplicates != 0 || a.unacked != 0 || a.gaps != 0 {
+		t.Fatalf("audit %s:\n%s", a, strings.Join(problems, "\n"))
+	}
+}
