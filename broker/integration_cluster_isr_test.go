@@ -268,21 +268,7 @@ func testControlledShutdown(ctx context.Context, t *testing.T, c *brokertest.Clu
 
 	// Every acknowledged record is there, once.
 	got := consumeAllOf(ctx, t, c, topic)
-	seen := map[string]int{}
-	for _, v := range got {
-		seen[v]++
-	}
-	lost, dups := 0, 0
-	for _, v := range want {
-		if seen[v] == 0 {
-			lost++
-		}
-	}
-	for _, n := range seen {
-		if n > 1 {
-			dups += n - 1
-		}
-	}
+	lost, dups := lostAndDuplicates(want, got)
 	t.Logf("%d records acknowledged (%d after the stop), %d read", len(want), len(want)-atStop, len(got))
 	if lost != 0 || dups != 0 {
 		t.Fatalf("acknowledged but lost: %d, duplicates: %d (of %d acknowledged)", lost, dups, len(want))
@@ -323,6 +309,25 @@ func testControlledShutdown(ctx context.Context, t *testing.T, c *brokertest.Clu
 		}
 		return true
 	})
+}
+
+// lostAndDuplicates compares the values read with the values
+// acknowledged: lost are acknowledged values never read, duplicates are
+// extra copies of any value read.
+func lostAndDuplicates(acked, read []string) (lost, duplicates int) {
+	seen := map[string]int{}
+	for _, v := range read {
+		seen[v]++
+	}
+	for _, v := range acked {
+		if seen[v] == 0 {
+			lost++
+		}
+	}
+	for _, n := range seen {
+		duplicates += n - 1
+	}
+	return lost, duplicates
 }
 
 // consumeAllOf reads every partition of topic from the start up to the

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -82,26 +83,17 @@ func TestLogDirFailureHaltsTheBroker(t *testing.T) {
 
 	// Every acknowledged record once, where it was acknowledged.
 	cl := c.Client(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	seen := map[string]int{}
-	lost, moved := 0, 0
-	for _, r := range pollN(ctx, t, cl, len(acked)) {
-		seen[string(r.Value)]++
+	read := pollN(ctx, t, cl, len(acked))
+	moved := 0
+	for _, r := range read {
 		if at, ok := acked[string(r.Value)]; ok && at != [2]int64{int64(r.Partition), r.Offset} {
 			moved++
 		}
 	}
-	dups := 0
-	for _, n := range seen {
-		dups += n - 1
-	}
-	for v := range acked {
-		if seen[v] == 0 {
-			lost++
-		}
-	}
+	lost, dups := lostAndDuplicates(slices.Collect(maps.Keys(acked)), values(read))
 	t.Logf("acknowledged %d: lost %d, duplicates %d, at another offset %d", len(acked), lost, dups, moved)
-	if lost != 0 || dups != 0 || moved != 0 || len(seen) != len(acked) {
-		t.Fatalf("acknowledged %d records, read %d distinct: lost %d, duplicates %d, at another offset %d", len(acked), len(seen), lost, dups, moved)
+	if lost != 0 || dups != 0 || moved != 0 || len(read) != len(acked) {
+		t.Fatalf("acknowledged %d records, read %d: lost %d, duplicates %d, at another offset %d", len(acked), len(read), lost, dups, moved)
 	}
 
 	// A new disk: the node starts again, recovers and catches up.

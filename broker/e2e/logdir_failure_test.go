@@ -43,15 +43,7 @@ func TestFailedDiskHaltsTheBinary(t *testing.T) {
 	t.Cleanup(func() { _ = exec.Command(chattr, "-i", segment).Run() })
 
 	prod.Produce(ctx, &kgo.Record{Value: []byte("during")}, func(*kgo.Record, error) {})
-	code, err := p.wait(15 * time.Second)
-	if err != nil {
-		t.Fatalf("the broker did not exit after its disk failed: %v\nstderr:\n%s", err, tail(p.stderr(), 3000))
-	}
-	const want = "strait serve: halted: storage: append failed in "
-	if code != 1 || !strings.Contains(p.stderr(), want) {
-		t.Fatalf("exit status %d, want 1 with %q on stderr:\n%s", code, want, tail(p.stderr(), 3000))
-	}
-	t.Logf("halted: %s", strings.TrimSpace(p.linesWith("strait serve: halted")[0]))
+	waitHalted(t, p, 15*time.Second, "append failed in ", "operation not permitted")
 
 	if out, err := exec.Command(chattr, "-i", segment).CombinedOutput(); err != nil {
 		t.Fatalf("chattr -i: %v: %s", err, out)
@@ -100,14 +92,8 @@ func TestFullDiskHaltsTheBinaryAndNothingIsLost(t *testing.T) {
 		}
 	}()
 
-	code, err := p.wait(60 * time.Second)
-	if err != nil {
-		t.Fatalf("the broker did not exit when its disk filled: %v\nstderr:\n%s", err, tail(p.stderr(), 3000))
-	}
-	if code != 1 || !strings.Contains(p.stderr(), "strait serve: halted: ") || !strings.Contains(p.stderr(), "no space left on device") {
-		t.Fatalf("exit status %d, want 1 with the halt and ENOSPC on stderr:\n%s", code, tail(p.stderr(), 3000))
-	}
-	t.Logf("halted with %d of %d records acknowledged: %s", led.nacked.Load(), records, strings.TrimSpace(p.linesWith("strait serve: halted")[0]))
+	waitHalted(t, p, 60*time.Second, "no space left on device")
+	t.Logf("%d of %d records acknowledged at the halt", led.nacked.Load(), records)
 
 	if out, err := exec.Command("mount", "-o", "remount,size=64m", disk).CombinedOutput(); err != nil {
 		t.Fatalf("growing the disk: %v: %s", err, out)
@@ -127,4 +113,22 @@ func TestFullDiskHaltsTheBinaryAndNothingIsLost(t *testing.T) {
 	if a.acked != records || a.lost != 0 || a.duplicates != 0 || a.unacked != 0 || a.gaps != 0 {
 		t.Fatalf("audit %s:\n%s", a, strings.Join(problems, "\n"))
 	}
+}
+
+// waitHalted fails the test unless p exits within timeout with status 1,
+// saying on stderr that it halted on a storage error, with each of
+// causes: how a broker halts when its log directory fails.
+func waitHalted(t *testing.T, p *proc, timeout time.Duration, causes ...string) {
+	t.Helper()
+	code, err := p.wait(timeout)
+	if err != nil {
+		t.Fatalf("the broker did not exit after its disk failed: %v\nstderr:\n%s", err, tail(p.stderr(), 3000))
+	}
+	want := append([]string{"strait serve: halted: storage: "}, causes...)
+	for _, w := range want {
+		if code != 1 || !strings.Contains(p.stderr(), w) {
+			t.Fatalf("exit status %d, want 1 with %q on stderr:\n%s", code, want, tail(p.stderr(), 3000))
+		}
+	}
+	t.Logf("halted: %s", strings.TrimSpace(p.linesWith("strait serve: halted")[0]))
 }
