@@ -42,7 +42,7 @@ func expectCaughtUp(t *testing.T, done <-chan bool) {
 // committed: CatchUp waits for the FSM to apply every stored command, and
 // only for commands.
 func TestCatchUpWaitsForStoredCommands(t *testing.T) {
-	store, err := OpenStore(t.TempDir(), nil)
+	store, err := OpenStore(t.TempDir(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

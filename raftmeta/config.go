@@ -8,6 +8,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta/ctrlrpc"
@@ -59,6 +60,14 @@ type Config struct {
 	// bound), for the same reason.
 	Dialer       ctrlrpc.Dialer
 	WrapListener func(net.Listener) net.Listener
+	// FS holds the raft log and stable store (nil: the operating
+	// system's); tests inject failures with it.
+	FS vfs.FS
+	// OnStoreFailure, if set, hears the first IO error of the raft log
+	// and stable store once raft runs; the goroutine that met it does not
+	// return, and the owner must halt the node (store_failure.go). Unset,
+	// such an error panics, as before raft runs.
+	OnStoreFailure func(error)
 	// Logger receives the quorum's logs and raft's (nil: discarded).
 	Logger *slog.Logger
 	// RaftLogLevel is the lowest level of raft's own lines that reach

@@ -84,7 +84,7 @@ func Open(cfg Config) (*Quorum, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.Dir, "raft"), 0o755); err != nil {
 		return nil, fmt.Errorf("raftmeta: %w", err)
 	}
-	store, err := OpenStore(filepath.Join(cfg.Dir, "raft"), logger)
+	store, err := OpenStore(filepath.Join(cfg.Dir, "raft"), cfg.FS, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +244,11 @@ func (q *Quorum) Start(ctx context.Context) error {
 		if err := raft.BootstrapCluster(rc, q.store, q.store, q.snaps, q.trans, q.voterConfiguration()); err != nil {
 			return fmt.Errorf("raftmeta: bootstrap: %w", err)
 		}
+	}
+	if q.cfg.OnStoreFailure != nil {
+		// From here on the store is raft's, which cannot survive its
+		// failure (store_failure.go).
+		q.store.SetOnFailure(q.cfg.OnStoreFailure)
 	}
 	r, err := raft.NewRaft(rc, q.fsm, q.store, q.store, q.snaps, q.trans)
 	if err != nil {
@@ -440,6 +445,10 @@ func (q *Quorum) Controller() *Controller { return q.ctrl }
 // Close returns an error.
 func (q *Quorum) Close() error {
 	q.closeOnce.Do(func() {
+		if q.store != nil && q.store.Failed() {
+			q.closeErr = q.closeFailed()
+			return
+		}
 		if q.stop != nil {
 			q.stop()
 			q.ticks.Wait()
@@ -473,6 +482,31 @@ func (q *Quorum) Close() error {
 		q.closeErr = errors.Join(q.closeErr, q.closeResources())
 	})
 	return q.closeErr
+}
+
+// closeFailed stops what it can of a quorum whose store failed
+// (store_failure.go): raft's goroutines parked in the store never return,
+// so it waits for none of raft and leaves the store open under them.
+// Shutting raft down first lets whoever waits to hand raft an entry
+// (Apply, Barrier) return before the periodic work is waited for.
+func (q *Quorum) closeFailed() error {
+	if r := q.raft.Load(); r != nil {
+		r.Shutdown()
+	}
+	if q.trans != nil {
+		_ = q.trans.Close()
+	}
+	if q.stream != nil {
+		// Raft's connections too, as a halted process drops them: over
+		// them a leader parked in the store would go on asserting its
+		// leadership, and no other voter would stand for election.
+		_ = q.stream.Abort()
+	}
+	if q.stop != nil {
+		q.stop()
+		q.ticks.Wait()
+	}
+	return errors.New("raftmeta: the metadata store failed; raft and the store were abandoned")
 }
 
 func (q *Quorum) closeResources() error {

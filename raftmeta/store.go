@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/hashicorp/raft"
 )
 
@@ -30,6 +31,11 @@ type Store struct {
 
 	mu     sync.RWMutex
 	closed bool
+
+	// onFailure and failure: store_failure.go.
+	onFailure atomic.Pointer[func(error)]
+	failOnce  sync.Once
+	failure   atomic.Pointer[error]
 }
 
 var (
@@ -50,24 +56,31 @@ const (
 	stablePrefix byte = 0x02
 )
 
-// OpenStore opens (or creates) the store in dir.
-func OpenStore(dir string, logger *slog.Logger) (*Store, error) {
+// OpenStore opens (or creates) the store in dir on fs (nil: the
+// operating system's).
+func OpenStore(dir string, fs vfs.FS, logger *slog.Logger) (*Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if fs == nil {
+		fs = vfs.Default
+	}
+	s := &Store{}
 	// The metadata log is small and off the data path: a small cache and
 	// memtable keep the broker's resident memory low.
 	cache := pebble.NewCache(4 << 20)
 	defer cache.Unref()
 	db, err := pebble.Open(dir, &pebble.Options{
+		FS:           fs,
 		Cache:        cache,
 		MemTableSize: 4 << 20,
-		Logger:       pebbleLogger{logger.With("component", "pebble")},
+		Logger:       pebbleLogger{logger.With("component", "pebble"), s},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("raftmeta: open store %s: %w", dir, err)
 	}
-	return &Store{db: db}, nil
+	s.db = db
+	return s, nil
 }
 
 // Close closes the database; later calls return ErrStoreClosed.
@@ -126,7 +139,7 @@ func (s *Store) edgeIndex(first bool) (uint64, error) {
 		return errors.Join(it.Error(), it.Close())
 	})
 	if err != nil {
-		return 0, fmt.Errorf("raftmeta: log index: %w", err)
+		return 0, s.fail(fmt.Errorf("raftmeta: log index: %w", err))
 	}
 	return idx, nil
 }
@@ -139,11 +152,12 @@ func (s *Store) GetLog(index uint64, l *raft.Log) error {
 			return raft.ErrLogNotFound
 		}
 		if err != nil {
-			return fmt.Errorf("raftmeta: get log %d: %w", index, err)
+			return s.fail(fmt.Errorf("raftmeta: get log %d: %w", index, err))
 		}
 		defer closer.Close()
 		if err := decodeLog(v, l); err != nil {
-			return fmt.Errorf("raftmeta: log %d: %w", index, err)
+			// Corrupt: raft cannot go on without it either.
+			return s.fail(fmt.Errorf("raftmeta: log %d: %w", index, err))
 		}
 		l.Index = index
 		return nil
@@ -167,11 +181,11 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 		for _, l := range logs {
 			buf = encodeLog(buf[:0], l)
 			if err := b.Set(logKey(l.Index), buf, nil); err != nil {
-				return err
+				return s.fail(fmt.Errorf("raftmeta: store logs: %w", err))
 			}
 		}
 		if err := b.Commit(pebble.Sync); err != nil {
-			return fmt.Errorf("raftmeta: store logs: %w", err)
+			return s.fail(fmt.Errorf("raftmeta: store logs: %w", err))
 		}
 		return nil
 	})
@@ -210,7 +224,7 @@ func (s *Store) DeleteRange(minIdx, maxIdx uint64) error {
 	}
 	return s.read(func() error {
 		if err := s.db.DeleteRange(logKey(minIdx), end, pebble.Sync); err != nil {
-			return fmt.Errorf("raftmeta: delete logs [%d, %d]: %w", minIdx, maxIdx, err)
+			return s.fail(fmt.Errorf("raftmeta: delete logs [%d, %d]: %w", minIdx, maxIdx, err))
 		}
 		return nil
 	})
@@ -222,7 +236,7 @@ func stableKey(k []byte) []byte { return append([]byte{stablePrefix}, k...) }
 func (s *Store) Set(key, val []byte) error {
 	return s.read(func() error {
 		if err := s.db.Set(stableKey(key), val, pebble.Sync); err != nil {
-			return fmt.Errorf("raftmeta: set %q: %w", key, err)
+			return s.fail(fmt.Errorf("raftmeta: set %q: %w", key, err))
 		}
 		return nil
 	})
@@ -237,7 +251,7 @@ func (s *Store) Get(key []byte) ([]byte, error) {
 			return ErrKeyNotFound
 		}
 		if err != nil {
-			return fmt.Errorf("raftmeta: get %q: %w", key, err)
+			return s.fail(fmt.Errorf("raftmeta: get %q: %w", key, err))
 		}
 		out = append([]byte{}, v...)
 		return closer.Close()
@@ -306,14 +320,21 @@ func cloneOrNil(b []byte) []byte {
 }
 
 // pebbleLogger sends pebble's logging to slog: its info lines (compactions,
-// flushes) at debug, errors at error. Fatalf panics: pebble calls it only
-// on invariant violations and does not expect it to return.
-type pebbleLogger struct{ l *slog.Logger }
+// flushes) at debug, errors at error. pebble calls Fatalf on a write it
+// cannot complete (a failed WAL write or sync: "fatal commit error", a
+// failed MANIFEST sync) and on invariant violations, and does not expect
+// it to return: it is a failure of the store (store_failure.go), and a
+// panic where nobody hears of failures.
+type pebbleLogger struct {
+	l *slog.Logger
+	s *Store
+}
 
 func (p pebbleLogger) Infof(format string, args ...any)  { p.l.Debug(fmt.Sprintf(format, args...)) }
 func (p pebbleLogger) Errorf(format string, args ...any) { p.l.Error(fmt.Sprintf(format, args...)) }
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	p.l.Error(msg)
+	_ = p.s.fail(errors.New(msg))
 	panic("pebble: " + msg)
 }

@@ -12,7 +12,7 @@ import (
 
 func openTestStore(t *testing.T, dir string) *Store {
 	t.Helper()
-	s, err := OpenStore(dir, nil)
+	s, err := OpenStore(dir, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

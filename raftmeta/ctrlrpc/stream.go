@@ -50,6 +50,9 @@ type StreamLayer struct {
 
 	mu      sync.Mutex
 	pending map[net.Conn]struct{} // accepted, not yet classified
+	// raft holds raft's connections, dialed and accepted, until they are
+	// closed: Abort closes them.
+	raft map[*raftConn]struct{}
 }
 
 // NewStreamLayer serves ln. advertise is the address raft tells the other
@@ -67,6 +70,7 @@ func NewStreamLayer(ln net.Listener, advertise net.Addr, dial Dialer, server *Se
 		ln: ln, advertise: advertise, dial: dial, server: server, logger: logger,
 		raftConns: make(chan net.Conn),
 		pending:   map[net.Conn]struct{}{},
+		raft:      map[*raftConn]struct{}{},
 	}
 	s.closed, s.markClose = context.WithCancel(context.Background())
 	s.wg.Add(1)
@@ -129,10 +133,11 @@ func (s *StreamLayer) classify(c net.Conn) {
 		s.server.ServeConn(c)
 		return
 	}
+	rc := s.track(&prefixConn{Conn: c, first: first[0], hasFirst: true})
 	select {
-	case s.raftConns <- &prefixConn{Conn: c, first: first[0], hasFirst: true}:
+	case s.raftConns <- rc:
 	case <-s.closed.Done():
-		c.Close()
+		rc.Close()
 	}
 }
 
@@ -200,8 +205,11 @@ func (s *StreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (n
 	}
 	for {
 		c, err := s.dial(ctx, "tcp", string(address))
-		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
-			return c, err
+		if err == nil {
+			return s.track(c), nil
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, err
 		}
 		t := time.NewTimer(dialRetryInterval)
 		select {
@@ -211,6 +219,52 @@ func (s *StreamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (n
 			return nil, err
 		}
 	}
+}
+
+// Abort is Close for a node that halts: it also closes raft's own
+// connections, dialed and accepted, as a halted process drops them. Raft
+// goroutines that will never finish (parked in a failed store,
+// raftmeta/store_failure.go) keep theirs otherwise: the transport does not
+// pool a replication pipeline's connection, so it would not close it, and
+// a parked leader's pipeline goes on sending empty AppendEntries over it,
+// which the followers take for heartbeats and never elect another leader.
+func (s *StreamLayer) Abort() error {
+	err := s.Close()
+	s.mu.Lock()
+	conns := make([]*raftConn, 0, len(s.raft))
+	for c := range s.raft {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+	return err
+}
+
+// raftConn is one of raft's connections, known to its stream layer until
+// closed.
+type raftConn struct {
+	net.Conn
+	s    *StreamLayer
+	once sync.Once
+}
+
+func (s *StreamLayer) track(c net.Conn) *raftConn {
+	rc := &raftConn{Conn: c, s: s}
+	s.mu.Lock()
+	s.raft[rc] = struct{}{}
+	s.mu.Unlock()
+	return rc
+}
+
+func (c *raftConn) Close() error {
+	c.once.Do(func() {
+		c.s.mu.Lock()
+		delete(c.s.raft, c)
+		c.s.mu.Unlock()
+	})
+	return c.Conn.Close()
 }
 
 // prefixConn gives back the byte read to classify the connection.
