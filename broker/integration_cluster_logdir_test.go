@@ -2,8 +2,6 @@ package broker_test
 
 import (
 	"errors"
-	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -37,21 +35,8 @@ func TestLogDirFailureHaltsTheBroker(t *testing.T) {
 
 	prod := c.Client(t, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RequiredAcks(kgo.AllISRAcks()))
-	acked := map[string][2]int64{} // value -> partition, offset
-	produce := func(prefix string, n int) {
-		t.Helper()
-		var rs []*kgo.Record
-		for i := range n {
-			rs = append(rs, &kgo.Record{Partition: int32(i % 3), Value: fmt.Appendf(nil, "%s-%d", prefix, i)})
-		}
-		results := prod.ProduceSync(ctx, rs...)
-		if err := results.FirstErr(); err != nil {
-			t.Fatalf("produce %s: %v", prefix, err)
-		}
-		for _, r := range results {
-			acked[string(r.Record.Value)] = [2]int64{int64(r.Record.Partition), r.Record.Offset}
-		}
-	}
+	acked := ackLedger{}
+	produce := func(prefix string, n int) { t.Helper(); acked.produce(ctx, t, prod, prefix, n, 3) }
 	produce("before", 300)
 
 	victim := c.Leader(topic, 0)
@@ -82,19 +67,7 @@ func TestLogDirFailureHaltsTheBroker(t *testing.T) {
 	produce("after", 300)
 
 	// Every acknowledged record once, where it was acknowledged.
-	cl := c.Client(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	read := pollN(ctx, t, cl, len(acked))
-	moved := 0
-	for _, r := range read {
-		if at, ok := acked[string(r.Value)]; ok && at != [2]int64{int64(r.Partition), r.Offset} {
-			moved++
-		}
-	}
-	lost, dups := lostAndDuplicates(slices.Collect(maps.Keys(acked)), values(read))
-	t.Logf("acknowledged %d: lost %d, duplicates %d, at another offset %d", len(acked), lost, dups, moved)
-	if lost != 0 || dups != 0 || moved != 0 || len(read) != len(acked) {
-		t.Fatalf("acknowledged %d records, read %d: lost %d, duplicates %d, at another offset %d", len(acked), len(read), lost, dups, moved)
-	}
+	acked.audit(ctx, t, c, topic)
 
 	// A new disk: the node starts again, recovers and catches up.
 	disks[victim].SetInjector(nil)

@@ -1,6 +1,10 @@
 package broker
 
-import "github.com/strait-io/strait/storage"
+import (
+	"fmt"
+
+	"github.com/strait-io/strait/storage"
+)
 
 // A node has one log directory (the first entry of log.dirs), so an IO
 // error that takes one of its logs offline means its log directory has
@@ -15,14 +19,28 @@ import "github.com/strait-io/strait/storage"
 // failed __consumer_offsets partition would rebalance its groups forever.
 
 // logDirFailed is the log manager's OnFailure. It runs with the failed
-// log's lock held, so the halt runs on its own goroutine, and it waits
-// for Start to return: abandoning a node that is still starting would
-// leave what Start opens after it running.
+// log's lock held, so the halt runs on its own goroutine (halt).
 func (n *Node) logDirFailed(se *storage.StorageError) {
+	n.halt(se, "halting: the log directory failed, so this broker stops at once, as Kafka halts a broker whose log directories have all failed",
+		"dir", se.Dir, "op", se.Op, "err", se.Err)
+}
+
+// metadataDirFailed is the metadata store's OnStoreFailure: the raft log
+// or stable store met an IO error (raftmeta/store_failure.go). The raft
+// goroutine that met it never returns; the halt runs on its own.
+func (n *Node) metadataDirFailed(err error) {
+	n.halt(fmt.Errorf("metadata log directory failed: %w", err),
+		"halting: the metadata log directory failed, so this node stops at once, as Kafka halts a node whose metadata log directory failed",
+		"err", err)
+}
+
+// halt abandons the node once, on its own goroutine, after Start has
+// returned: abandoning a node that is still starting would leave what
+// Start opens after it running.
+func (n *Node) halt(err error, msg string, attrs ...any) {
 	n.haltOnce.Do(func() {
-		n.haltErr = se
-		n.logger.Error("halting: the log directory failed, so this broker stops at once, as Kafka halts a broker whose log directories have all failed",
-			"dir", se.Dir, "op", se.Op, "err", se.Err)
+		n.haltErr = err
+		n.logger.Error(msg, attrs...)
 		go func() {
 			<-n.startDone
 			// As a killed process: nothing more reaches the log
@@ -34,12 +52,13 @@ func (n *Node) logDirFailed(se *storage.StorageError) {
 	})
 }
 
-// Halted is closed once the node has halted because its log directory
-// failed; HaltErr then says why. `strait serve` exits with status 1.
+// Halted is closed once the node has halted because its log directory or
+// its metadata log directory failed; HaltErr then says why. `strait
+// serve` exits with status 1.
 func (n *Node) Halted() <-chan struct{} { return n.halted }
 
-// HaltErr is the storage error that halted the node, valid once Halted
-// is closed.
+// HaltErr is the error that halted the node (a *storage.StorageError for
+// the log directory), valid once Halted is closed.
 func (n *Node) HaltErr() error {
 	<-n.halted
 	return n.haltErr

@@ -11,13 +11,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-
 	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	pebblevfs "github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -39,6 +39,9 @@ type Options struct {
 	Logger *slog.Logger
 	Clock  clock.Clock
 	FS     vfs.FS
+	// MetadataFS holds the raft log and stable store under the metadata
+	// log directory (nil: the operating system's); tests inject failures.
+	MetadataFS pebblevfs.FS
 	// RaftTimeouts shrink the quorum's election timing (tests); zero keeps
 	// the quorum's defaults.
 	RaftHeartbeatTimeout, RaftElectionTimeout time.Duration
@@ -241,6 +244,8 @@ func (n *Node) startQuorum(ctx context.Context) error {
 		AdvertiseAddr:                advertise,
 		Voters:                       voters,
 		Logger:                       n.logger,
+		FS:                           n.opts.MetadataFS,
+		OnStoreFailure:               n.metadataDirFailed,
 		HeartbeatTimeout:             n.opts.RaftHeartbeatTimeout,
 		ElectionTimeout:              n.opts.RaftElectionTimeout,
 		NumPartitions:                cfg.NumPartitions,

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	pebblevfs "github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -46,6 +47,7 @@ type options struct {
 	metrics  bool
 	logLevel slog.Level
 	fs       func(nodeID int32) vfs.FS
+	metaFS   func(nodeID int32) pebblevfs.FS
 
 	// Set by StartCluster for its members.
 	nodeID      int32
@@ -76,6 +78,13 @@ func WithMetrics() Option { return func(o *options) { o.metrics = true } }
 // ErrorFS to fail a node's disk, say) instead of the operating system's.
 // It is asked at every start, restarts included.
 func WithFS(fs func(nodeID int32) vfs.FS) Option { return func(o *options) { o.fs = fs } }
+
+// WithMetadataFS gives each node the file system fs returns for its node
+// id for the raft log and stable store in its metadata log directory (an
+// errorfs to fail it, say). It is asked at every start, restarts included.
+func WithMetadataFS(fs func(nodeID int32) pebblevfs.FS) Option {
+	return func(o *options) { o.metaFS = fs }
+}
 
 // WithLogLevel sets the lowest level of the broker's log lines kept for
 // the failure report (default Info).
@@ -169,12 +178,17 @@ func (b *Broker) start(plaintextPort, controllerPort, metricsPort int) error {
 	if b.opts.fs != nil {
 		fsys = b.opts.fs(b.opts.nodeID)
 	}
+	var metaFS pebblevfs.FS
+	if b.opts.metaFS != nil {
+		metaFS = b.opts.metaFS(b.opts.nodeID)
+	}
 	raftTimeout := raftHeartbeatTimeout
 	if b.opts.raftTimeout > 0 {
 		raftTimeout = b.opts.raftTimeout
 	}
 	node := broker.NewNode(cfg, broker.Options{
 		Logger:               logger,
+		MetadataFS:           metaFS,
 		RaftHeartbeatTimeout: raftTimeout,
 		RaftElectionTimeout:  raftTimeout,
 		Dialer:               b.opts.dialer,
