@@ -129,8 +129,9 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) in
 	select {
 	case <-ctx.Done():
 	case <-node.Halted():
-		// The log directory failed: the node stopped as a killed
-		// process would, and the exit status says so (Kafka's halt(1)).
+		// The log directory or the metadata log directory failed: the
+		// node stopped as a killed process would, and the exit status
+		// says so (Kafka's halt(1)).
 		fmt.Fprintf(stderr, "strait serve: halted: %v\n", node.HaltErr())
 		return 1
 	}
