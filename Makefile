@@ -62,7 +62,7 @@ test: check-cc check-kcat check-kafka-python
 	@test -f $(KAFKAJS_DIR)/node_modules/kafkajs/package.json || \
 		echo "*** make test: kafkajs is not installed: the kafkajs tests (broker/e2e TestKafkajs*) SKIP; make test-long installs it with npm ***"
 	@test "$$(id -u)" = 0 || \
-		echo "*** make test: not root: the disk-failure tests (broker/e2e TestFailedDisk*, TestFullDisk*: chattr +i, a tmpfs mount) SKIP ***"
+		echo "*** make test: not root: the disk-failure tests (broker/e2e TestFailedDisk*, TestFailedMetadataDisk*, TestFullDisk*: chattr +i, a tmpfs mount) SKIP ***"
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 8m $(PKGS)
 
