@@ -245,14 +245,17 @@ func (q *Quorum) Start(ctx context.Context) error {
 			return fmt.Errorf("raftmeta: bootstrap: %w", err)
 		}
 	}
-	if q.cfg.OnStoreFailure != nil {
-		// From here on the store is raft's, which cannot survive its
-		// failure (store_failure.go).
-		q.store.SetOnFailure(q.cfg.OnStoreFailure)
-	}
 	r, err := raft.NewRaft(rc, q.fsm, q.store, q.store, q.snaps, q.trans)
 	if err != nil {
 		return fmt.Errorf("raftmeta: start raft: %w", err)
+	}
+	if q.cfg.OnStoreFailure != nil {
+		// From here on the store is raft's goroutines', which cannot
+		// survive its failure (store_failure.go). Not before NewRaft
+		// returns: it reads the store on this goroutine, which must
+		// return an error rather than park (the node would wait for
+		// Start to return before it halts).
+		q.store.SetOnFailure(q.cfg.OnStoreFailure)
 	}
 	q.raft.Store(r)
 	tctx, stop := context.WithCancel(context.Background())

@@ -20,8 +20,9 @@ package raftmeta
 // tests), and Quorum.Close then neither waits for those goroutines nor
 // closes the store under them.
 //
-// Before the owner listens (opening the store, bootstrapping), an error
-// is returned to the caller, which fails to start, and Fatalf panics.
+// Before the owner listens (opening the store, bootstrapping, raft's
+// own start reading it), an error is returned to the caller, which fails
+// to start, and Fatalf panics.
 
 // SetOnFailure makes fn hear the store's first IO error, from then on.
 func (s *Store) SetOnFailure(fn func(error)) { s.onFailure.Store(&fn) }
