@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +57,24 @@ func clusterProps(id int32, all []*clusterNode, extra []string) string {
 		"group.initial.rebalance.delay.ms=0",
 	}
 	return strings.Join(append(lines, extra...), "\n") + "\n"
+}
+
+// requestsHandled is the node's strait_requests_total for api (e.g.
+// "Produce"), counted since it started, read from its metrics listener.
+func (cn *clusterNode) requestsHandled(api string) (float64, error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", cn.ports.metrics))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	prefix := `strait_requests_total{api="` + api + `"} `
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), prefix); ok {
+			return strconv.ParseFloat(v, 64)
+		}
+	}
+	return 0, sc.Err() // none handled yet: the series does not exist
 }
 
 // newClusterNodes picks every node's ports up front (each file names all

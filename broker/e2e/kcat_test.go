@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // librdkafka, through kcat (its command-line client, Debian's package
@@ -267,7 +269,25 @@ func TestKcatAgainstACluster(t *testing.T) {
 				_, problems := notFullyReplicated(m, 3)
 				return problems == "", problems
 			})
-			t.Logf("%v: node %d stopped in %v, back and caught up %v later", time.Since(start).Round(time.Millisecond), cn.id, took.Round(time.Millisecond), caughtUp.Round(time.Millisecond))
+			// Then, as an operator does before the next node, the node
+			// leads its preferred partitions again (a preferred leader
+			// election), and the producer is back on it. librdkafka
+			// connects only to the brokers it needs
+			// (enable.sparse.connections), so a node that leads nothing
+			// stays disconnected, and when the last node stopped, kcat
+			// could find every connection down and exit ("all broker
+			// connections are down"), as it would against Kafka.
+			if _, err := newAdmin(t, cn.kafkaAddr()).ElectLeaders(ctx, kadm.ElectPreferredReplica, nil); err != nil {
+				t.Fatalf("preferred leader election after node %d's restart: %v", cn.id, err)
+			}
+			back := waitUntil(t, 30*time.Second, fmt.Sprintf("kcat to produce to node %d again", cn.id), func() (bool, string) {
+				n, err := cn.requestsHandled("Produce")
+				if err != nil {
+					return false, err.Error()
+				}
+				return n > 0, fmt.Sprintf("%v produce requests", n)
+			})
+			t.Logf("%v: node %d stopped in %v, back and caught up %v later, producing to again %v after that", time.Since(start).Round(time.Millisecond), cn.id, took.Round(time.Millisecond), caughtUp.Round(time.Millisecond), back.Round(time.Millisecond))
 		}
 		close(stopFeed)
 		n := <-fed
