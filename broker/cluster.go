@@ -151,6 +151,9 @@ func (n *Node) joinCluster(ctx context.Context) error {
 	if err := lc.WaitUnfenced(ctx); err != nil {
 		return err
 	}
+	// Unfenced: the image holds the log up to this broker's registration,
+	// so a log whose topic it lacks is stray.
+	n.replicas.WarnStrayLogs(n.quorum.Image())
 	return nil
 }
 

@@ -76,7 +76,6 @@ func (r *ReplicaManager) ApplyDelta(d *raftmeta.Delta, img *raftmeta.Image) {
 	changed := d.ChangedPartitions
 	if !r.loaded {
 		changed = allPartitions(img)
-		r.warnStrayLogs(img)
 		r.loaded = true
 	}
 	for _, pp := range changed {
@@ -226,10 +225,14 @@ func (r *ReplicaManager) applyConfigChanges(d *raftmeta.Delta, img *raftmeta.Ima
 	}
 }
 
-// warnStrayLogs reports logs on disk whose topic the metadata does not
+// WarnStrayLogs reports logs on disk whose topic the metadata does not
 // have. Kafka marks such logs stray and leaves them for the operator; so
-// do we (they are not served).
-func (r *ReplicaManager) warnStrayLogs(img *raftmeta.Image) {
+// do we (they are not served). The owner calls it once the node has caught
+// up with the metadata log, as Kafka finds stray logs only once its
+// metadata is loaded: a restarting node's first images hold only part of
+// the log (raft hands a follower the entries it missed in batches), and
+// logs of topics further in it are not stray.
+func (r *ReplicaManager) WarnStrayLogs(img *raftmeta.Image) {
 	for tp, l := range r.logs.Logs() {
 		if t, ok := img.Topics[tp.Topic]; !ok || int(tp.Partition) >= len(t.Partitions) {
 			r.logger.Warn("stray log: its partition is not in the metadata; it is not served", "partition", tp.String(), "dir", l.Dir())
