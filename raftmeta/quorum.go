@@ -245,7 +245,7 @@ func (q *Quorum) Start(ctx context.Context) error {
 			return fmt.Errorf("raftmeta: bootstrap: %w", err)
 		}
 	}
-	r, err := raft.NewRaft(rc, q.fsm, q.store, q.store, q.snaps, q.trans)
+	r, err := raft.NewRaft(rc, q.fsm, q.store, q.store, snapshotsOf(q.snaps, q.store), q.trans)
 	if err != nil {
 		return fmt.Errorf("raftmeta: start raft: %w", err)
 	}
