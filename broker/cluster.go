@@ -151,10 +151,19 @@ func (n *Node) joinCluster(ctx context.Context) error {
 	if err := lc.WaitUnfenced(ctx); err != nil {
 		return err
 	}
-	// Unfenced: the image holds the log up to this broker's registration,
-	// so a log whose topic it lacks is stray.
+	// Unfenced: the image holds the log up to this broker's registration
+	// (a re-registration fences the broker, so it leads nothing before
+	// this): the replicas take it, and a log whose topic it lacks is stray.
+	n.loadReplicas()
 	n.replicas.WarnStrayLogs(n.quorum.Image())
 	return nil
+}
+
+// loadReplicas gives the replica manager its first image, the whole of
+// the current one; from then on it takes every delta (startReplicas).
+func (n *Node) loadReplicas() {
+	n.replicasLoaded.Store(true)
+	n.replicas.ApplyDelta(&raftmeta.Delta{}, n.quorum.Image())
 }
 
 // leaveCluster asks the controller to move this broker's leaderships to

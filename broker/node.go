@@ -97,6 +97,10 @@ type Node struct {
 
 	// A failed log directory halts the node (logdir_failure.go), once
 	// Start has returned (startDone).
+	// replicasLoaded: the replica manager has taken its first image
+	// (loadReplicas).
+	replicasLoaded atomic.Bool
+
 	haltOnce  sync.Once
 	haltErr   error
 	halted    chan struct{}
@@ -323,11 +327,19 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		return err
 	}
 	n.replicas = rm
-	// Subscribe before applying the current image so no delta falls in
-	// between; ApplyDelta is safe to call concurrently and treats its first
-	// call as the whole image.
+	// The replicas take no image before the node caught up with the
+	// metadata log (loadReplicas, once unfenced), as Kafka starts its
+	// ReplicaManager only after the initial catch-up: a restarting
+	// node's first images hold only part of the log (raft hands a
+	// follower what it missed in batches), in which it may still lead
+	// partitions that moved while it was down, and would acknowledge
+	// acks=1 writes at an epoch the others have left. Subscribing now
+	// lets no delta fall between; ApplyDelta is safe to call
+	// concurrently and treats its first call as the whole image.
 	n.unsub = n.quorum.Subscribe(func(d *raftmeta.Delta, img *raftmeta.Image) {
-		rm.ApplyDelta(d, img)
+		if n.replicasLoaded.Load() {
+			rm.ApplyDelta(d, img)
+		}
 		if g := n.deltaGroups.Load(); g != nil {
 			g.OnMetadataDelta(d)
 		}
@@ -339,7 +351,6 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		}
 		n.syncers.onImage(img)
 	})
-	rm.ApplyDelta(&raftmeta.Delta{}, n.quorum.Image())
 	// Start's ctx bounds starting up, not the node's life: the background
 	// work (retention, checkpoints) runs until Stop.
 	rm.Start(context.WithoutCancel(ctx))
