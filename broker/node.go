@@ -95,12 +95,12 @@ type Node struct {
 	stopOnce sync.Once
 	stopErr  error
 
-	// A failed log directory halts the node (logdir_failure.go), once
-	// Start has returned (startDone).
 	// replicasLoaded: the replica manager has taken its first image
 	// (loadReplicas).
 	replicasLoaded atomic.Bool
 
+	// A failed log directory or metadata log directory halts the node
+	// (logdir_failure.go), once Start has returned (startDone).
 	haltOnce  sync.Once
 	haltErr   error
 	halted    chan struct{}
