@@ -18,10 +18,7 @@ import (
 // the immutable attribute on the partition's segment (chattr +i), which
 // makes the append's write fail with EPERM even for root.
 func TestFailedDiskHaltsTheBinary(t *testing.T) {
-	chattr, err := exec.LookPath("chattr")
-	if err != nil {
-		t.Skip("*** chattr (Debian's e2fsprogs) is not installed: SKIPPING the failed-disk test ***")
-	}
+	chattr := chattrBin(t, "the failed-disk test")
 	const topic = "disk"
 	n := newNode(t)
 	p := n.start()
@@ -35,19 +32,12 @@ func TestFailedDiskHaltsTheBinary(t *testing.T) {
 	}
 
 	segment := filepath.Join(n.logDir, topic+"-0", "00000000000000000000.log")
-	if out, err := exec.Command(chattr, "+i", segment).CombinedOutput(); err != nil {
-		t.Skipf("*** chattr +i %s failed (%v: %s); it needs root and a file system with the attribute (ext4, xfs): SKIPPING the failed-disk test ***",
-			segment, err, strings.TrimSpace(string(out)))
-	}
-	// Runs before the TempDir cleanup, which could not remove the file.
-	t.Cleanup(func() { _ = exec.Command(chattr, "-i", segment).Run() })
+	unfreeze := freeze(t, chattr, "the failed-disk test", segment)
 
 	prod.Produce(ctx, &kgo.Record{Value: []byte("during")}, func(*kgo.Record, error) {})
 	waitHalted(t, p, 15*time.Second, "storage: append failed in ", "operation not permitted")
 
-	if out, err := exec.Command(chattr, "-i", segment).CombinedOutput(); err != nil {
-		t.Fatalf("chattr -i: %v: %s", err, out)
-	}
+	unfreeze()
 	n.start()
 	recs, ends := readAll(t, n.kafkaAddr(), topic)
 	if len(recs) != 1 || recs[0].value != "before" || ends[0] != 1 {
@@ -62,10 +52,7 @@ func TestFailedDiskHaltsTheBinary(t *testing.T) {
 // started again on a working disk, it has the topic created before. Before,
 // pebble's failed commit panicked the process (exit 2, a goroutine dump).
 func TestFailedMetadataDiskHaltsTheBinary(t *testing.T) {
-	chattr, err := exec.LookPath("chattr")
-	if err != nil {
-		t.Skip("*** chattr (Debian's e2fsprogs) is not installed: SKIPPING the failed-metadata-disk test ***")
-	}
+	chattr := chattrBin(t, "the failed-metadata-disk test")
 	n := newNode(t)
 	p := n.start()
 	adm := newAdmin(t, n.kafkaAddr())
@@ -76,22 +63,14 @@ func TestFailedMetadataDiskHaltsTheBinary(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no raft store files in %s: %v", raftDir, err)
 	}
-	files = append(files, raftDir)
-	if out, err := exec.Command(chattr, append([]string{"+i"}, files...)...).CombinedOutput(); err != nil {
-		t.Skipf("*** chattr +i %s failed (%v: %s); it needs root and a file system with the attribute (ext4, xfs): SKIPPING the failed-metadata-disk test ***",
-			raftDir, err, strings.TrimSpace(string(out)))
-	}
-	unfreeze := func() error { return exec.Command(chattr, append([]string{"-i"}, files...)...).Run() }
-	t.Cleanup(func() { _ = unfreeze() }) // before the TempDir cleanup, which could not remove them
+	unfreeze := freeze(t, chattr, "the failed-metadata-disk test", append(files, raftDir)...)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, _ = adm.CreateTopic(ctx, 1, 1, nil, "during") // its metadata record cannot be stored
 	waitHalted(t, p, 15*time.Second, "metadata log directory failed: ", "operation not permitted")
 
-	if err := unfreeze(); err != nil {
-		t.Fatalf("chattr -i: %v", err)
-	}
+	unfreeze()
 	n.start()
 	topics, err := newAdmin(t, n.kafkaAddr()).ListTopics(context.Background())
 	if err != nil {
@@ -99,6 +78,36 @@ func TestFailedMetadataDiskHaltsTheBinary(t *testing.T) {
 	}
 	if !topics.Has("before") {
 		t.Fatalf("after the restart the broker has topics %v, want %q among them", topics.Names(), "before")
+	}
+}
+
+// chattrBin is chattr's path, or skips test loudly where it is missing.
+func chattrBin(t *testing.T, test string) string {
+	t.Helper()
+	chattr, err := exec.LookPath("chattr")
+	if err != nil {
+		t.Skipf("*** chattr (Debian's e2fsprogs) is not installed: SKIPPING %s ***", test)
+	}
+	return chattr
+}
+
+// freeze makes files immutable (chattr +i), so that writing them fails
+// with EPERM even for root, or skips test loudly where it cannot (not
+// root, or a file system without the attribute). unfreeze lifts it again;
+// it also runs at cleanup, before the TempDir cleanup, which could not
+// remove the files.
+func freeze(t *testing.T, chattr, test string, files ...string) (unfreeze func()) {
+	t.Helper()
+	if out, err := exec.Command(chattr, append([]string{"+i"}, files...)...).CombinedOutput(); err != nil {
+		t.Skipf("*** chattr +i %s failed (%v: %s); it needs root and a file system with the attribute (ext4, xfs): SKIPPING %s ***",
+			strings.Join(files, " "), err, strings.TrimSpace(string(out)), test)
+	}
+	t.Cleanup(func() { _ = exec.Command(chattr, append([]string{"-i"}, files...)...).Run() })
+	return func() {
+		t.Helper()
+		if out, err := exec.Command(chattr, append([]string{"-i"}, files...)...).CombinedOutput(); err != nil {
+			t.Fatalf("chattr -i: %v: %s", err, out)
+		}
 	}
 }
 
