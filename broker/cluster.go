@@ -154,16 +154,19 @@ func (n *Node) joinCluster(ctx context.Context) error {
 	// Unfenced: the image holds the log up to this broker's registration
 	// (a re-registration fences the broker, so it leads nothing before
 	// this): the replicas take it, and a log whose topic it lacks is stray.
-	n.loadReplicas()
-	n.replicas.WarnStrayLogs(n.quorum.Image())
+	img := n.loadReplicas()
+	n.replicas.WarnStrayLogs(img)
 	return nil
 }
 
 // loadReplicas gives the replica manager its first image, the whole of
-// the current one; from then on it takes every delta (startReplicas).
-func (n *Node) loadReplicas() {
+// the current one, which it returns; from then on it takes every delta
+// (startReplicas).
+func (n *Node) loadReplicas() *raftmeta.Image {
 	n.replicasLoaded.Store(true)
-	n.replicas.ApplyDelta(&raftmeta.Delta{}, n.quorum.Image())
+	img := n.quorum.Image()
+	n.replicas.ApplyDelta(&raftmeta.Delta{}, img)
+	return img
 }
 
 // leaveCluster asks the controller to move this broker's leaderships to
