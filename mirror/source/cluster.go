@@ -42,6 +42,9 @@ type Cluster struct {
 	refreshed time.Time
 	gen       uint64
 	status    map[storage.TopicPartition]*partitionStatus
+	// self is set while the source's last answer carried this cluster's
+	// own id (Config.LocalClusterID): nothing is routed anywhere then.
+	self error
 }
 
 // New returns the source connection of a mirror. It does no IO: the

@@ -54,6 +54,13 @@ type Config struct {
 	// fail the partition). It runs on a fetcher goroutine and must not
 	// block or call back into the fetcher manager: hand it off.
 	OnPartitionError func(tp storage.TopicPartition, err error)
+	// LocalClusterID is the id of the cluster the mirror copies into. A
+	// source that answers Metadata with the same cluster id is that
+	// cluster itself: every request fails with ErrSelfMirror instead of
+	// being routed there, since mirroring a cluster into itself would
+	// truncate each partition and then copy it from its own empty log.
+	// Empty: not checked.
+	LocalClusterID string
 	// OnOffsetsSkipped hears that the core was told to restart a partition
 	// at the source's log start, skipping [from, to): data deleted on the
 	// source before it was mirrored. Same rules as OnPartitionError.

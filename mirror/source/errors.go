@@ -3,6 +3,7 @@ package source
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/strait-io/strait/storage"
 )
@@ -20,7 +21,26 @@ var (
 	// ErrSourceUnsupported: the source broker does not speak a version the
 	// mirror needs (Fetch v12+, for LastFetchedEpoch and DivergingEpoch).
 	ErrSourceUnsupported = errors.New("source broker too old to mirror from")
+	// ErrSelfMirror: the source answers with the destination's own
+	// cluster id (Config.LocalClusterID): its bootstrap servers reach this
+	// cluster.
+	ErrSelfMirror = errors.New("the source cluster is this cluster")
 )
+
+// SelfMirrorError says which mirror reaches its own cluster, and how; it is
+// an ErrSelfMirror.
+type SelfMirrorError struct {
+	Mirror, ClusterID string
+	BootstrapServers  []string
+}
+
+func (e *SelfMirrorError) Error() string {
+	return fmt.Sprintf("%v: the bootstrap servers of mirror %s (%s) answer with cluster id %s, which is this cluster's; a cluster cannot mirror itself",
+		ErrSelfMirror, e.Mirror, strings.Join(e.BootstrapServers, ","), e.ClusterID)
+}
+
+// Unwrap makes errors.Is(err, ErrSelfMirror) hold.
+func (e *SelfMirrorError) Unwrap() error { return ErrSelfMirror }
 
 // TopicIDMismatchError says which ids disagree; it is an
 // ErrSourceTopicRecreated.
@@ -63,8 +83,10 @@ func (e *PartitionError) Unwrap() error { return e.Err }
 // IsFatal reports whether err means the partition cannot go on mirroring
 // until something changes on the source or in the mirror's configuration:
 // the errors the driver moves to FAILED rather than leaving to the core's
-// retries.
+// retries. A source that is this cluster is one: FAILED is retried, so the
+// partition recovers once the mirror's bootstrap.servers are mended.
 func IsFatal(err error) bool {
 	return errors.Is(err, ErrSourceTopicRecreated) || errors.Is(err, ErrSourceTopicNotFound) ||
-		errors.Is(err, ErrSourcePartitionNotFound) || errors.Is(err, ErrSourceUnsupported)
+		errors.Is(err, ErrSourcePartitionNotFound) || errors.Is(err, ErrSourceUnsupported) ||
+		errors.Is(err, ErrSelfMirror)
 }

@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -91,25 +92,29 @@ func (c *Cluster) markStale() {
 // is not cached, an error marked it stale (at most every
 // MetadataMinInterval) or it is older than MetadataMaxAge. A failed
 // refresh is an error only when a topic has no metadata at all; otherwise
-// the request goes by what is cached.
+// the request goes by what is cached. While the source's last answer came
+// from this cluster itself, ensure fails with ErrSelfMirror.
 func (c *Cluster) ensure(ctx context.Context, topics []string) error {
 	c.mu.Lock()
 	missing := !c.cachedLocked(topics)
 	age := c.cfg.Clock.Now().Sub(c.refreshed)
 	need := missing || age >= c.cfg.MetadataMaxAge ||
-		((c.stale || c.unusableLocked(topics)) && age >= c.cfg.MetadataMinInterval)
+		((c.stale || c.self != nil || c.unusableLocked(topics)) && age >= c.cfg.MetadataMinInterval)
+	self := c.self
 	c.mu.Unlock()
 	if !need {
-		return nil
+		return self
 	}
 	err := c.refresh(ctx, topics, false)
-	if err != nil && missing {
+	if err != nil && (missing || errors.Is(err, ErrSelfMirror)) {
 		return err
 	}
 	if err != nil {
 		c.logger.Warn("source metadata refresh failed; using the cached metadata", "err", err)
 	}
-	return nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.self // a failed refresh did not clear an earlier finding
 }
 
 // cachedLocked reports whether every topic has metadata. c.mu is held.
@@ -184,6 +189,9 @@ func (c *Cluster) refresh(ctx context.Context, topics []string, force bool) erro
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.checkNotSelfLocked(resp.ClusterID); err != nil {
+		return err
+	}
 	brokers := make(map[int32]fetcher.BrokerEndPoint, len(resp.Brokers))
 	for _, b := range resp.Brokers {
 		brokers[b.NodeID] = fetcher.BrokerEndPoint{ID: b.NodeID, Host: b.Host, Port: b.Port}
@@ -214,4 +222,41 @@ func (c *Cluster) refresh(ctx context.Context, topics []string, force bool) erro
 	c.refreshed = c.cfg.Clock.Now()
 	c.gen++
 	return nil
+}
+
+// checkNotSelfLocked records whether a Metadata answer came from this
+// cluster itself (its cluster id is Config.LocalClusterID) and returns
+// ErrSelfMirror if so; the answer must then be dropped. c.mu is held.
+func (c *Cluster) checkNotSelfLocked(clusterID *string) error {
+	c.self = nil
+	if local := c.cfg.LocalClusterID; local != "" && clusterID != nil && *clusterID == local {
+		c.self = &SelfMirrorError{Mirror: c.cfg.MirrorName, ClusterID: local, BootstrapServers: c.cfg.BootstrapServers}
+		// Counts as an answer, so retries are spaced by
+		// MetadataMinInterval instead of hammering this cluster.
+		c.refreshed = c.cfg.Clock.Now()
+	}
+	return c.self
+}
+
+// ClusterID asks the source for its cluster id (Metadata for no topic);
+// ErrSelfMirror when it is this cluster's.
+func (c *Cluster) ClusterID(ctx context.Context) (string, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{} // none: a nil list asks for every topic
+	req.AllowAutoTopicCreation = false
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.MetadataTimeout)
+	defer cancel()
+	resp, err := req.RequestWith(rctx, c.cl)
+	if err != nil {
+		return "", fmt.Errorf("mirror source %s: metadata: %w", c.cfg.MirrorName, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.checkNotSelfLocked(resp.ClusterID); err != nil {
+		return "", err
+	}
+	if resp.ClusterID == nil {
+		return "", nil
+	}
+	return *resp.ClusterID, nil
 }
