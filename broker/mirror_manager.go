@@ -46,6 +46,7 @@ func (n *Node) mirrorManagerConfig() manager.Config {
 	return manager.Config{
 		SourceClientOpts: sourceOpts,
 		NodeID:           cfg.NodeID,
+		ClusterID:        n.clusterID,
 		Image:            n.quorum.Image,
 		Destination:      n.replicas,
 		States:           mirrorStateStore{n},

@@ -86,6 +86,22 @@ var mirrorConfigDefs = map[string]mirrorConfigDef{
 	// The metadata sync period (digest §5.2 lists it as a broker config;
 	// Strait takes it per mirror, so each mirror may sync at its own pace).
 	"mirror.metadata.refresh.interval.ms": {def: "60000", hasDef: true, check: checkPositiveLong},
+	// Strait's own (issue 31): whether a start may delete the records an
+	// existing destination topic holds that the source cluster does not
+	// share (it has no last mirrored epoch for the partition: the KIP's
+	// first-time rule truncates everything). False refuses such a start,
+	// naming the partitions and their record counts.
+	MirrorTruncateExistingConfig: {def: "false", hasDef: true, check: checkBool},
+}
+
+// MirrorTruncateExistingConfig is the mirror config that lets a start
+// delete records the source does not share.
+const MirrorTruncateExistingConfig = "mirror.truncate.existing"
+
+// MirrorTruncatesExisting reports whether a mirror's configs set
+// mirror.truncate.existing.
+func MirrorTruncatesExisting(configs map[string]string) bool {
+	return strings.EqualFold(strings.TrimSpace(configs[MirrorTruncateExistingConfig]), "true")
 }
 
 // mirrorListConfigs are the mirror configs of Kafka's LIST type, which

@@ -39,6 +39,9 @@ type Config struct {
 	// ISRPollInterval is how often WaitForISRTruncation polls ReplicasAt;
 	// default 50 ms.
 	ISRPollInterval time.Duration
+	// ClusterID is this (the destination) cluster's id: a mirror whose
+	// source answers with it is refused (source.ErrSelfMirror).
+	ClusterID string
 	// SourceClientOpts are added to every source client's options after
 	// the mirror's own (the broker passes its dialer, so a test's fault
 	// network cuts the mirror link too).

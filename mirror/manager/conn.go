@@ -78,6 +78,7 @@ func (m *Manager) newConn(name string, cfgs map[string]string) *mirrorConn {
 		MirrorName:        name,
 		BootstrapServers:  source.BootstrapServers(cfgs),
 		ClientOpts:        opts,
+		LocalClusterID:    m.cfg.ClusterID,
 		MaxWaitMs:         m.cfg.FetchMaxWaitMs,
 		MinBytes:          m.cfg.FetchMinBytes,
 		MaxBytes:          m.cfg.FetchMaxBytes,

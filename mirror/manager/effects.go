@@ -63,6 +63,9 @@ func (m *Manager) run1(ctx context.Context, p *part, e partition.Effect) partiti
 		lme, start, err := c.cluster.LastMirroredEpoch(ctx, tp.Topic, tp.Partition)
 		return partition.Result{Epoch: lme, LogStartOffset: start, Err: sourceErr(err)}
 
+	case partition.CheckExistingRecords:
+		return m.checkExistingRecords(ctx, tp, e)
+
 	case partition.TruncateFully, partition.TruncateAfterEpoch, partition.TruncateToLSO:
 		return m.truncate(tp, e)
 

@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -302,6 +303,8 @@ type env struct {
 	epochs     map[int32]int32
 	mirrorName string
 	seeds      []string
+	// mirrorConfigs are the mirror's configs besides bootstrap.servers.
+	mirrorConfigs map[string]string
 }
 
 const nodeID = 1
@@ -313,8 +316,9 @@ func (e *env) image() *raftmeta.Image {
 	img := raftmeta.EmptyImage()
 	img.Brokers[nodeID] = &raftmeta.Broker{ID: nodeID}
 	img.Mirrors["m"] = &raftmeta.Mirror{Name: "m"}
-	img.Configs[raftmeta.ConfigResource{Type: raftmeta.ConfigResourceMirror, Name: "m"}] = map[string]string{
-		"bootstrap.servers": strings.Join(e.seeds, ",")}
+	cfgs := map[string]string{"bootstrap.servers": strings.Join(e.seeds, ",")}
+	maps.Copy(cfgs, e.mirrorConfigs)
+	img.Configs[raftmeta.ConfigResource{Type: raftmeta.ConfigResourceMirror, Name: "m"}] = cfgs
 	t := &raftmeta.Topic{Name: e.topic, ID: raftmeta.Uuid(e.id)}
 	for i := range e.parts {
 		t.Partitions = append(t.Partitions, &raftmeta.Partition{Topic: e.topic, TopicID: t.ID, Index: i, Replicas: []int32{nodeID},
@@ -333,6 +337,17 @@ func (e *env) image() *raftmeta.Image {
 func (e *env) setMirrorName(v string) {
 	e.mu.Lock()
 	e.mirrorName = v
+	e.mu.Unlock()
+	e.mgr.OnMetadata(e.image())
+}
+
+// setMirrorConfig sets one of the mirror's configs and publishes.
+func (e *env) setMirrorConfig(k, v string) {
+	e.mu.Lock()
+	if e.mirrorConfigs == nil {
+		e.mirrorConfigs = map[string]string{}
+	}
+	e.mirrorConfigs[k] = v
 	e.mu.Unlock()
 	e.mgr.OnMetadata(e.image())
 }

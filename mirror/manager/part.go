@@ -59,7 +59,7 @@ func (p *part) dispatch(m *Manager) {
 // EffectKind.cancellable): waits and requests, not state changes.
 func cancellable(k partition.EffectKind) bool {
 	switch k {
-	case partition.QueryLastMirroredEpoch, partition.WaitForISRTruncation, partition.BumpLeaderEpoch, partition.ScheduleRetry:
+	case partition.QueryLastMirroredEpoch, partition.CheckExistingRecords, partition.WaitForISRTruncation, partition.BumpLeaderEpoch, partition.ScheduleRetry:
 		return true
 	}
 	return false

@@ -76,6 +76,24 @@ const (
 	AppendMirrorPIDReset
 	// ScheduleRetry: answer (Result with no error) at Effect.At or later.
 	ScheduleRetry
+	// CheckExistingRecords: QueryLastMirroredEpoch for a start, which must
+	// not silently delete records this cluster holds of its own. When the
+	// local log holds records (its log end is past its log start) and the
+	// source has no LME for the partition (−1: PREPARING would truncate
+	// them all), fail with an error naming the partition and the records
+	// unless the mirror allows it (the mirror config
+	// mirror.truncate.existing). The KIP's first-time rule assumes a
+	// destination partition that holds nothing yet; one that holds records
+	// was written here (a topic that existed before it was mirrored, a
+	// failed-over topic mirrored again in the same direction) or is this
+	// cluster's own (a mirror whose source is this cluster). The machine
+	// asks for it before a start leaves UNKNOWN or STOPPED, and in a
+	// PREPARING that began from one of them; its error is retried in
+	// place, so the partition waits, read-only, where it was: even an error
+	// marked ErrFailed does not fail a PREPARING, since a FAILED partition
+	// is retried without the check. Result.Epoch and Result.LogStartOffset
+	// as for QueryLastMirroredEpoch.
+	CheckExistingRecords
 )
 
 func (k EffectKind) String() string {
@@ -90,6 +108,8 @@ func (k EffectKind) String() string {
 		return "clear-read-only"
 	case QueryLastMirroredEpoch:
 		return "query-lme"
+	case CheckExistingRecords:
+		return "check-existing-records"
 	case TruncateFully:
 		return "truncate-fully"
 	case TruncateAfterEpoch:
@@ -117,7 +137,7 @@ func (k EffectKind) String() string {
 // persisted state and are always waited for.
 func (k EffectKind) cancellable() bool {
 	switch k {
-	case QueryLastMirroredEpoch, WaitForISRTruncation, BumpLeaderEpoch, ScheduleRetry:
+	case QueryLastMirroredEpoch, CheckExistingRecords, WaitForISRTruncation, BumpLeaderEpoch, ScheduleRetry:
 		return true
 	}
 	return false
@@ -184,7 +204,7 @@ func (e Effect) Format(base time.Time) string {
 	switch e.Kind {
 	case WriteMirrorState:
 		fmt.Fprintf(&b, " %s (expect se=%d)", e.Record, e.ExpectedStateEpoch)
-	case QueryLastMirroredEpoch:
+	case QueryLastMirroredEpoch, CheckExistingRecords:
 		fmt.Fprintf(&b, " mirror=%s", e.Mirror)
 	case TruncateFully:
 		fmt.Fprintf(&b, " start=%d", e.Offset)

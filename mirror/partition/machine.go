@@ -80,11 +80,15 @@ type failure struct {
 // progress is what the current phase has done; reset whenever the record's
 // state changes or leadership changes.
 type progress struct {
-	lmeKnown    bool
-	lme         int32
-	srcLogStart int64
-	truncated   bool
-	isrDone     bool
+	// startChecked: CheckExistingRecords allowed this start; its LME and
+	// source log start carry over the PREPARING write, so the truncation
+	// is the one the check judged.
+	startChecked bool
+	lmeKnown     bool
+	lme          int32
+	srcLogStart  int64
+	truncated    bool
+	isrDone      bool
 
 	removed      bool
 	removedLEO   int64

@@ -40,6 +40,9 @@ func (m *Machine) nextStep() (Effect, bool) {
 		return Effect{Kind: SetReadOnly}, true
 	}
 	if t != s {
+		if t == StatePreparing && startsFrom(s) && !m.prog.startChecked {
+			return Effect{Kind: CheckExistingRecords}, true
+		}
 		return m.transition(t), true
 	}
 	if m.fetcher.active && s != StateMirroring && s != StatePausing && s != StateStopping {
@@ -49,6 +52,10 @@ func (m *Machine) nextStep() (Effect, bool) {
 	switch s {
 	case StatePreparing:
 		switch {
+		case !m.prog.lmeKnown && startsFrom(m.rec.PrevState):
+			// The check that preceded this PREPARING was not carried
+			// over (its write was retried, or a new leader took over).
+			return Effect{Kind: CheckExistingRecords}, true
 		case !m.prog.lmeKnown:
 			return Effect{Kind: QueryLastMirroredEpoch}, true
 		case !m.prog.truncated && m.prog.lme < 0:
@@ -164,6 +171,13 @@ func (m *Machine) target() State {
 	}
 	return s
 }
+
+// startsFrom reports whether a PREPARING entered from s is a start: the
+// log may hold records written on this cluster (never mirrored, or written
+// after a stop made the topic writable), which CheckExistingRecords
+// guards. From FAILED it is a retry of a PREPARING or MIRRORING whose start
+// was checked.
+func startsFrom(s State) bool { return s == StateUnknown || s == StateStopped }
 
 // retryable reports whether the FAILED record allows another automatic
 // retry.

@@ -447,7 +447,9 @@ func (s *sim) startEffect(i int) error {
 			return fmt.Errorf("b%d: read-only cleared: %w", b.id, err)
 		}
 		b.access = AccessWritable
-	case QueryLastMirroredEpoch:
+	case QueryLastMirroredEpoch, CheckExistingRecords:
+		// The check is the same query; the world's log holds only
+		// mirrored records and PID resets, which it lets through.
 		if fault(10) {
 			r.Err = errors.New("source unreachable")
 			break

@@ -169,7 +169,12 @@ func (m *Machine) result(r Result) error {
 		m.prog = progress{}
 	case WriteMirrorState:
 		if eff.Record.State != m.rec.State {
+			checked := m.prog
 			m.prog = progress{}
+			if eff.Record.State == StatePreparing && checked.startChecked {
+				m.prog.startChecked, m.prog.lmeKnown = true, true
+				m.prog.lme, m.prog.srcLogStart = checked.lme, checked.srcLogStart
+			}
 		}
 		m.rec = eff.Record
 		if m.rec.State == StateFailed {
@@ -180,6 +185,9 @@ func (m *Machine) result(r Result) error {
 	case ClearReadOnly:
 		m.access = AccessWritable
 	case QueryLastMirroredEpoch:
+		m.prog.lmeKnown, m.prog.lme, m.prog.srcLogStart = true, r.Epoch, r.LogStartOffset
+	case CheckExistingRecords:
+		m.prog.startChecked = true
 		m.prog.lmeKnown, m.prog.lme, m.prog.srcLogStart = true, r.Epoch, r.LogStartOffset
 	case TruncateFully, TruncateAfterEpoch:
 		m.prog.truncated = true
@@ -218,7 +226,10 @@ func (m *Machine) effectFailed(eff Effect, err error) {
 		m.known = false
 		m.prog = progress{}
 	}
-	if isFailed(err) && (m.rec.State == StatePreparing || m.rec.State == StateMirroring) {
+	// A start's check never fails the partition: FAILED is retried as
+	// PREPARING with a plain LME query, which would truncate what the
+	// check refused to.
+	if isFailed(err) && eff.Kind != CheckExistingRecords && (m.rec.State == StatePreparing || m.rec.State == StateMirroring) {
 		m.fail(m.lastErr, isNonRetryable(err))
 		return
 	}
