@@ -3,6 +3,8 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/wire"
 	"github.com/strait-io/strait/wire/mirrormsg"
@@ -21,7 +23,22 @@ type mirrorService struct{ n *Node }
 
 var _ wire.MirrorService = mirrorService{}
 
+// CreateMirror refuses a mirror whose source is this cluster (its
+// bootstrap servers are listeners of this cluster, or the source answers
+// with this cluster's id: INVALID_CONFIG, mirror_self.go) and forwards the
+// rest to the controller.
 func (s mirrorService) CreateMirror(ctx context.Context, req *mirrormsg.CreateMirrorRequest) *mirrormsg.CreateMirrorResponse {
+	cfgs := make(map[string]string, len(req.Config))
+	for _, c := range req.Config {
+		if c.Value != nil {
+			cfgs[c.Name] = *c.Value
+		}
+	}
+	if e := s.n.checkNotSelf(ctx, req.MirrorName, cfgs, true); e != nil {
+		resp := req.ResponseKind().(*mirrormsg.CreateMirrorResponse)
+		resp.ErrorCode, resp.ErrorMessage = e.code, kmsg.StringPtr(e.msg)
+		return resp
+	}
 	return s.n.forward(ctx, req).(*mirrormsg.CreateMirrorResponse)
 }
 

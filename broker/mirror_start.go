@@ -48,6 +48,15 @@ const defaultMirrorTopicsExclude = "__.*"
 //     that are not internal; matching none is no error for the pattern.
 //   - Excluded are the topics matching ExcludePatterns (tag 0) or the
 //     mirror's mirror.topics.exclude (default "__.*").
+//   - A mirror whose bootstrap servers are this cluster's listeners, or
+//     whose source answers with this cluster's id, is INVALID_CONFIG for
+//     the whole request (mirror_self.go): it would wipe every topic.
+//   - An existing destination topic in no mirror or stopped that holds
+//     records the source has no LME for (a start would truncate them all)
+//     is INVALID_REQUEST naming its partitions and records, unless
+//     TruncateExisting (tag 2) or the mirror config mirror.truncate.existing
+//     allows it: its records are then deleted first and reported in the
+//     topic's DroppedRecords (mirror_existing.go).
 //   - Nothing left to start is INVALID_REQUEST for the whole request,
 //     unless some topic has its own error; the forwarded answer carries
 //     the controller's per-topic results plus this broker's.
@@ -79,7 +88,22 @@ func (s mirrorService) StartMirrorTopics(ctx context.Context, req *mirrormsg.Sta
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	topics, local, e := s.n.resolveSourceTopics(ctx, req.MirrorName, img.MirrorConfig(req.MirrorName), sel, timeout)
+	cfgs := img.MirrorConfig(req.MirrorName)
+	if e := s.n.checkNotSelf(ctx, req.MirrorName, cfgs, false); e != nil {
+		resp.ErrorCode, resp.ErrorMessage = e.code, kmsg.StringPtr(e.msg)
+		return resp
+	}
+	src, err := s.n.mirrorSource(req.MirrorName, cfgs, timeout)
+	if err != nil {
+		return fail(kerr.InvalidConfig, "Cluster mirror '%s': %v", req.MirrorName, err)
+	}
+	defer src.Close()
+	topics, local, e := resolveSourceTopics(ctx, src, req.MirrorName, cfgs, sel)
+	var guard existingRecordsGuard
+	if e == nil {
+		guard, e = s.n.guardExistingRecords(ctx, src, img, req, topics, local)
+		topics, local = guard.topics, guard.local
+	}
 	if e != nil {
 		resp.ErrorCode, resp.ErrorMessage = e.code, kmsg.StringPtr(e.msg)
 		return resp
@@ -108,6 +132,12 @@ func (s mirrorService) StartMirrorTopics(ctx context.Context, req *mirrormsg.Sta
 		}
 		s.n.waitForMirrorTopics(ctx, req.MirrorName, started)
 		out.Topics = append(out.Topics, local...)
+	}
+	// Deleted whatever the controller answered: say so.
+	for i := range out.Topics {
+		if rs := guard.dropped[out.Topics[i].Name]; len(rs) > 0 {
+			out.Topics[i].DroppedRecords = droppedRecords(rs)
+		}
 	}
 	return out
 }
@@ -229,31 +259,21 @@ type startError struct {
 
 // resolveSourceTopics asks the mirror's source for the topics sel selects:
 // the topics to start, with their source ids and partition counts, and
-// per-topic errors for named topics that cannot be started.
-func (n *Node) resolveSourceTopics(ctx context.Context, mirror string, cfgs map[string]string, sel *topicSelector, timeout time.Duration) ([]mirrormsg.StartMirrorTopicsRequestSourceTopic, []mirrormsg.StartMirrorTopicsResponseTopicResult, *startError) {
+// per-topic errors for named topics that cannot be started. A source that
+// is this cluster (source.ErrSelfMirror) fails the whole request.
+func resolveSourceTopics(ctx context.Context, src *source.Cluster, mirror string, cfgs map[string]string, sel *topicSelector) ([]mirrormsg.StartMirrorTopicsRequestSourceTopic, []mirrormsg.StartMirrorTopicsResponseTopicResult, *startError) {
 	bootstrap := source.BootstrapServers(cfgs)
-	opts, err := source.ClientOptions(cfgs)
-	if err != nil {
-		return nil, nil, &startError{kerr.InvalidConfig.Code, fmt.Sprintf("Cluster mirror '%s': %v", mirror, err)}
-	}
-	if d := n.opts.Dialer; d != nil {
-		opts = append(opts, kgo.Dialer(d))
-	}
-	src, err := source.New(source.Config{
-		MirrorName:       mirror,
-		BootstrapServers: bootstrap,
-		ClientOpts:       opts,
-		MetadataTimeout:  timeout,
-		Logger:           n.logger,
-	})
-	if err != nil {
-		return nil, nil, &startError{kerr.InvalidConfig.Code, fmt.Sprintf("Cluster mirror '%s': %v", mirror, err)}
-	}
-	defer src.Close()
 	unreachable := func(err error) *startError {
+		if errors.Is(err, source.ErrSelfMirror) {
+			return selfMirrorError(mirror, err)
+		}
 		return &startError{kerr.BrokerNotAvailable.Code, fmt.Sprintf(
 			"Could not read the topics of the source cluster of mirror '%s' (bootstrap.servers=%s): %v",
 			mirror, strings.Join(bootstrap, ","), err)}
+	}
+	// First of all: is it another cluster?
+	if _, err := src.ClusterID(ctx); err != nil {
+		return nil, nil, unreachable(err)
 	}
 
 	candidates := slices.Clone(sel.names)

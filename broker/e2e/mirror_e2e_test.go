@@ -28,30 +28,12 @@ func TestMirrorCLI(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ps := freePorts(t, 2)
-	src, dst := newNodeOn(t, ps[0]), newNodeOn(t, ps[1])
-	src.start()
-	dst.start()
+	src, dst := startMirrorPair(t)
 	const topic, partitions = "e2e-mirror", 3
 	createTopic(t, newAdmin(t, src.kafkaAddr()), topic, partitions)
 	n := mirrorProduce(t, ctx, src.kafkaAddr(), topic, partitions, 1000)
 
-	cli := func(want int, args ...string) string {
-		t.Helper()
-		all := append([]string{"mirror", "--bootstrap-server", dst.kafkaAddr(), "--timeout", "20s"}, args...)
-		p := startProc(t, t.TempDir(), all...)
-		code, err := p.wait(30 * time.Second)
-		if err != nil {
-			t.Fatalf("strait %s: %v", strings.Join(all, " "), err)
-		}
-		if code != want {
-			t.Fatalf("strait %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(all, " "), code, want, p.stdoutString(), p.stderr())
-		}
-		if want != 0 {
-			return p.stderr()
-		}
-		return p.stdoutString()
-	}
+	cli := mirrorCLI(t, dst.kafkaAddr())
 	cli(0, "create", "m1", "--source-bootstrap", src.kafkaAddr())
 	cli(0, "start", "m1", "--topic", topic)
 	n += mirrorProduce(t, ctx, src.kafkaAddr(), topic, partitions, 1000)

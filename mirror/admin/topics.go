@@ -21,6 +21,16 @@ type TopicResult struct {
 	Err error
 	// Message is the broker's per-topic ErrorMessage, "" if it sent none.
 	Message string
+	// Dropped are the records a StartMirrorTopics with TruncateExisting
+	// deleted, by partition: the destination held them and the source
+	// cluster does not share them.
+	Dropped []DroppedRecords
+}
+
+// DroppedRecords is how many records a start deleted from one partition.
+type DroppedRecords struct {
+	Partition int32
+	Records   int64
 }
 
 // Detail is the broker's message, or the error's description if it sent
@@ -72,8 +82,26 @@ func TopicPattern(topic string) string {
 // point) mirroring topics from the source into mirror. Each name is sent as
 // the pattern TopicPattern(name), added to the mirror's topics.include;
 // missing destination topics are created from the source's. TimeoutMs is
-// what ctx has left (30 s without a deadline).
+// what ctx has left (30 s without a deadline). An existing destination
+// topic holding records the source does not share is refused; see
+// StartOptions.
 func (c *Client) StartMirrorTopics(ctx context.Context, mirror string, topics ...string) (TopicResults, error) {
+	return c.StartMirrorTopicsWith(ctx, mirror, StartOptions{}, topics...)
+}
+
+// StartOptions are StartMirrorTopics' settings.
+type StartOptions struct {
+	// TruncateExisting lets the start delete the records an existing
+	// destination topic holds that the source cluster does not share (it
+	// has no last mirrored epoch for them, so the start would truncate the
+	// whole partition); TopicResult.Dropped reports them. Without it such
+	// a topic is refused with INVALID_REQUEST naming its partitions and
+	// records (Strait's tagged StartMirrorTopics field).
+	TruncateExisting bool
+}
+
+// StartMirrorTopicsWith is StartMirrorTopics with opts.
+func (c *Client) StartMirrorTopicsWith(ctx context.Context, mirror string, opts StartOptions, topics ...string) (TopicResults, error) {
 	if err := checkTopics(topics); err != nil {
 		return nil, fmt.Errorf("StartMirrorTopics %s: %w", mirror, err)
 	}
@@ -82,6 +110,7 @@ func (c *Client) StartMirrorTopics(ctx context.Context, mirror string, topics ..
 	for _, t := range topics {
 		req.IncludePatterns = append(req.IncludePatterns, TopicPattern(t))
 	}
+	req.TruncateExisting = opts.TruncateExisting
 	req.TimeoutMs = timeoutMs(ctx)
 	resp, err := send(ctx, c.cl, req, func(r *mirrormsg.StartMirrorTopicsResponse) int16 { return r.ErrorCode })
 	if err != nil {
@@ -92,7 +121,11 @@ func (c *Client) StartMirrorTopics(ctx context.Context, mirror string, topics ..
 	}
 	rs := make(TopicResults, 0, len(resp.Topics))
 	for _, t := range resp.Topics {
-		rs = append(rs, topicResult(t.Name, t.ErrorCode, t.ErrorMessage))
+		r := topicResult(t.Name, t.ErrorCode, t.ErrorMessage)
+		for _, d := range t.DroppedRecords {
+			r.Dropped = append(r.Dropped, DroppedRecords{Partition: d.PartitionIndex, Records: d.Records})
+		}
+		rs = append(rs, r)
 	}
 	return sortResults(rs), nil
 }

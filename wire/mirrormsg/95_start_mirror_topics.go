@@ -68,7 +68,11 @@ func (v *StartMirrorTopicsRequestSourceTopic) decode(b *kbin.Reader, version int
 // received the request resolved from the patterns, with their source topic
 // ids and partition counts. The controller cannot reach the source cluster,
 // so the broker forwarding the request fills it in (the digest's CreateTopics
-// MirrorInfo, ML msg155126, carried in the request itself).
+// MirrorInfo, ML msg155126, carried in the request itself). A second Strait
+// extension, TruncateExisting (tag 2), lets the start delete records a
+// destination topic holds that the source cluster does not share (the KIP's
+// first-time rule would truncate them all); without it such a topic is
+// refused, naming its partitions and record counts.
 type StartMirrorTopicsRequest struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16
@@ -87,6 +91,9 @@ type StartMirrorTopicsRequest struct {
 
 	// The source topics resolved from the patterns by the broker that received the request (Strait extension).
 	Topics []StartMirrorTopicsRequestSourceTopic // tag 1
+
+	// Delete the records an existing destination topic holds that the source cluster does not share (no last mirrored epoch), instead of refusing the topic (Strait extension).
+	TruncateExisting bool // tag 2
 
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
@@ -172,6 +179,10 @@ func (v *StartMirrorTopicsRequest) encode(dst []byte, version int16, flexible bo
 		if sendTopics {
 			n++
 		}
+		sendTruncateExisting := v.TruncateExisting
+		if sendTruncateExisting {
+			n++
+		}
 		dst = kbin.AppendUvarint(dst, uint32(n))
 		if sendExcludePatterns {
 			var body []byte
@@ -188,6 +199,9 @@ func (v *StartMirrorTopicsRequest) encode(dst []byte, version int16, flexible bo
 				body = v.Topics[i].encode(body, version, true)
 			}
 			dst = appendTag(dst, 1, body)
+		}
+		if sendTruncateExisting {
+			dst = appendTag(dst, 2, kbin.AppendBool(nil, v.TruncateExisting))
 		}
 		dst = v.UnknownTags.AppendEach(dst)
 	}
@@ -243,9 +257,55 @@ func (v *StartMirrorTopicsRequest) decode(b *kbin.Reader, version int16, flexibl
 					}
 				}
 				return true, nil
+			case 2:
+				v.TruncateExisting = r.Bool()
+				return true, nil
 			}
 			return false, nil
 		})
+	}
+	return nil
+}
+
+// StartMirrorTopicsResponseDroppedPartition is one DroppedPartition of StartMirrorTopicsResponse.
+type StartMirrorTopicsResponseDroppedPartition struct {
+	// The partition index.
+	PartitionIndex int32
+
+	// The records deleted: the partition's log end offset minus its log start offset before the start.
+	Records int64
+
+	// UnknownTags are tags received that this version of the schema does not know;
+	// they are sent back unchanged when the struct is encoded again.
+	UnknownTags kmsg.Tags
+}
+
+// Default sets the fields that have a default other than the zero value.
+func (v *StartMirrorTopicsResponseDroppedPartition) Default() {
+}
+
+// NewStartMirrorTopicsResponseDroppedPartition returns a StartMirrorTopicsResponseDroppedPartition with its defaults set.
+func NewStartMirrorTopicsResponseDroppedPartition() StartMirrorTopicsResponseDroppedPartition {
+	var v StartMirrorTopicsResponseDroppedPartition
+	v.Default()
+	return v
+}
+
+func (v *StartMirrorTopicsResponseDroppedPartition) encode(dst []byte, version int16, flexible bool) []byte {
+	dst = kbin.AppendInt32(dst, v.PartitionIndex)
+	dst = kbin.AppendInt64(dst, v.Records)
+	if flexible {
+		dst = appendUnknownTags(dst, &v.UnknownTags)
+	}
+	return dst
+}
+
+func (v *StartMirrorTopicsResponseDroppedPartition) decode(b *kbin.Reader, version int16, flexible, unsafe bool) error {
+	v.Default()
+	v.PartitionIndex = b.Int32()
+	v.Records = b.Int64()
+	if flexible {
+		return readTags(b, &v.UnknownTags, unsafe, nil)
 	}
 	return nil
 }
@@ -258,6 +318,9 @@ type StartMirrorTopicsResponseTopicResult struct {
 
 	// The per-topic error message, or null if there was no error (Strait extension).
 	ErrorMessage *string // tag 0
+
+	// The destination partitions whose records the start deleted because the source cluster does not share them (Strait extension).
+	DroppedRecords []StartMirrorTopicsResponseDroppedPartition // tag 1
 
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
@@ -284,9 +347,21 @@ func (v *StartMirrorTopicsResponseTopicResult) encode(dst []byte, version int16,
 		if sendErrorMessage {
 			n++
 		}
+		sendDroppedRecords := len(v.DroppedRecords) > 0
+		if sendDroppedRecords {
+			n++
+		}
 		dst = kbin.AppendUvarint(dst, uint32(n))
 		if sendErrorMessage {
 			dst = appendTag(dst, 0, appendNullableString(nil, v.ErrorMessage, true))
+		}
+		if sendDroppedRecords {
+			var body []byte
+			body = appendArrayLen(body, len(v.DroppedRecords), true)
+			for i := range v.DroppedRecords {
+				body = v.DroppedRecords[i].encode(body, version, true)
+			}
+			dst = appendTag(dst, 1, body)
 		}
 		dst = v.UnknownTags.AppendEach(dst)
 	}
@@ -303,6 +378,22 @@ func (v *StartMirrorTopicsResponseTopicResult) decode(b *kbin.Reader, version in
 			case 0:
 				v.ErrorMessage = readNullableString(r, true, unsafe)
 				return true, nil
+			case 1:
+				{
+					n, err := readArrayLen(r, true, false, 13)
+					if err != nil {
+						return true, fmt.Errorf("DroppedRecords: %w", err)
+					}
+					if n > 0 {
+						v.DroppedRecords = make([]StartMirrorTopicsResponseDroppedPartition, n)
+					}
+					for i := range v.DroppedRecords {
+						if err := v.DroppedRecords[i].decode(r, version, true, unsafe); err != nil {
+							return true, fmt.Errorf("DroppedRecords[%d]: %w", i, err)
+						}
+					}
+				}
+				return true, nil
 			}
 			return false, nil
 		})
@@ -315,7 +406,9 @@ func (v *StartMirrorTopicsResponseTopicResult) decode(b *kbin.Reader, version in
 // Source: aiven/kafka@cec72d2319b7d71698728713027221c3f32539b0 (snapshot A),
 // verbatim from the digest §2.2, plus one Strait extension: the tagged
 // per-topic ErrorMessage (tag 0) that later revisions add (ML msg157275 AS33).
-// Being tagged, it leaves the v0 wire format of snapshot A unchanged.
+// Being tagged, it leaves the v0 wire format of snapshot A unchanged. A second
+// Strait extension, DroppedRecords (tag 1), reports per partition the records
+// a start with TruncateExisting deleted.
 type StartMirrorTopicsResponse struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16

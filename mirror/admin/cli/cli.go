@@ -43,11 +43,15 @@ commands:
                            in records and in ms (age of the oldest unmirrored
                            record), last mirrored epoch (LME), retries, offsets
                            skipped, last error
-  start    NAME --topic T [--topic T2]... [--wait]
+  start    NAME --topic T [--topic T2]... [--truncate-existing] [--wait]
   start    NAME --include REGEX [--exclude REGEX]... [--wait]
                            adds the patterns to mirror.topics.include/exclude:
                            the mirror's metadata sync starts every matching
                            source topic, now and when created later
+                           --truncate-existing: an existing topic holding
+                           records the source does not share (no last mirrored
+                           epoch) is refused; with it they are deleted, and
+                           the command says how many
                            --wait: until every partition is MIRRORING with lag 0,
                            printing progress; exit 1 on --timeout or FAILED
   pause    NAME --topic T [--topic T2]...
@@ -117,7 +121,7 @@ var commands = map[string]command{
 	"delete":   deleteCommand,
 	"list":     listCommand,
 	"describe": describeCommand,
-	"start":    withWait(withFilters(topicsCommand("start", (*admin.Client).StartMirrorTopics))),
+	"start":    withWait(withFilters(topicsCommand("start", nil))),
 	"stop":     topicsCommand("stop", (*admin.Client).StopMirrorTopics),
 	"pause":    topicsCommand("pause", (*admin.Client).PauseMirrorTopics),
 	"resume":   topicsCommand("resume", (*admin.Client).ResumeMirrorTopics),

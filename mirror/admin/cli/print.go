@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/strait-io/strait/mirror/admin"
@@ -79,14 +80,28 @@ func printTopicResults(w io.Writer, rs admin.TopicResults, missing []string) {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "TOPIC\tRESULT")
 	for _, r := range rs {
-		if r.Err == nil {
-			fmt.Fprintf(tw, "%s\tOK\n", r.Topic)
-			continue
+		result := "OK"
+		if r.Err != nil {
+			result = admin.ErrorName(r.Err) + ": " + r.Detail()
 		}
-		fmt.Fprintf(tw, "%s\t%s: %s\n", r.Topic, admin.ErrorName(r.Err), r.Detail())
+		if len(r.Dropped) > 0 {
+			result += "; deleted " + describeDropped(r.Dropped)
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", r.Topic, result)
 	}
 	for _, t := range missing {
 		fmt.Fprintf(tw, "%s\tNO RESULT\n", t)
 	}
 	tw.Flush()
+}
+
+// describeDropped is "20 records (partition 0: 12, partition 1: 8)".
+func describeDropped(ds []admin.DroppedRecords) string {
+	var total int64
+	parts := make([]string, 0, len(ds))
+	for _, d := range ds {
+		total += d.Records
+		parts = append(parts, fmt.Sprintf("partition %d: %d", d.Partition, d.Records))
+	}
+	return fmt.Sprintf("%d records the source does not share (%s)", total, strings.Join(parts, ", "))
 }

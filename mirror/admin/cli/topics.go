@@ -8,7 +8,11 @@ import (
 	"github.com/strait-io/strait/mirror/admin"
 )
 
-type topicsFlags struct{ topics listFlag }
+type topicsFlags struct {
+	topics listFlag
+	// truncateExisting: start's --truncate-existing.
+	truncateExisting bool
+}
 
 func (f *topicsFlags) check() error {
 	if len(f.topics) == 0 {
@@ -20,10 +24,18 @@ func (f *topicsFlags) check() error {
 // topicsCall is one of admin.Client's per-topic methods.
 type topicsCall func(c *admin.Client, ctx context.Context, mirror string, topics ...string) (admin.TopicResults, error)
 
+// startCall is topicsCall for start: StartMirrorTopicsWith with its flags.
+func startCall(f *topicsFlags) topicsCall {
+	return func(c *admin.Client, ctx context.Context, mirror string, topics ...string) (admin.TopicResults, error) {
+		return c.StartMirrorTopicsWith(ctx, mirror, admin.StartOptions{TruncateExisting: f.truncateExisting}, topics...)
+	}
+}
+
 // topicsCommand is start, stop, pause or resume: the same flags, a table
 // of per-topic results, and exit 1 if any topic failed or was not
 // answered (a stop that silently did not happen would leave an operator
-// failing over to a read-only topic).
+// failing over to a read-only topic). A nil call is start, with its
+// --truncate-existing.
 func topicsCommand(name string, call topicsCall) command {
 	return command{
 		args: "NAME --topic T [--topic T2]...",
@@ -31,10 +43,19 @@ func topicsCommand(name string, call topicsCall) command {
 		flags: func(fs *flag.FlagSet) any {
 			f := &topicsFlags{}
 			fs.Var(&f.topics, "topic", "a `TOPIC` to "+name+" (repeatable)")
+			if call == nil { // start
+				fs.BoolVar(&f.truncateExisting, "truncate-existing", false,
+					"delete the records an existing destination topic holds that the source cluster does not share (without it such a topic is refused)")
+			}
 			return f
 		},
 		run: func(ctx context.Context, e *env, mirror string, flags any) int {
-			topics := []string(flags.(*topicsFlags).topics)
+			f := flags.(*topicsFlags)
+			topics := []string(f.topics)
+			call := call
+			if call == nil {
+				call = startCall(f)
+			}
 			rs, err := call(e.client, ctx, mirror, topics...)
 			if err != nil {
 				return e.fail(err)
