@@ -32,8 +32,13 @@
 //
 //	any new leader epoch: RemoveFetcher (no reply) if one ran, ReadMirrorState,
 //	  SetReadOnly (ClearReadOnly if the record is STOPPED), resume the phase.
-//	PREPARING: QueryLastMirroredEpoch; LME −1 → TruncateFully(source log
-//	  start), else TruncateAfterEpoch(LME); WaitForISRTruncation.
+//	start (UNKNOWN or STOPPED → PREPARING): CheckExistingRecords first, the
+//	  LME query that refuses to let the LME −1 rule delete records the log
+//	  holds (retried in place); its LME carries over the PREPARING write.
+//	PREPARING: QueryLastMirroredEpoch (CheckExistingRecords when the record
+//	  came from UNKNOWN or STOPPED and the check was not carried over);
+//	  LME −1 → TruncateFully(source log start), else
+//	  TruncateAfterEpoch(LME); WaitForISRTruncation.
 //	MIRRORING: AddFetcher; a batch epoch above the leader epoch
 //	  (SourceEpochAhead) → BumpLeaderEpoch(min) so DLE ≥ SLE.
 //	PAUSING: RemoveFetcher, then PAUSED records the log end offset.
