@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"runtime"
 	"strconv"
 	"time"
@@ -72,8 +73,41 @@ type Config struct {
 	// here for benchmarks and for ruling sendfile out when diagnosing.
 	DisableSendfile bool
 
+	// Limits are the connection quotas (quotas.go); nil admits every
+	// connection.
+	Limits *ConnectionLimits
+
 	// sendfileMin overrides defaultSendfileMin (tests); negative: none.
 	sendfileMin int
+	// stallChecks and watchEvery override how many watchdog checks
+	// without a tick, how far apart, report a listener's event loops
+	// dead (tests; see watchdog.go).
+	stallChecks int
+	watchEvery  time.Duration
+}
+
+// ConnectionLimits are Kafka's connection quotas (ConnectionQuotas), with
+// Kafka's values: math.MaxInt32, Kafka's default, means no limit.
+type ConnectionLimits struct {
+	// MaxConnections is max.connections: the connections all listeners
+	// hold together. Past it a listener accepts nothing more until one
+	// closes; the ones arriving wait in the kernel's listen backlog.
+	MaxConnections int
+	// ListenerMaxConnections is listener.name.<listener>.max.connections,
+	// by listener name: the same, for one listener's connections.
+	ListenerMaxConnections map[string]int
+	// MaxConnectionsPerIP is max.connections.per.ip: a connection from an
+	// address that already has this many is closed as it arrives.
+	MaxConnectionsPerIP int
+	// MaxConnectionsPerIPOverrides is max.connections.per.ip.overrides,
+	// its host names resolved: the per-address limit for these addresses.
+	MaxConnectionsPerIPOverrides map[netip.Addr]int
+	// InterBrokerListener is the listener brokers use to reach each
+	// other. When the server has more than one listener it is exempt from
+	// MaxConnections, and a connection it accepts past MaxConnections
+	// makes the other listeners close their least recently active one, so
+	// clients cannot starve replication (Kafka's protected listener).
+	InterBrokerListener string
 }
 
 // withDefaults returns cfg with zero values replaced by the defaults.
@@ -132,6 +166,34 @@ func (cfg Config) validate() error {
 		return fmt.Errorf("%w: max buffered response bytes must be positive, got %d", ErrInvalidConfig, cfg.MaxBufferedResponseBytes)
 	case cfg.EventLoops < 1:
 		return fmt.Errorf("%w: event loops must be at least 1, got %d", ErrInvalidConfig, cfg.EventLoops)
+	}
+	return cfg.Limits.validate(seen)
+}
+
+// validate checks that no limit is negative and that the listener limits
+// name configured listeners.
+func (lim *ConnectionLimits) validate(listeners map[string]bool) error {
+	if lim == nil {
+		return nil
+	}
+	switch {
+	case lim.MaxConnections < 0:
+		return fmt.Errorf("%w: max.connections must be at least 0, got %d", ErrInvalidConfig, lim.MaxConnections)
+	case lim.MaxConnectionsPerIP < 0:
+		return fmt.Errorf("%w: max.connections.per.ip must be at least 0, got %d", ErrInvalidConfig, lim.MaxConnectionsPerIP)
+	}
+	for name, n := range lim.ListenerMaxConnections {
+		if !listeners[name] {
+			return fmt.Errorf("%w: max.connections of listener %s: no such listener", ErrInvalidConfig, name)
+		}
+		if n < 0 {
+			return fmt.Errorf("%w: max.connections of listener %s must be at least 0, got %d", ErrInvalidConfig, name, n)
+		}
+	}
+	for addr, n := range lim.MaxConnectionsPerIPOverrides {
+		if n < 0 {
+			return fmt.Errorf("%w: max.connections.per.ip.overrides: %s must be at least 0, got %d", ErrInvalidConfig, addr, n)
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,7 @@ type conn struct {
 	ln   *listener
 	gc   gnet.Conn   // only its concurrency-safe methods off the loop
 	info reqctx.Info // ConnID, ClientHost, Listener, Principal; copied per request
+	ip   netip.Addr  // the client's address, as the connection quotas count it
 
 	// ctx is canceled when the connection closes, so handlers parked on
 	// its behalf (long polls, group joins) give up; it carries the

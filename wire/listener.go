@@ -2,7 +2,10 @@ package wire
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -13,23 +16,39 @@ import (
 // every few ticks, closes idle ones.
 const tickEvery = 10 * time.Millisecond
 
-// listener is one gnet engine serving one configured listener (Kafka's
-// Acceptor plus its Processors). One engine per listener keeps the
-// listener name of every connection known without address matching, and
-// lets Addrs report each listener's own bound port.
+// listener serves one configured listener: Kafka's Acceptor is our own
+// accept loop on a Go listening socket (accept.go), its Processors are the
+// event loops of a gnet engine that has no listener of its own (gnet's
+// Client), to which each accepted connection is handed. gnet's own
+// acceptor stops the whole engine, and with it every connection, when
+// accept(2) fails with anything but EAGAIN, EINTR, ECONNRESET or
+// ECONNABORTED (gnet v2.9 acceptor_unix.go returns ErrAcceptSocket, which
+// ends its poller loop), so a burst of connections past the open-file
+// limit (EMFILE) would leave the broker running with no listener. Kafka's
+// Acceptor logs such errors and goes on; ours also backs off.
+//
+// One engine per listener keeps the listener name of every connection
+// known without address matching.
 type listener struct {
 	gnet.BuiltinEventEngine
 	srv *Server
 	cfg Listener
 
-	booted chan struct{} // closed by OnBoot; eng and addr are set
-	done   chan struct{} // closed when gnet.Run returns; runErr is set
-	eng    gnet.Engine
-	addr   string
-	runErr error
+	ln   net.Listener // ours: accept.go accepts on it
+	cli  *gnet.Client // the event loops; they serve what the acceptor hands them
+	addr string       // the address the kernel bound (port 0 resolved)
 
-	ticks      int // (ticker goroutine)
-	sweepTicks int // ticks between idle sweeps
+	stopOnce sync.Once
+	stopping chan struct{} // closed by stop: the acceptor returns
+	accepted chan struct{} // closed once the acceptor returned
+	done     chan struct{} // closed once the event loops have stopped
+
+	ticks      atomic.Uint64 // OnTick calls, for the watchdog
+	sweepTicks int           // ticks between idle sweeps
+
+	acceptLog logEvery // accept failures
+	rejectLog logEvery // connections refused by the per-address limit
+	blockLog  logEvery // the acceptor waiting for a connection slot
 
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
@@ -38,12 +57,16 @@ type listener struct {
 
 func newListener(s *Server, cfg Listener) *listener {
 	l := &listener{
-		srv:     s,
-		cfg:     cfg,
-		booted:  make(chan struct{}),
-		done:    make(chan struct{}),
-		conns:   make(map[*conn]struct{}),
-		watched: make(map[*conn]struct{}),
+		srv:       s,
+		cfg:       cfg,
+		stopping:  make(chan struct{}),
+		accepted:  make(chan struct{}),
+		done:      make(chan struct{}),
+		acceptLog: logEvery{every: acceptLogEvery},
+		rejectLog: logEvery{every: acceptLogEvery},
+		blockLog:  logEvery{every: blockLogEvery},
+		conns:     make(map[*conn]struct{}),
+		watched:   make(map[*conn]struct{}),
 	}
 	if idle := s.cfg.ConnectionsMaxIdle; idle > 0 {
 		l.sweepTicks = int(min(max(idle/4, tickEvery), time.Second) / tickEvery)
@@ -51,56 +74,73 @@ func newListener(s *Server, cfg Listener) *listener {
 	return l
 }
 
-// run serves until the engine stops; gnet.Run blocks for the engine's life.
-func (l *listener) run() {
-	defer close(l.done)
-	l.runErr = gnet.Run(l, "tcp://"+l.cfg.address(),
+// start binds the listening socket, starts the event loops and then the
+// acceptor. On error nothing is left running.
+func (l *listener) start(ctx context.Context) error {
+	lc := net.ListenConfig{
+		// Kafka's Acceptor sets SO_KEEPALIVE on every accepted socket
+		// and leaves its timings to the system; Go sets SO_REUSEADDR on
+		// the listening socket, as the JDK does for Kafka's, and
+		// TCP_NODELAY on accepted ones, as Kafka does.
+		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: -1, Interval: -1, Count: -1},
+	}
+	ln, err := lc.Listen(ctx, "tcp", l.cfg.address())
+	if err != nil {
+		return err
+	}
+	// No socket options for gnet to set on enrolled connections: its
+	// EnrollContext would leak the duplicate descriptor if one failed.
+	cli, err := gnet.NewClient(l,
 		gnet.WithNumEventLoop(l.srv.cfg.EventLoops),
 		gnet.WithTicker(true),
-		gnet.WithReuseAddr(true), // as the JDK sets SO_REUSEADDR on Kafka's server socket
-		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 		gnet.WithLogger(gnetLogger{l.srv.logger}),
 	)
-	select {
-	case <-l.booted:
-		if !l.srv.draining.Load() {
-			// gnet stops the whole engine when accept(2) fails with
-			// anything but EAGAIN/EINTR/ECONNRESET/ECONNABORTED (e.g.
-			// EMFILE), where Kafka's Acceptor logs and keeps accepting.
-			l.srv.logger.Error("listener stopped unexpectedly", "listener", l.cfg.Name, "addr", l.addr, "err", l.runErr)
-		}
-	default:
+	if err == nil {
+		err = cli.Start()
 	}
+	if err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("starting event loops: %w", err)
+	}
+	l.ln, l.cli, l.addr = ln, cli, ln.Addr().String()
+	go l.acceptLoop()
+	return nil
 }
 
-// stop asks the engine to stop without waiting for it; wait on done.
-// gnet's Engine.Stop polls for completion every 500 ms, so it is given a
-// context that is already done: it still triggers the shutdown.
+// stop closes the listening socket and, once the acceptor has returned,
+// stops the event loops, which closes every connection; done is closed
+// when that is over. stop does not wait. Only after start succeeded.
 func (l *listener) stop() {
-	select {
-	case <-l.booted:
-	default:
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_ = l.eng.Stop(ctx)
+	l.stopOnce.Do(func() {
+		close(l.stopping)
+		_ = l.ln.Close()
+		go func() {
+			// The acceptor hands connections to the loops and waits
+			// for each to be registered, which a stopped loop would
+			// never do: the loops stop after it.
+			<-l.accepted
+			if err := l.cli.Stop(); err != nil {
+				l.srv.logger.Warn("stopping event loops", "listener", l.cfg.Name, "err", err)
+			}
+			close(l.done)
+		}()
+	})
 }
 
-// OnBoot records the engine and the address the kernel bound.
-func (l *listener) OnBoot(eng gnet.Engine) gnet.Action {
-	l.eng = eng
-	l.addr = boundAddr(eng, l.cfg.address())
-	close(l.booted)
-	return gnet.None
-}
-
-// OnOpen admits a connection, unless the server is shutting down.
+// OnOpen admits a connection the acceptor handed over, unless the server
+// is shutting down.
 func (l *listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
+	adm, ok := gc.Context().(*admission)
+	if !ok {
+		return nil, gnet.Close // not one of ours: cannot happen
+	}
+	adm.opened.Store(true)
 	if l.srv.draining.Load() {
+		l.srv.quotas.dec(l.cfg.Name, adm.ip)
 		return nil, gnet.Close
 	}
 	cn := newConn(l, gc)
+	cn.ip = adm.ip
 	gc.SetContext(cn)
 	l.mu.Lock()
 	l.conns[cn] = struct{}{}
@@ -116,6 +156,7 @@ func (l *listener) OnClose(gc gnet.Conn, err error) gnet.Action {
 		return gnet.None
 	}
 	cn.closeConn()
+	l.srv.quotas.dec(l.cfg.Name, cn.ip)
 	l.mu.Lock()
 	delete(l.conns, cn)
 	delete(l.watched, cn)
@@ -137,12 +178,21 @@ func (l *listener) OnTraffic(gc gnet.Conn) gnet.Action {
 // OnTick runs on gnet's ticker goroutine, not on a loop: it only calls
 // the concurrency-safe Wake and Close.
 func (l *listener) OnTick() (time.Duration, gnet.Action) {
-	l.ticks++
-	sweep := l.sweepTicks > 0 && l.ticks%l.sweepTicks == 0
+	ticks := l.ticks.Add(1)
+	sweep := l.sweepTicks > 0 && ticks%uint64(l.sweepTicks) == 0
 	var wake, idle []*conn
+	var lru *conn // the least recently active, when one must make room
+	excess := l.srv.quotas.exceeded(l.cfg.Name)
 	l.mu.Lock()
 	for cn := range l.watched {
 		wake = append(wake, cn)
+	}
+	if excess {
+		for cn := range l.conns {
+			if lru == nil || cn.lastActive.Load() < lru.lastActive.Load() {
+				lru = cn
+			}
+		}
 	}
 	if sweep {
 		limit := l.srv.clock.Now().Add(-l.srv.cfg.ConnectionsMaxIdle).UnixNano()
@@ -162,6 +212,11 @@ func (l *listener) OnTick() (time.Duration, gnet.Action) {
 		l.srv.logger.Debug("closing idle connection", "conn", cn.info.ConnID, "client", cn.info.ClientHost,
 			"connections.max.idle.ms", l.srv.cfg.ConnectionsMaxIdle.Milliseconds())
 		_ = cn.gc.Close()
+	}
+	if lru != nil {
+		l.srv.logger.Info("closing the least recently active connection: the inter-broker listener took one past max.connections",
+			"conn", lru.info.ConnID, "client", lru.info.ClientHost, "listener", l.cfg.Name)
+		_ = lru.gc.Close()
 	}
 	return tickEvery, gnet.None
 }

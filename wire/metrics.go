@@ -37,3 +37,32 @@ func (NopMetrics) ConnOpened() {}
 
 // ConnClosed implements Metrics.
 func (NopMetrics) ConnClosed() {}
+
+// ListenerMetrics receives the acceptors' measurements. A Metrics that
+// also implements it gets them; the others do not.
+type ListenerMetrics interface {
+	// AcceptFailed counts an accept(2) that failed, or a connection the
+	// event loops could not take, on listener; reason is "EMFILE",
+	// "ENFILE", "ENOBUFS", "ENOMEM" or "other".
+	AcceptFailed(listener, reason string)
+	// ConnectionRejected counts a connection closed as it arrived
+	// because of a connection quota; reason is RejectedPerIP.
+	ConnectionRejected(listener, reason string)
+	// AcceptorBlocked records how long listener's acceptor waited for a
+	// connection slot under max.connections (Kafka's
+	// AcceptorBlockedPercent).
+	AcceptorBlocked(listener string, d time.Duration)
+}
+
+// RejectedPerIP is the reason of a connection refused because its address
+// already had max.connections.per.ip (or its override) connections.
+const RejectedPerIP = "per_ip"
+
+// AcceptFailed implements ListenerMetrics.
+func (NopMetrics) AcceptFailed(string, string) {}
+
+// ConnectionRejected implements ListenerMetrics.
+func (NopMetrics) ConnectionRejected(string, string) {}
+
+// AcceptorBlocked implements ListenerMetrics.
+func (NopMetrics) AcceptorBlocked(string, time.Duration) {}

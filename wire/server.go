@@ -17,13 +17,19 @@ import (
 // write responses; every request runs on its own goroutine, which calls the
 // handler registered for its key; handlers delegate to Services.
 type Server struct {
-	cfg     Config
-	cfgErr  error
-	svc     Services
-	logger  *slog.Logger
-	metrics Metrics
-	clock   clock.Clock
-	apis    *apiTable
+	cfg      Config
+	cfgErr   error
+	svc      Services
+	logger   *slog.Logger
+	metrics  Metrics
+	lmetrics ListenerMetrics // metrics, when it implements it
+	clock    clock.Clock
+	apis     *apiTable
+	quotas   *connQuotas // connection quotas of every listener (quotas.go)
+
+	failOnce sync.Once
+	failErr  error
+	failed   chan struct{} // closed by fail: a listener stopped for good
 
 	baseCtx    context.Context // parent of every connection's context
 	cancelBase context.CancelFunc
@@ -75,11 +81,17 @@ func newServer(cfg Config, svc Services, logger *slog.Logger, metrics Metrics, a
 		metrics: metrics,
 		clock:   cfg.Clock,
 		apis:    apis,
+		quotas:  newConnQuotas(cfg),
+		failed:  make(chan struct{}),
 		addrs:   make(map[string]string),
 		drainCh: make(chan struct{}),
 
 		sendfile:    sendfileSupported && !cfg.DisableSendfile,
 		sendfileMin: defaultSendfileMin,
+	}
+	s.lmetrics, _ = metrics.(ListenerMetrics)
+	if s.lmetrics == nil {
+		s.lmetrics = NopMetrics{}
 	}
 	if cfg.sendfileMin != 0 {
 		s.sendfileMin = max(cfg.sendfileMin, 0)
@@ -104,39 +116,54 @@ func (s *Server) Start(ctx context.Context) error {
 	s.state = stateStarted
 	for _, lc := range s.cfg.Listeners {
 		l := newListener(s, lc)
-		s.listeners = append(s.listeners, l)
-		go l.run()
-		select {
-		case <-l.booted:
-			s.addrs[lc.Name] = l.addr
-			s.logger.Info("listening", "listener", lc.Name, "addr", l.addr, "security_protocol", lc.SecurityProtocol)
-		case <-l.done:
-			err := fmt.Errorf("wire: listener %s on %s: %w", lc.Name, lc.address(), l.runErr)
+		if err := l.start(ctx); err != nil {
 			s.abortStartLocked()
-			return err
-		case <-ctx.Done():
-			s.abortStartLocked()
-			return fmt.Errorf("wire: starting listener %s: %w", lc.Name, ctx.Err())
+			return fmt.Errorf("wire: listener %s on %s: %w", lc.Name, lc.address(), err)
 		}
+		s.listeners = append(s.listeners, l)
+		s.addrs[lc.Name] = l.addr
+		s.logger.Info("listening", "listener", lc.Name, "addr", l.addr, "security_protocol", lc.SecurityProtocol)
 	}
+	go s.watchLoops(s.listeners)
 	return nil
 }
 
-// abortStartLocked stops the listeners of a failed Start. A listener that
-// boots after Start gave up is stopped as soon as it does. mu must be held.
+// abortStartLocked stops the listeners of a failed Start. mu must be held.
 func (s *Server) abortStartLocked() {
 	s.state = stateClosed
 	s.draining.Store(true)
 	for _, l := range s.listeners {
-		go func() {
-			select {
-			case <-l.booted:
-				l.stop()
-			case <-l.done:
-			}
-		}()
+		l.stop()
 	}
 	s.cancelBase()
+}
+
+// Failed is closed when a listener can no longer accept connections, or
+// its event loops stopped, while the server runs: the broker should stop
+// and let its supervisor start it again rather than run on without the
+// listener. Err says what failed.
+func (s *Server) Failed() <-chan struct{} { return s.failed }
+
+// Err is why the server failed, once Failed is closed; nil before.
+func (s *Server) Err() error {
+	select {
+	case <-s.failed:
+		return s.failErr
+	default:
+		return nil
+	}
+}
+
+// fail reports the server failed, once, unless it is shutting down.
+func (s *Server) fail(err error) {
+	if s.draining.Load() {
+		return
+	}
+	s.failOnce.Do(func() {
+		s.failErr = err
+		s.logger.Error("listener failed", "err", err)
+		close(s.failed)
+	})
 }
 
 // Addrs maps each listener name to the host:port it is bound to.
