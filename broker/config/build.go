@@ -72,6 +72,9 @@ func (c *Config) build(v values) error {
 	if err := c.buildListeners(v); err != nil {
 		return err
 	}
+	if err := c.buildConnectionLimits(v); err != nil {
+		return err
+	}
 
 	c.NumPartitions = v.i32("num.partitions")
 	c.DefaultReplicationFactor = v.i32("default.replication.factor")

@@ -64,6 +64,18 @@ type Config struct {
 	// MetricsListener is the host:port of the metrics endpoint; "" disables it.
 	MetricsListener string
 
+	// MaxConnections is max.connections, -1 when it is not set (the
+	// broker then derives a limit from the open-file limit).
+	MaxConnections int32
+	// ListenerMaxConnections are listener.name.<l>.max.connections, by
+	// upper-case listener name, for the listeners that serve clients.
+	ListenerMaxConnections map[string]int32
+	// MaxConnectionsPerIP is max.connections.per.ip.
+	MaxConnectionsPerIP int32
+	// MaxConnectionsPerIPOverrides is max.connections.per.ip.overrides:
+	// counts by host as written, IP address or name (resolved at start).
+	MaxConnectionsPerIPOverrides map[string]int32
+
 	FetchMaxBytes                        int32
 	MaxIncrementalFetchSessionCacheSlots int32
 

@@ -62,6 +62,12 @@ func New(props map[string]string) (*Config, error) {
 			}
 			continue
 		}
+		if d, _, ok := configdef.LookupListenerOverride(k); ok {
+			if _, err := d.Normalize(raw[k]); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		if configdef.IsKnownUnsupportedBrokerKey(k) {
 			ignored = append(ignored, k)
 			continue

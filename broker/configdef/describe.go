@@ -128,6 +128,8 @@ func (s Sources) describeBroker(keys []string, perBroker bool, opts DescribeOpti
 		)
 		if ok {
 			typ, dynamic, doc = def.Type, def.Dynamic, def.Doc
+		} else if d, _, ok := LookupListenerOverride(name); ok {
+			typ, doc = d.Type, d.Doc
 		} else {
 			typ, _ = unsupportedBrokerKeyType(name)
 		}
