@@ -38,23 +38,28 @@ func (n *Node) metadataDirFailed(err error) {
 // returned: abandoning a node that is still starting would leave what
 // Start opens after it running.
 func (n *Node) halt(err error, msg string, attrs ...any) {
+	// As a killed process: nothing more reaches the log directory, and
+	// no controlled shutdown (it would try to write).
+	n.haltBy(n.Abandon, err, msg, attrs...)
+}
+
+// haltBy stops the node with stop, once, on its own goroutine, after
+// Start has returned, then closes halted.
+func (n *Node) haltBy(stop func(), err error, msg string, attrs ...any) {
 	n.haltOnce.Do(func() {
 		n.haltErr = err
 		n.logger.Error(msg, attrs...)
 		go func() {
 			<-n.startDone
-			// As a killed process: nothing more reaches the log
-			// directory, and no controlled shutdown (it would try to
-			// write).
-			n.Abandon()
+			stop()
 			close(n.halted)
 		}()
 	})
 }
 
-// Halted is closed once the node has halted because its log directory or
-// its metadata log directory failed; HaltErr then says why. `strait
-// serve` exits with status 1.
+// Halted is closed once the node has halted because its log directory,
+// its metadata log directory or a listener failed; HaltErr then says
+// why. `strait serve` exits with status 1.
 func (n *Node) Halted() <-chan struct{} { return n.halted }
 
 // HaltErr is the error that halted the node (a *storage.StorageError for

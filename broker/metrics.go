@@ -18,6 +18,7 @@ type metrics struct {
 	bytesOut    prometheus.Counter
 	connections prometheus.Gauge
 	connsTotal  prometheus.Counter
+	*listenerMetrics
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -40,6 +41,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	}
 	reg.MustRegister(m.requests, m.errors, m.latency, m.bytesIn, m.bytesOut, m.connections, m.connsTotal,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	m.listenerMetrics = newListenerMetrics(reg)
 	return m
 }
 

@@ -49,6 +49,11 @@ type Options struct {
 	// controller channel and the followers' fetches (nil: net.Dialer).
 	// In-process cluster tests cut links with it (brokertest/faultnet).
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+	// OpenFileLimit is the process's soft open-file limit (RLIMIT_NOFILE)
+	// as the process owner set it; when max.connections is not set the
+	// broker derives it from this (connection_limits.go). 0: unknown,
+	// nothing is derived (in-process nodes share their test's limit).
+	OpenFileLimit uint64
 }
 
 // Node is one Strait process: broker and controller roles in one.
@@ -182,10 +187,15 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	n.registry = prometheus.NewRegistry()
 	n.metrics = newMetrics(n.registry)
 	n.registry.MustRegister(newMirrorCollector(n.mirrorStats), newMirrorSyncCollector(n.syncers.stats))
-	n.server = wire.NewServer(n.wireConfig(), n.services(), n.logger, n.metrics)
+	wc, err := n.wireConfig(ctx)
+	if err != nil {
+		return err
+	}
+	n.server = wire.NewServer(wc, n.services(), n.logger, n.metrics)
 	if err := n.server.Start(ctx); err != nil {
 		return fmt.Errorf("starting listeners: %w", err)
 	}
+	go n.watchListeners()
 	if err := n.joinCluster(ctx); err != nil {
 		return err
 	}
@@ -400,7 +410,7 @@ func (n *Node) startGroups() {
 	})
 }
 
-func (n *Node) wireConfig() wire.Config {
+func (n *Node) wireConfig(ctx context.Context) (wire.Config, error) {
 	cfg := n.cfg
 	wc := wire.Config{
 		SocketRequestMaxBytes: cfg.SocketRequestMaxBytes,
@@ -413,7 +423,9 @@ func (n *Node) wireConfig() wire.Config {
 		}
 		wc.Listeners = append(wc.Listeners, wire.Listener{Name: l.Name, Host: l.Host, Port: l.Port, SecurityProtocol: string(l.SecurityProtocol)})
 	}
-	return wc
+	var err error
+	wc.Limits, err = n.connectionLimits(ctx)
+	return wc, err
 }
 
 func (n *Node) startMetricsListener() error {

@@ -178,7 +178,7 @@ func waitHalted(t *testing.T, p *proc, timeout time.Duration, causes ...string) 
 	t.Helper()
 	code, err := p.wait(timeout)
 	if err != nil {
-		t.Fatalf("the broker did not exit after its disk failed: %v\nstderr:\n%s", err, tail(p.stderr(), 3000))
+		t.Fatalf("the broker did not exit: %v\nstderr:\n%s", err, tail(p.stderr(), 3000))
 	}
 	want := append([]string{"strait serve: halted: "}, causes...)
 	for _, w := range want {

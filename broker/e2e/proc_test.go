@@ -44,7 +44,15 @@ type proc struct {
 // stderr is printed if the test failed.
 func startProc(t testing.TB, wd string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(straitBin, args...)
+	return startProcVia(t, wd, nil, args...)
+}
+
+// startProcVia is startProc with the binary run through a command that
+// execs it, e.g. prlimit with its arguments; nil runs it directly.
+func startProcVia(t testing.TB, wd string, via []string, args ...string) *proc {
+	t.Helper()
+	argv := append(append(append([]string(nil), via...), straitBin), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = wd
 	p := &proc{cmd: cmd, readyCh: make(chan struct{}), done: make(chan struct{})}
 	cmd.Stdout = lockedWriter{&p.mu, &p.stdout}
@@ -255,6 +263,7 @@ type node struct {
 	logDir string
 	ports  ports
 	extra  []string // more --set key=value
+	via    []string // a command that execs the binary (prlimit ...); nil: none
 	runs   int
 	cur    *proc
 }
@@ -296,7 +305,7 @@ func (n *node) start() *proc {
 		n.t.Fatal("node already running")
 	}
 	n.runs++
-	p := startProc(n.t, n.t.TempDir(), n.args()...)
+	p := startProcVia(n.t, n.t.TempDir(), n.via, n.args()...)
 	ready, err := p.waitReady(20 * time.Second)
 	if err != nil {
 		n.t.Fatalf("start %d: %v\nstderr:\n%s", n.runs, err, p.stderr())

@@ -114,7 +114,7 @@ func loadServeConfig(args []string, stdout, stderr io.Writer) (*config.Config, i
 // process exit code.
 func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) int {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	node := broker.NewNode(cfg, broker.Options{Logger: logger})
+	node := broker.NewNode(cfg, broker.Options{Logger: logger, OpenFileLimit: raiseOpenFileLimit(logger)})
 	if err := node.Start(ctx); err != nil {
 		if ctx.Err() != nil {
 			// SIGTERM or SIGINT before the broker was ready: Start has
@@ -129,9 +129,10 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) in
 	select {
 	case <-ctx.Done():
 	case <-node.Halted():
-		// The log directory or the metadata log directory failed: the
-		// node stopped as a killed process would, and the exit status
-		// says so (Kafka's halt(1)).
+		// The log directory or the metadata log directory failed (the
+		// node stopped as a killed process would), or a listener did
+		// (it stopped as on SIGTERM), and the exit status says so
+		// (Kafka's halt(1)), for the supervisor to start it again.
 		fmt.Fprintf(stderr, "strait serve: halted: %v\n", node.HaltErr())
 		return 1
 	}
