@@ -130,7 +130,10 @@ func (l *listener) admit(c net.Conn) error {
 	}
 	adm := &admission{ip: ip}
 	// EnrollContext duplicates the descriptor, registers the duplicate
-	// with the least loaded loop, waits for OnOpen and closes c.
+	// with the least loaded loop, waits for OnOpen and closes c. It
+	// leaks the duplicate if anything fails after the dup: only the
+	// socket options gnet would set (none are asked for, see start) or
+	// parsing c's remote address, which accept(2) gave as a literal.
 	_, err = l.cli.EnrollContext(c, adm)
 	if err == nil && !adm.opened.Load() {
 		err = errNotRegistered

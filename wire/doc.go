@@ -20,6 +20,12 @@
 // they leave (a Metadata request after a produce that waited out a
 // failover).
 //
+// Accepting. Each listener accepts on its own socket and hands every
+// connection to the event loops of a gnet engine that has no listener of
+// its own, so that an accept(2) failure such as EMFILE is retried instead
+// of stopping gnet's engine (accept.go). Kafka's connection quotas,
+// max.connections and max.connections.per.ip, apply there (quotas.go).
+//
 // Backpressure. A connection with MaxInflightRequests requests read but
 // not answered, or MaxBufferedResponseBytes of responses not yet written,
 // is not read until that drains (Kafka mutes the channel): the server
