@@ -46,6 +46,9 @@ type bufferPool struct {
 	mu     sync.Mutex
 	free   [numBufClass][][]byte // buffers of capacity bufClassSize(i), zero length
 	pooled int                   // bytes in free
+	// idle[i] is the fewest buffers free[i] held since the last trim:
+	// that many sat unused all along (trimIdle).
+	idle [numBufClass]int
 
 	gets atomic.Int64 // buffers handed out
 	puts atomic.Int64 // buffers given back
@@ -69,6 +72,7 @@ func (p *bufferPool) get(n int) []byte {
 		p.free[c][k-1] = nil
 		p.free[c] = p.free[c][:k-1]
 		p.pooled -= cap(b)
+		p.idle[c] = min(p.idle[c], k-1)
 		p.mu.Unlock()
 		return b
 	}
@@ -76,10 +80,12 @@ func (p *bufferPool) get(n int) []byte {
 	return make([]byte, 0, bufClassSize(c))
 }
 
-// put gives b back. b may have been regrown by append since get: it goes
-// to the largest class its capacity fills, or to the GC when it fits no
-// class or the free lists are full.
-func (p *bufferPool) put(b []byte) {
+// put gives b back and reports whether the pool kept it. b may have been
+// regrown by append since get: it goes to the largest class its capacity
+// fills, or to the GC when it fits no class, is far larger than the
+// largest (keeping it would hold all of it for a class's worth) or the
+// free lists are full.
+func (p *bufferPool) put(b []byte) (kept bool) {
 	p.puts.Add(1)
 	if p.scribble && cap(b) > 0 {
 		b = b[:cap(b)]
@@ -89,16 +95,39 @@ func (p *bufferPool) put(b []byte) {
 		}
 	}
 	c, ok := bufClassFloor(cap(b))
-	if !ok {
-		return
+	if !ok || cap(b) > 1<<maxBufShift+1<<maxBufShift/classesPerStep {
+		return false
 	}
 	size := bufClassSize(c)
 	p.mu.Lock()
 	if p.pooled+size <= maxPooledBytes {
 		p.free[c] = append(p.free[c], b[:0:size])
 		p.pooled += size
+		kept = true
 	}
 	p.mu.Unlock()
+	return kept
+}
+
+// trimIdle drops the buffers that sat in the pool unused since the last
+// trim, so a burst's buffers do not stay for good, and returns how many
+// bytes it dropped. The oldest go first: get takes the newest.
+func (p *bufferPool) trimIdle() (dropped int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.free {
+		n := p.idle[c]
+		if n > 0 {
+			size := bufClassSize(c)
+			k := copy(p.free[c], p.free[c][n:])
+			clear(p.free[c][k:])
+			p.free[c] = p.free[c][:k]
+			p.pooled -= n * size
+			dropped += n * size
+		}
+		p.idle[c] = len(p.free[c])
+	}
+	return dropped
 }
 
 // outstanding is the number of buffers handed out and not given back.

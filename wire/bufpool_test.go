@@ -78,3 +78,43 @@ func TestBufferPoolReuseAndBound(t *testing.T) {
 		t.Fatalf("free lists hold %d bytes", p.pooled)
 	}
 }
+
+// A buffer far above the largest class goes to the GC instead of holding
+// all of itself for a class's worth; idle buffers are dropped by trimIdle
+// once they sat unused for a whole period, the oldest first.
+func TestBufferPoolDropsOversizeAndIdle(t *testing.T) {
+	p := &bufferPool{}
+	if p.put(make([]byte, 0, 100<<20)) || p.pooled != 0 {
+		t.Fatalf("a 100 MiB buffer was kept (%d bytes pooled)", p.pooled)
+	}
+	if !p.put(make([]byte, 0, 70<<20)) || p.pooled != 64<<20 {
+		t.Fatalf("a 70 MiB buffer was not kept in the 64 MiB class (%d bytes pooled)", p.pooled)
+	}
+	p.get(64 << 20)
+
+	const size = 1 << 20
+	var bufs [][]byte
+	for range 3 {
+		bufs = append(bufs, p.get(size))
+	}
+	for _, b := range bufs {
+		p.put(b)
+	}
+	if dropped := p.trimIdle(); dropped != 0 {
+		t.Fatalf("the first trim dropped %d bytes of buffers just given back", dropped)
+	}
+	used := p.get(size) // the newest: bufs[2]
+	p.put(used)
+	if dropped := p.trimIdle(); dropped != 2*size {
+		t.Fatalf("trim dropped %d bytes, want the two unused buffers", dropped)
+	}
+	if again := p.get(size); &again[:1][0] != &bufs[2][:1][0] {
+		t.Fatal("the buffer in use was dropped instead of an idle one")
+	} else {
+		p.put(again)
+	}
+	p.trimIdle()
+	if dropped := p.trimIdle(); dropped != size || p.pooled != 0 {
+		t.Fatalf("trim dropped %d bytes, %d left pooled; want the last buffer gone", dropped, p.pooled)
+	}
+}

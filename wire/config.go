@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strait-io/strait/storage/clock"
+	"github.com/strait-io/strait/wire/sysmem"
 )
 
 // Defaults for the socket-server settings, Kafka's where Kafka has one.
@@ -77,6 +78,12 @@ type Config struct {
 	// connection.
 	Limits *ConnectionLimits
 
+	// QueuedMaxRequestBytes is queued.max.request.bytes: the request
+	// memory pool (reqmem.go). Negative means unbounded, as -1 (Kafka's
+	// default) does in Kafka; 0 derives it from the memory the process may
+	// use (DefaultQueuedMaxRequestBytes of sysmem.Available).
+	QueuedMaxRequestBytes int64
+
 	// sendfileMin overrides defaultSendfileMin (tests); negative: none.
 	sendfileMin int
 	// stallChecks and watchEvery override how many watchdog checks
@@ -84,6 +91,10 @@ type Config struct {
 	// dead (tests; see watchdog.go).
 	stallChecks int
 	watchEvery  time.Duration
+	// stallTimeout overrides defaultStallTimeout (tests).
+	stallTimeout time.Duration
+	// queuedFrom says where a derived QueuedMaxRequestBytes came from.
+	queuedFrom string
 }
 
 // ConnectionLimits are Kafka's connection quotas (ConnectionQuotas), with
@@ -129,6 +140,14 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
+	}
+	if cfg.QueuedMaxRequestBytes == 0 {
+		avail, src := sysmem.Available()
+		cfg.QueuedMaxRequestBytes = DefaultQueuedMaxRequestBytes(avail)
+		cfg.queuedFrom = fmt.Sprintf("%s of %d MiB", src, avail>>20)
+	}
+	if cfg.stallTimeout == 0 {
+		cfg.stallTimeout = defaultStallTimeout
 	}
 	for i := range cfg.Listeners {
 		if cfg.Listeners[i].SecurityProtocol == "" {

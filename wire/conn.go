@@ -49,6 +49,7 @@ type conn struct {
 	lastInbound int           // (loop) InboundBuffered after the last pass, to spot new bytes
 	pollFD      int           // (loop) epoll descriptor of the loop, -1 when unknown
 	inboundCap  int           // hard cap on buffered input while paused
+	frame       frameRead     // (loop) the request being read (frame.go)
 
 	inflight   atomic.Int32 // requests read whose response is not yet handed to gnet or to a direct write
 	unsent     atomic.Int64 // encoded response bytes not yet taken by gnet or written directly
@@ -96,11 +97,12 @@ func newConn(l *listener, gc gnet.Conn) *conn {
 		lastDone: closedTurn,
 		lastKey:  -1,
 		pollFD:   -1,
-		// A paused connection may legitimately hold one partial request
-		// plus what gnet reads each time its own write path turns
-		// EPOLLIN back on (at most twice per response written); more
-		// than that means reads are not actually paused.
-		inboundCap: int(s.cfg.SocketRequestMaxBytes) + 4 + (2*s.cfg.MaxInflightRequests+8)*gnet.MaxStreamBufferCap,
+		// A paused connection may legitimately hold what gnet reads each
+		// time its own write path turns EPOLLIN back on (at most twice
+		// per response written); a partial request is not in gnet's
+		// buffer but in its own (frame.go). More than that means reads
+		// are not actually paused.
+		inboundCap: (2*s.cfg.MaxInflightRequests + 8) * gnet.MaxStreamBufferCap,
 	}
 	cn.info = reqctx.Info{
 		ConnID:    s.nextConnID.Add(1),
@@ -326,6 +328,7 @@ func (cn *conn) written(gc gnet.Conn, bufs [][]byte, n int, err error) {
 // closeConn runs on the loop from OnClose.
 func (cn *conn) closeConn() {
 	cn.loopClosed = true
+	cn.dropFrame()
 	if sock := cn.sock.Load(); sock != nil {
 		sock.close() // a direct write under way fails and the writer drops the rest
 	}

@@ -26,6 +26,9 @@ type request struct {
 	// buffer pool (api.poolFrame): hdr.body and kreq's byte fields are
 	// slices of it, so it goes back only when run ends.
 	pooledFrame []byte
+	// reserved is the request memory held for the frame (reqmem.go),
+	// given back when run ends.
+	reserved int
 
 	// Kafka processes a connection's requests one at a time, in order
 	// (the protocol guide promises it, and producers rely on it for the
@@ -113,9 +116,7 @@ func (r *request) resolve(t *apiTable) {
 // run handles the request on its worker goroutine (workers.go).
 func (r *request) run() {
 	cn, s := r.cn, r.cn.srv
-	if r.pooledFrame != nil {
-		defer s.bufs.put(r.pooledFrame)
-	}
+	defer r.releaseFrame()
 	out := &outFrame{key: r.hdr.key, version: r.hdr.version, received: r.received}
 	if r.err == nil && r.kreq != nil {
 		r.err = decodeBody(r.kreq, r.hdr.body)
@@ -175,6 +176,24 @@ func (r *request) run() {
 		cn.encodeOut(out, r.hdr.correlationID, resp)
 	}
 	cn.complete(r.seq, out)
+}
+
+// releaseFrame gives the frame back when the request ends: a pooled one to
+// the buffer pool, and its request memory to the pool, at once when the
+// buffer is reused, else once the collector may have taken it
+// (reqmem.go). Nothing of the request refers to the frame afterwards: a
+// worker keeps its last request until the next one arrives, and that must
+// not keep a 100 MB frame alive. A non-pooled frame may still be referred
+// to by what a handler kept (kmsg's byte fields are slices of it); its
+// memory then goes when that goes.
+func (r *request) releaseFrame() {
+	s := r.cn.srv
+	kept := false
+	if r.pooledFrame != nil {
+		kept = s.bufs.put(r.pooledFrame)
+	}
+	s.reqMem.releaseFrame(r.reserved, kept)
+	r.pooledFrame, r.hdr.body, r.kreq, r.reserved = nil, nil, nil, 0
 }
 
 // decodeBody parses body into kreq. kmsg reports malformed input as an

@@ -38,6 +38,8 @@ type Server struct {
 	nextConnID atomic.Uint64
 
 	bufs            bufferPool      // response buffers and Produce frames (bufpool.go)
+	reqMem          *requestMemory  // queued.max.request.bytes (reqmem.go)
+	frames          frameLimits     // how request frames are read (frame.go)
 	workers         *requestWorkers // the goroutines requests run on (workers.go)
 	sendfile        bool            // Fetch data may go out with sendfile (sendfile.go)
 	sendfileMin     int             // least file data a response needs for sendfile
@@ -98,6 +100,8 @@ func newServer(cfg Config, svc Services, logger *slog.Logger, metrics Metrics, a
 	}
 	s.baseCtx, s.cancelBase = context.WithCancel(context.Background())
 	s.workers = newRequestWorkers(s.baseCtx.Done())
+	s.reqMem = newRequestMemory(cfg, logger, metrics)
+	s.frames = frameLimits{maxBytes: cfg.SocketRequestMaxBytes, bufs: &s.bufs, poolKey: apis.poolsFrame}
 	return s
 }
 
@@ -114,6 +118,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return s.cfgErr
 	}
 	s.state = stateStarted
+	go s.reqMem.reclaim(s.baseCtx.Done(), &s.bufs)
 	for _, lc := range s.cfg.Listeners {
 		l := newListener(s, lc)
 		if err := l.start(ctx); err != nil {

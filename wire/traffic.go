@@ -32,7 +32,10 @@ func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
 			cn.setReadPaused(gc, true)
 			break
 		}
-		if cn.overLimit(gc) {
+		// A request is read whole once begun (Kafka mutes a channel
+		// between receives, never inside one), so only a new one waits
+		// for room.
+		if !cn.frame.active && cn.overLimit(gc) {
 			// Publish the wish to be woken before the second look, so
 			// a response finishing in between either sees the flag or
 			// is seen by the second look.
@@ -43,19 +46,29 @@ func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
 			}
 			cn.wantWake.Store(false)
 		}
-		frame, pooled, err := readFrame(gc, s.cfg.SocketRequestMaxBytes, &s.bufs, s.apis.poolsFrame)
+		st, err := cn.frame.next(gc, &s.frames, cn, s.clock.Now().UnixNano())
 		if err != nil {
 			s.logger.Warn("closing connection: bad request frame",
 				"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener, "err", err)
 			return gnet.Close
 		}
-		if frame == nil {
+		if st == frameNoMemory {
+			// The pool wakes the connection when memory comes back,
+			// and the listener's ticker every tick while it is paused.
+			cn.setReadPaused(gc, true)
+			break
+		}
+		if st == frameIncomplete {
 			cn.setReadPaused(gc, false)
 			break
 		}
+		frame, pooled, reserved := cn.frame.take()
+		if isLargeFrame(reserved) {
+			s.reqMem.assembled(cn)
+		}
 		s.metrics.BytesIn(len(frame) + 4)
 		cn.touch()
-		cn.startRequest(frame, pooled)
+		cn.startRequest(frame, pooled, reserved)
 	}
 	cn.lastInbound = gc.InboundBuffered()
 	cn.inbound.Store(int64(cn.lastInbound))
@@ -72,8 +85,8 @@ func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
 // goroutine. A header that fails here still takes its place in the
 // sequence, so the connection closes after the responses before it.
 // pooled marks a frame from the server's buffer pool, given back when the
-// request's goroutine ends.
-func (cn *conn) startRequest(frame []byte, pooled bool) {
+// request's goroutine ends, as is the request memory reserved for it.
+func (cn *conn) startRequest(frame []byte, pooled bool, reserved int) {
 	s := cn.srv
 	r := &request{
 		cn:       cn,
@@ -91,6 +104,7 @@ func (cn *conn) startRequest(frame []byte, pooled bool) {
 	if pooled {
 		r.pooledFrame = frame
 	}
+	r.reserved = reserved
 	r.hdr, r.err = parseHeader(frame, requestFlexible)
 	cn.lastKey = r.hdr.key
 	if r.err == nil {
@@ -120,4 +134,26 @@ func (cn *conn) setReadPaused(gc gnet.Conn, paused bool) {
 		cn.readPaused = paused
 		cn.ln.watch(cn, paused)
 	}
+}
+
+// reserveFrame implements frameMemory for the connection's next request.
+// Loop only.
+func (cn *conn) reserveFrame(n int) bool {
+	return cn.srv.reqMem.reserve(cn, &cn.frame, n)
+}
+
+// dropFrame gives back the buffer and request memory of a request the
+// connection closed in the middle of. Loop only, from OnClose.
+func (cn *conn) dropFrame() {
+	s := cn.srv
+	s.reqMem.forget(cn)
+	if !cn.frame.active {
+		return
+	}
+	buf, pooled, reserved := cn.frame.take()
+	kept := false
+	if pooled {
+		kept = s.bufs.put(buf)
+	}
+	s.reqMem.releaseFrame(reserved, kept)
 }
