@@ -84,9 +84,15 @@ func TestMetricsEndpoint(t *testing.T) {
 	body := scrape(t, b)
 	for _, s := range []string{`strait_requests_total{api="ApiVersions"}`, `strait_requests_total{api="Metadata"}`,
 		`strait_requests_total{api="Fetch"}`, `strait_requests_total{api="InitProducerID"}`,
-		`strait_network_bytes_in_total`, `strait_network_bytes_out_total`, `strait_connections_total`, `strait_connections`} {
+		`strait_network_bytes_in_total`, `strait_network_bytes_out_total`, `strait_connections_total`, `strait_connections`,
+		`strait_memory_pool_available_bytes`} {
 		if v, ok := metricValue(t, body, s); !ok || v < 1 {
 			t.Fatalf("%s = %v (present %v), want at least 1", s, v, ok)
+		}
+	}
+	for _, s := range []string{`strait_memory_pool_used_bytes`, `strait_memory_pool_waits_total`} {
+		if _, ok := metricValue(t, body, s); !ok {
+			t.Fatalf("%s missing", s)
 		}
 	}
 	if _, ok := metricValue(t, body, `strait_requests_total{api="DeleteTopics"}`); ok {

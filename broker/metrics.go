@@ -19,6 +19,13 @@ type metrics struct {
 	connections prometheus.Gauge
 	connsTotal  prometheus.Counter
 	*listenerMetrics
+
+	// The request memory pool (queued.max.request.bytes), Kafka's
+	// SocketServer MemoryPoolUsed and MemoryPoolAvailable.
+	memUsed      prometheus.Gauge
+	memAvailable prometheus.Gauge
+	memWaits     prometheus.Counter
+	memWaitBytes prometheus.Counter
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -38,8 +45,18 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		bytesOut:    prometheus.NewCounter(prometheus.CounterOpts{Name: "strait_network_bytes_out_total", Help: "Response bytes written."}),
 		connections: prometheus.NewGauge(prometheus.GaugeOpts{Name: "strait_connections", Help: "Open client connections."}),
 		connsTotal:  prometheus.NewCounter(prometheus.CounterOpts{Name: "strait_connections_total", Help: "Client connections accepted."}),
+
+		memUsed: prometheus.NewGauge(prometheus.GaugeOpts{Name: "strait_memory_pool_used_bytes",
+			Help: "Request memory reserved for requests being read or handled (Kafka's MemoryPoolUsed)."}),
+		memAvailable: prometheus.NewGauge(prometheus.GaugeOpts{Name: "strait_memory_pool_available_bytes",
+			Help: "Request memory left of queued.max.request.bytes; negative while over it (Kafka's MemoryPoolAvailable)."}),
+		memWaits: prometheus.NewCounter(prometheus.CounterOpts{Name: "strait_memory_pool_waits_total",
+			Help: "Times a connection stopped being read because its next request found no request memory."}),
+		memWaitBytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "strait_memory_pool_wait_bytes_total",
+			Help: "Sizes of the requests that waited for request memory."}),
 	}
 	reg.MustRegister(m.requests, m.errors, m.latency, m.bytesIn, m.bytesOut, m.connections, m.connsTotal,
+		m.memUsed, m.memAvailable, m.memWaits, m.memWaitBytes,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	m.listenerMetrics = newListenerMetrics(reg)
 	return m
@@ -66,3 +83,17 @@ func (m *metrics) ConnOpened() { m.connections.Inc(); m.connsTotal.Inc() }
 
 // ConnClosed implements wire.Metrics.
 func (m *metrics) ConnClosed() { m.connections.Dec() }
+
+var _ wire.RequestMemoryMetrics = (*metrics)(nil)
+
+// RequestMemory implements wire.RequestMemoryMetrics.
+func (m *metrics) RequestMemory(used, available int64) {
+	m.memUsed.Set(float64(used))
+	m.memAvailable.Set(float64(available))
+}
+
+// RequestMemoryWait implements wire.RequestMemoryMetrics.
+func (m *metrics) RequestMemoryWait(n int) {
+	m.memWaits.Inc()
+	m.memWaitBytes.Add(float64(n))
+}

@@ -416,6 +416,7 @@ func (n *Node) wireConfig(ctx context.Context) (wire.Config, error) {
 		SocketRequestMaxBytes: cfg.SocketRequestMaxBytes,
 		ConnectionsMaxIdle:    time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
 		EventLoops:            int(cfg.NumNetworkThreads),
+		QueuedMaxRequestBytes: cfg.QueuedMaxRequestBytes,
 	}
 	for _, l := range cfg.Listeners {
 		if isControllerListener(cfg, l.Name) {

@@ -84,6 +84,12 @@ func (c *Config) build(v values) error {
 	c.MinInsyncReplicas = v.i32("min.insync.replicas")
 	c.SocketRequestMaxBytes = v.i32("socket.request.max.bytes")
 	c.ConnectionsMaxIdleMs = v.i64("connections.max.idle.ms")
+	if v.set("queued.max.request.bytes") {
+		c.QueuedMaxRequestBytes = v.i64("queued.max.request.bytes")
+		if c.QueuedMaxRequestBytes <= 0 {
+			c.QueuedMaxRequestBytes = -1 // Kafka: anything but a positive value is unbounded
+		}
+	}
 	c.NumNetworkThreads = v.i32("num.network.threads")
 	c.MetricsListener = v.str("metrics.listener")
 	c.FetchMaxBytes = v.i32("fetch.max.bytes")

@@ -58,6 +58,9 @@ type Config struct {
 
 	SocketRequestMaxBytes int32
 	ConnectionsMaxIdleMs  int64
+	// QueuedMaxRequestBytes is queued.max.request.bytes: 0 when unset
+	// (derived from the machine), -1 for unbounded.
+	QueuedMaxRequestBytes int64
 	// NumNetworkThreads is the number of event loops per listener; 0
 	// (num.network.threads unset) means GOMAXPROCS.
 	NumNetworkThreads int32

@@ -413,3 +413,29 @@ func TestVoterAddressWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestQueuedMaxRequestBytes: unset leaves the bound to the wire server
+// (derived from the machine); a positive value is the bound; 0 and
+// negative values mean unbounded, as in Kafka; it is no longer an ignored
+// key.
+func TestQueuedMaxRequestBytes(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  int64
+	}{{"", 0}, {"1048576", 1048576}, {"-1", -1}, {"0", -1}, {"-5", -1}} {
+		props := map[string]string{}
+		if tc.value != "" {
+			props["queued.max.request.bytes"] = tc.value
+		}
+		c, err := New(props)
+		if err != nil {
+			t.Fatalf("queued.max.request.bytes=%q: %v", tc.value, err)
+		}
+		if c.QueuedMaxRequestBytes != tc.want || slices.Contains(c.Ignored, "queued.max.request.bytes") {
+			t.Errorf("queued.max.request.bytes=%q: %d (ignored %q), want %d", tc.value, c.QueuedMaxRequestBytes, c.Ignored, tc.want)
+		}
+	}
+	if _, err := New(map[string]string{"queued.max.request.bytes": "lots"}); err == nil || !strings.Contains(err.Error(), "queued.max.request.bytes") {
+		t.Fatalf("a bad value: %v", err)
+	}
+}

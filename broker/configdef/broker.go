@@ -90,6 +90,14 @@ var brokerDefs = []Def{
 		Doc:      `The largest request the broker reads; a larger size prefix closes the connection before anything is allocated.`,
 	},
 	{
+		// KIP-72's memory pool. Kafka defaults to -1, unbounded; unset
+		// here derives a bound from the machine
+		// (wire.DefaultQueuedMaxRequestBytes), so a few clients sending
+		// 100 MB requests cannot take a broker's memory.
+		Name: "queued.max.request.bytes", Type: Long,
+		Doc: `The number of queued bytes allowed before no more requests are read: request frames are read into memory reserved from a pool this large, and a connection whose next request does not fit is not read until memory comes back (requests up to 64 KiB are always read, and one request larger than the pool is read alone). Unset means an eighth of the memory the process may use (GOMEMLIMIT, else its cgroup's memory limit, else physical memory), at least 16 MiB and at most 256 MiB; 0 or a negative value means unbounded, as -1 (Kafka's default) does in Kafka.`,
+	},
+	{
 		// Kafka's network threads read requests and write responses; ours
 		// are gnet event loops. Kafka defaults to 3; unset here sizes them
 		// from GOMAXPROCS (wire.defaultEventLoops), so a broker given one

@@ -111,7 +111,6 @@ var kafkaBrokerKeys = map[string]Type{
 	"principal.builder.class":                                     Class,
 	"producer.id.expiration.check.interval.ms":                    Int,
 	"producer.purgatory.purge.interval.requests":                  Int,
-	"queued.max.request.bytes":                                    Long,
 	"queued.max.requests":                                         Int,
 	"quota.window.num":                                            Int,
 	"quota.window.size.seconds":                                   Int,
