@@ -19,3 +19,25 @@ func setServeGCPercent(getenv func(string) string) {
 	}
 	debug.SetGCPercent(serveGCPercent)
 }
+
+// serveMemoryLimitTenths is the share, in tenths, of a container's memory
+// limit that `strait serve` gives the Go runtime as its soft memory limit
+// when the environment sets no GOMEMLIMIT. With GOGC=400 the heap may grow to five
+// times the live heap before a collection; inside a container that can be
+// past its limit, and the kernel kills the process. A soft limit makes the
+// collector run harder instead as the heap nears it; the rest of the
+// container's memory is left to what the runtime does not count (the page
+// cache, which the cgroup charges, and mapped index files).
+const serveMemoryLimitTenths = 9
+
+// setServeMemoryLimit applies serveMemoryLimitTenths of the cgroup's
+// memory limit unless GOMEMLIMIT is set (the runtime honours that itself)
+// or the process has no cgroup limit.
+func setServeMemoryLimit(getenv func(string) string, cgroupLimit func() (int64, bool)) {
+	if getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	if limit, ok := cgroupLimit(); ok {
+		debug.SetMemoryLimit(limit / 10 * serveMemoryLimitTenths)
+	}
+}

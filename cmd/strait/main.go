@@ -12,6 +12,7 @@ import (
 
 	"github.com/strait-io/strait/bench"
 	mirrorcli "github.com/strait-io/strait/mirror/admin/cli"
+	"github.com/strait-io/strait/wire/sysmem"
 )
 
 const usage = `usage: strait <command> [arguments]
@@ -28,6 +29,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		setServeGCPercent(os.Getenv)
+		setServeMemoryLimit(os.Getenv, sysmem.CgroupLimit)
 	}
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
