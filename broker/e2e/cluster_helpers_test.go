@@ -62,19 +62,26 @@ func clusterProps(id int32, all []*clusterNode, extra []string) string {
 // requestsHandled is the node's strait_requests_total for api (e.g.
 // "Produce"), counted since it started, read from its metrics listener.
 func (cn *clusterNode) requestsHandled(api string) (float64, error) {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", cn.ports.metrics))
+	v, _, err := scrapeMetric(cn.ports.metrics, `strait_requests_total{api="`+api+`"}`)
+	return v, err // none handled yet: the series does not exist
+}
+
+// scrapeMetric reads one series from the metrics listener on port:
+// its value and whether it exists.
+func scrapeMetric(port int, series string) (float64, bool, error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer resp.Body.Close()
-	prefix := `strait_requests_total{api="` + api + `"} `
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), prefix); ok {
-			return strconv.ParseFloat(v, 64)
+		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil, err
 		}
 	}
-	return 0, sc.Err() // none handled yet: the series does not exist
+	return 0, false, sc.Err()
 }
 
 // newClusterNodes picks every node's ports up front (each file names all
