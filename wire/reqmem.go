@@ -111,7 +111,8 @@ type requestMemory struct {
 	used    int64                // bytes reserved, debt included
 	large   int64                // the part of used held by frames above smallFrameBytes
 	debt    int64                // reservations of dropped frame buffers, returned after a collection
-	owedAt  time.Time            // when debt last went from 0 to positive
+	debts   []debt               // debt by the collection cycle it was incurred in, oldest first
+	lastOwe time.Time            // when debt was last incurred
 	waiters map[*conn]struct{}   // connections not read for want of memory
 	holders map[*conn]*frameRead // connections assembling a large frame
 
@@ -214,36 +215,6 @@ func (m *requestMemory) release(n int) {
 	}
 }
 
-// owe keeps the reservation of a frame of n bytes whose buffer went to
-// the garbage collector until the reclaimer has run a collection.
-func (m *requestMemory) owe(n int) {
-	m.mu.Lock()
-	if m.debt == 0 {
-		m.owedAt = time.Now()
-	}
-	m.debt += int64(n)
-	m.mu.Unlock()
-	m.nudge()
-}
-
-// repay returns n bytes of debt, all of it from large frames, after a
-// collection.
-func (m *requestMemory) repay(n int64) {
-	m.mu.Lock()
-	m.debt -= n
-	m.used -= n
-	m.large -= n
-	if m.debt > 0 {
-		m.owedAt = time.Now() // what was owed during the collection
-	}
-	wake := m.waitersLocked()
-	m.reportLocked()
-	m.mu.Unlock()
-	for _, cn := range wake {
-		_ = cn.gc.Wake(nil)
-	}
-}
-
 // releaseFrame returns the reservation of a frame of n bytes: at once when
 // its buffer was kept for reuse (kept) or is small, else once the garbage
 // collector has had a chance to take it.
@@ -274,13 +245,6 @@ func (m *requestMemory) waitersLocked() []*conn {
 		out = append(out, cn)
 	}
 	return out
-}
-
-// debtState is what the reclaimer decides on.
-func (m *requestMemory) debtState() (debt int64, owedAt time.Time, waiting bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.debt, m.owedAt, len(m.waiters) > 0
 }
 
 // stalledLocked takes out of holders the connections whose large partial

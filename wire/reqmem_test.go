@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"net"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -249,5 +250,43 @@ func TestDefaultQueuedMaxRequestBytes(t *testing.T) {
 	}
 	if m := newRequestMemory(Config{QueuedMaxRequestBytes: -1}.withDefaults(), testLogger(), nil); m.capacity != math.MaxInt64 {
 		t.Fatalf("queued.max.request.bytes=-1: capacity %d, want unbounded", m.capacity)
+	}
+}
+
+// A dropped frame buffer's request memory comes back only after a
+// collection that began after the drop: the pool bounds the garbage too.
+// A buffer kept for reuse, or a small one, gives it back at once.
+func TestRequestMemoryDebtWaitsForCollection(t *testing.T) {
+	m := newRequestMemory(Config{QueuedMaxRequestBytes: 64 << 20}.withDefaults(), testLogger(), nil)
+	const big = 2 << 20
+	for _, c := range []struct {
+		n    int
+		kept bool
+	}{{big, true}, {reclaimFrameBytes - 1, false}} {
+		if !m.reserve(nil, &frameRead{}, c.n) {
+			t.Fatal("no room in an empty pool")
+		}
+		m.assembled(nil)
+		m.releaseFrame(c.n, c.kept)
+		if used, _, owed, _, _ := m.state(); used != 0 || owed != 0 {
+			t.Fatalf("a %d-byte frame (kept %t) left %d bytes used, %d owed", c.n, c.kept, used, owed)
+		}
+	}
+	m.reserve(nil, &frameRead{}, big)
+	m.assembled(nil)
+	m.releaseFrame(big, false)
+	if used, large, owed, _, _ := m.state(); used != big || large != big || owed != big {
+		t.Fatalf("a dropped %d-byte frame: used %d, large %d, owed %d; want all %d until a collection", big, used, large, owed, big)
+	}
+	if paid := m.repayCollected(gcCycles()); paid != 0 {
+		t.Fatalf("repaid %d bytes before any collection began after the drop", paid)
+	}
+	runtime.GC()
+	runtime.GC()
+	if paid := m.repayCollected(gcCycles()); paid != big {
+		t.Fatalf("repaid %d bytes after two collections, want %d", paid, big)
+	}
+	if used, large, owed, _, _ := m.state(); used != 0 || large != 0 || owed != 0 {
+		t.Fatalf("after: used %d, large %d, owed %d", used, large, owed)
 	}
 }
