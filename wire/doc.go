@@ -32,6 +32,13 @@
 // takes EPOLLIN off the socket, so a client that never reads its responses
 // is stopped by TCP flow control instead of growing the server's memory.
 //
+// Request memory. Each request is read into a buffer of its own size,
+// reserved from a pool of queued.max.request.bytes (KIP-72) once its size
+// prefix is read and filled straight from the socket reads; a connection
+// whose next request does not fit is not read until memory comes back.
+// See reqmem.go for who waits and who does not, and reclaim.go for how the
+// memory of dropped buffers comes back.
+//
 // Fetch. A Fetch response's record data stays in the segment files until
 // it is written. When it reaches the head of its connection's queue on a
 // plaintext listener and gnet holds no output for the connection, the

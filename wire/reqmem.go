@@ -229,6 +229,13 @@ func (m *requestMemory) releaseFrame(n int, kept bool) {
 	m.owe(n)
 }
 
+// freeFrame gives a request frame back: a pooled buffer to the buffer
+// pool, and the request memory reserved for it to the pool.
+func (s *Server) freeFrame(buf []byte, pooled bool, reserved int) {
+	kept := pooled && s.bufs.put(buf)
+	s.reqMem.releaseFrame(reserved, kept)
+}
+
 func (m *requestMemory) nudge() {
 	select {
 	case m.kick <- struct{}{}:

@@ -187,12 +187,7 @@ func (r *request) run() {
 // to by what a handler kept (kmsg's byte fields are slices of it); its
 // memory then goes when that goes.
 func (r *request) releaseFrame() {
-	s := r.cn.srv
-	kept := false
-	if r.pooledFrame != nil {
-		kept = s.bufs.put(r.pooledFrame)
-	}
-	s.reqMem.releaseFrame(r.reserved, kept)
+	r.cn.srv.freeFrame(r.pooledFrame, r.pooledFrame != nil, r.reserved)
 	r.pooledFrame, r.hdr.body, r.kreq, r.reserved = nil, nil, nil, 0
 }
 

@@ -150,10 +150,5 @@ func (cn *conn) dropFrame() {
 	if !cn.frame.active {
 		return
 	}
-	buf, pooled, reserved := cn.frame.take()
-	kept := false
-	if pooled {
-		kept = s.bufs.put(buf)
-	}
-	s.reqMem.releaseFrame(reserved, kept)
+	s.freeFrame(cn.frame.take())
 }
