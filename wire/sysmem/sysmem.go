@@ -22,7 +22,7 @@ type Source string
 
 // The sources, most specific first.
 const (
-	SourceGoMemLimit Source = "Go memory limit (GOMEMLIMIT)"
+	SourceGoMemLimit Source = "Go soft memory limit"
 	SourceCgroup     Source = "cgroup memory limit"
 	SourcePhysical   Source = "physical memory"
 	SourceUnknown    Source = "unknown"
