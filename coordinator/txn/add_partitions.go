@@ -1,0 +1,237 @@
+package txn
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/coordinator"
+	"github.com/strait-io/strait/storage"
+)
+
+// AddPartitionsToTxn: v0-5
+//
+// Behavior (TransactionCoordinator.handleAddPartitionsToTransaction and
+// handleVerifyPartitionsInTransaction):
+//   - Partitions of topics the cluster does not have are
+//     UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED
+//     (KafkaApis, before the coordinator is asked).
+//   - An unknown id, or another producer id, is INVALID_PRODUCER_ID_MAPPING;
+//     another epoch PRODUCER_FENCED; a change being appended, or a commit
+//     or abort completing, CONCURRENT_TRANSACTIONS.
+//   - Otherwise the partitions join the transaction, which starts if none
+//     was ongoing; the change is appended before the answer (nothing is
+//     appended when they are all in it already).
+//
+// Version notes:
+//   - v3: flexible.
+//   - v4: batched Transactions, each with VerifyOnly (KIP-890: a partition
+//     leader asks whether its partitions are in the transaction before it
+//     appends a transactional batch). A verification changes nothing and
+//     answers per partition: NONE when it is in the transaction, else
+//     TRANSACTION_ABORTABLE. The top-level ErrorCode is set only when the
+//     whole request fails.
+//   - v5: TRANSACTION_ABORTABLE may be returned (KIP-890).
+func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse {
+	resp := kmsg.NewPtrAddPartitionsToTxnResponse()
+	resp.Version = req.Version
+	if req.Version < 4 {
+		parts := requestPartitions(req.Topics, func(t kmsg.AddPartitionsToTxnRequestTopic) (string, []int32) { return t.Topic, t.Partitions })
+		errs := c.addPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, parts)
+		for _, rt := range responseTopics(parts, errs) {
+			t := kmsg.NewAddPartitionsToTxnResponseTopic()
+			t.Topic = rt.topic
+			for _, p := range rt.partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.partition, p.code
+				t.Partitions = append(t.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, t)
+		}
+		return resp
+	}
+	for _, tx := range req.Transactions {
+		parts := requestPartitions(tx.Topics, func(t kmsg.AddPartitionsToTxnRequestTransactionTopic) (string, []int32) {
+			return t.Topic, t.Partitions
+		})
+		errs := c.addPartitions(ctx, tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly, parts)
+		rtx := kmsg.NewAddPartitionsToTxnResponseTransaction()
+		rtx.TransactionalID = tx.TransactionalID
+		for _, rt := range responseTopics(parts, errs) {
+			t := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+			t.Topic = rt.topic
+			for _, p := range rt.partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+				rp.Partition, rp.ErrorCode = p.partition, p.code
+				t.Partitions = append(t.Partitions, rp)
+			}
+			rtx.Topics = append(rtx.Topics, t)
+		}
+		resp.Transactions = append(resp.Transactions, rtx)
+	}
+	return resp
+}
+
+// AddOffsetsToTxn: v0-4. The group's __consumer_offsets partition joins
+// the transaction, as AddPartitionsToTxn would add it
+// (TransactionCoordinator via KafkaApis.handleAddOffsetsToTxnRequest), so
+// the transaction's markers reach the group coordinator, which makes the
+// transaction's offset commits visible or drops them.
+func (c *Coordinator) AddOffsetsToTxn(ctx context.Context, req *kmsg.AddOffsetsToTxnRequest) *kmsg.AddOffsetsToTxnResponse {
+	resp := kmsg.NewPtrAddOffsetsToTxnResponse()
+	resp.Version = req.Version
+	tp := storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: coordinator.PartitionFor(req.Group, c.cfg.OffsetsPartitions)}
+	errs := c.addPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, []storage.TopicPartition{tp})
+	resp.ErrorCode = errs[tp]
+	return resp
+}
+
+// addPartitions adds (or, verifyOnly, checks) partitions of a transaction
+// and returns each partition's error code.
+func (c *Coordinator) addPartitions(ctx context.Context, id string, pid int64, epoch int16, verifyOnly bool, parts []storage.TopicPartition) map[storage.TopicPartition]int16 {
+	out := make(map[storage.TopicPartition]int16, len(parts))
+	all := func(e *kerr.Error) map[storage.TopicPartition]int16 {
+		for _, tp := range parts {
+			out[tp] = e.Code
+		}
+		return out
+	}
+	if id == "" {
+		return all(kerr.InvalidRequest)
+	}
+	// Partitions of unknown topics fail the request before the
+	// coordinator looks at it.
+	img := c.cfg.Image()
+	unknown := false
+	for _, tp := range parts {
+		if _, ok := img.Partition(tp.Topic, tp.Partition); !ok {
+			out[tp], unknown = kerr.UnknownTopicOrPartition.Code, true
+		}
+	}
+	if unknown {
+		for _, tp := range parts {
+			if out[tp] == 0 {
+				out[tp] = kerr.OperationNotAttempted.Code
+			}
+		}
+		return out
+	}
+	s, e := c.shardOf(id)
+	if e != nil {
+		return all(e)
+	}
+	s.mu.Lock()
+	m := s.txns[id]
+	var t Transit
+	write := false
+	switch {
+	case s.closed:
+		e = kerr.NotCoordinator
+	case m == nil:
+		e = kerr.InvalidProducerIDMapping
+	case verifyOnly:
+		if e = verifyLocked(m, pid, epoch); e == nil {
+			for _, tp := range parts {
+				if !m.HasPartition(tp) {
+					out[tp] = kerr.TransactionAbortable.Code
+				}
+			}
+		}
+	default:
+		t, write, e = s.prepareAddLocked(m, pid, epoch, parts)
+	}
+	s.mu.Unlock()
+	if e == nil && write {
+		e = s.write(id, t)
+	}
+	if e != nil {
+		return all(e)
+	}
+	return out
+}
+
+// verifyLocked checks a verification's producer against m: the checks of
+// handleVerifyPartitionsInTransaction (a pending transition is not
+// checked: the append is validated once more by the log).
+func verifyLocked(m *Metadata, pid int64, epoch int16) *kerr.Error {
+	switch {
+	case m.ProducerID != pid:
+		return kerr.InvalidProducerIDMapping
+	case m.ProducerEpoch != epoch:
+		return kerr.ProducerFenced
+	case m.State == PrepareCommit || m.State == PrepareAbort:
+		return kerr.ConcurrentTransactions
+	}
+	return nil
+}
+
+// prepareAddLocked decides an AddPartitionsToTxn under the shard's lock:
+// the transition to append, if any (none when the partitions are all in
+// the ongoing transaction already), or the error to answer.
+func (s *shard) prepareAddLocked(m *Metadata, pid int64, epoch int16, parts []storage.TopicPartition) (Transit, bool, *kerr.Error) {
+	if _, pending := m.Pending(); pending {
+		return Transit{}, false, kerr.ConcurrentTransactions
+	}
+	switch {
+	case m.ProducerID != pid:
+		return Transit{}, false, kerr.InvalidProducerIDMapping
+	case m.ProducerEpoch != epoch:
+		return Transit{}, false, kerr.ProducerFenced
+	case m.State == PrepareCommit || m.State == PrepareAbort:
+		return Transit{}, false, kerr.ConcurrentTransactions
+	}
+	if m.State == Ongoing {
+		all := true
+		for _, tp := range parts {
+			all = all && m.HasPartition(tp)
+		}
+		if all {
+			return Transit{}, false, nil
+		}
+	}
+	t, err := m.PrepareAddPartitions(parts, s.c.nowMs())
+	if err != nil {
+		s.c.log.Error("preparing AddPartitionsToTxn failed", "transactional_id", m.TransactionalID, "err", err)
+		return Transit{}, false, kerr.UnknownServerError
+	}
+	return t, true, nil
+}
+
+// requestPartitions flattens a request's topics.
+func requestPartitions[T any](topics []T, get func(T) (string, []int32)) []storage.TopicPartition {
+	var out []storage.TopicPartition
+	for _, t := range topics {
+		topic, ps := get(t)
+		for _, p := range ps {
+			out = append(out, storage.TopicPartition{Topic: topic, Partition: p})
+		}
+	}
+	return out
+}
+
+type partitionCode struct {
+	partition int32
+	code      int16
+}
+
+type topicCodes struct {
+	topic      string
+	partitions []partitionCode
+}
+
+// responseTopics groups per-partition codes by topic, in request order.
+func responseTopics(parts []storage.TopicPartition, codes map[storage.TopicPartition]int16) []topicCodes {
+	var out []topicCodes
+	index := map[string]int{}
+	for _, tp := range parts {
+		i, ok := index[tp.Topic]
+		if !ok {
+			i = len(out)
+			index[tp.Topic] = i
+			out = append(out, topicCodes{topic: tp.Topic})
+		}
+		out[i].partitions = append(out[i].partitions, partitionCode{tp.Partition, codes[tp]})
+	}
+	return out
+}
