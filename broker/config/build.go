@@ -113,6 +113,18 @@ func (c *Config) build(v values) error {
 		OffsetsRetentionCheckIntervalMs: v.i64("offsets.retention.check.interval.ms"),
 		OffsetsCommitTimeoutMs:          v.i32("offsets.commit.timeout.ms"),
 	}
+	c.Txn = TxnConfig{
+		StateLogNumPartitions:       v.i32("transaction.state.log.num.partitions"),
+		StateLogReplicationFactor:   int16(v.i64("transaction.state.log.replication.factor")),
+		StateLogMinISR:              v.i32("transaction.state.log.min.isr"),
+		StateLogSegmentBytes:        v.i32("transaction.state.log.segment.bytes"),
+		StateLogLoadBufferSize:      v.i32("transaction.state.log.load.buffer.size"),
+		MaxTimeoutMs:                v.i32("transaction.max.timeout.ms"),
+		IDExpirationMs:              v.i32("transactional.id.expiration.ms"),
+		AbortTimedOutIntervalMs:     v.i32("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
+		RemoveExpiredIntervalMs:     v.i32("transaction.remove.expired.transaction.cleanup.interval.ms"),
+		PartitionVerificationEnable: v.boolean("transaction.partition.verification.enable"),
+	}
 	c.Cluster = ClusterConfig{
 		BrokerHeartbeatIntervalMs:                v.i32("broker.heartbeat.interval.ms"),
 		BrokerSessionTimeoutMs:                   v.i32("broker.session.timeout.ms"),

@@ -88,6 +88,7 @@ type Config struct {
 	ProducerIDExpirationMs                  int32
 
 	Group   GroupConfig
+	Txn     TxnConfig
 	Cluster ClusterConfig
 	Mirror  MirrorConfig
 
@@ -118,6 +119,23 @@ type GroupConfig struct {
 	OffsetsRetentionMs              int64 // offsets.retention.minutes in ms
 	OffsetsRetentionCheckIntervalMs int64
 	OffsetsCommitTimeoutMs          int32
+}
+
+// TxnConfig is the transaction coordinator's part of the config
+// (TransactionLogConfig, TransactionStateManagerConfig).
+type TxnConfig struct {
+	StateLogNumPartitions int32
+	// StateLogReplicationFactor is what __transaction_state asks for; it is
+	// lowered only where fewer brokers are registered.
+	StateLogReplicationFactor   int16
+	StateLogMinISR              int32
+	StateLogSegmentBytes        int32
+	StateLogLoadBufferSize      int32
+	MaxTimeoutMs                int32
+	IDExpirationMs              int32
+	AbortTimedOutIntervalMs     int32
+	RemoveExpiredIntervalMs     int32
+	PartitionVerificationEnable bool
 }
 
 // ClusterConfig is membership, controller and replication settings

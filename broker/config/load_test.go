@@ -73,6 +73,12 @@ func TestDefaults(t *testing.T) {
 			OffsetsRetentionCheckIntervalMs: 600000,
 			OffsetsCommitTimeoutMs:          5000,
 		},
+		Txn: TxnConfig{
+			StateLogNumPartitions: 50, StateLogReplicationFactor: 3, StateLogMinISR: 2,
+			StateLogSegmentBytes: 104857600, StateLogLoadBufferSize: 5242880, MaxTimeoutMs: 900000,
+			IDExpirationMs: 604800000, AbortTimedOutIntervalMs: 10000, RemoveExpiredIntervalMs: 3600000,
+			PartitionVerificationEnable: true,
+		},
 		Cluster: ClusterConfig{
 			BrokerHeartbeatIntervalMs: 2000, BrokerSessionTimeoutMs: 9000,
 			ControlledShutdownEnable: true, AutoLeaderRebalanceEnable: true, LeaderImbalanceCheckIntervalSeconds: 300,
@@ -153,10 +159,12 @@ log.cleaner.enable=true
 	if c.NumNetworkThreads != 3 {
 		t.Fatalf("num.network.threads %d, want the file's 3", c.NumNetworkThreads)
 	}
+	if c.Txn.StateLogReplicationFactor != 1 || c.Txn.StateLogMinISR != 1 {
+		t.Fatalf("transaction state log RF %d, min ISR %d: want the file's 1 and 1", c.Txn.StateLogReplicationFactor, c.Txn.StateLogMinISR)
+	}
 	wantIgnored := []string{
 		"log.cleaner.enable", "num.io.threads", "num.recovery.threads.per.data.dir",
 		"socket.receive.buffer.bytes", "socket.send.buffer.bytes",
-		"transaction.state.log.min.isr", "transaction.state.log.replication.factor",
 	}
 	if !slices.Equal(c.Ignored, wantIgnored) {
 		t.Fatalf("ignored\n got %q\nwant %q", c.Ignored, wantIgnored)

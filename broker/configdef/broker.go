@@ -510,6 +510,57 @@ var brokerDefs = []Def{
 		Doc:      `How long an offset commit waits for the replicas of __consumer_offsets.`,
 	},
 
+	// Transactions (TransactionLogConfig, TransactionStateManagerConfig).
+	{
+		Name: "transaction.state.log.num.partitions", Type: Int, Default: str("50"),
+		Validate: atLeast(1),
+		Doc:      `The partition count of __transaction_state; do not change it once the topic exists.`,
+	},
+	{
+		Name: "transaction.state.log.replication.factor", Type: Short, Default: str("3"),
+		Validate: atLeast(1),
+		Doc:      `The replication factor of __transaction_state. A broker that is down when the topic is created still gets its replica; only a cluster with fewer brokers registered gets one replica per broker.`,
+	},
+	{
+		Name: "transaction.state.log.min.isr", Type: Int, Default: str("2"),
+		Validate: atLeast(1),
+		Doc:      `The min.insync.replicas of __transaction_state (capped at its replica count).`,
+	},
+	{
+		Name: "transaction.state.log.segment.bytes", Type: Int, Default: str("104857600"),
+		Validate: atLeast(1),
+		Doc:      `The segment size of __transaction_state.`,
+	},
+	{
+		Name: "transaction.state.log.load.buffer.size", Type: Int, Default: str("5242880"),
+		Validate: atLeast(1),
+		Doc:      `How many bytes are read at a time when loading transaction state from __transaction_state.`,
+	},
+	{
+		Name: "transaction.max.timeout.ms", Type: Int, Default: str("900000"),
+		Validate: atLeast(1),
+		Doc:      `The longest transaction.timeout.ms a producer may ask for; InitProducerId with a longer one fails with INVALID_TRANSACTION_TIMEOUT.`,
+	},
+	{
+		Name: "transactional.id.expiration.ms", Type: Int, Default: str("604800000"),
+		Validate: atLeast(1),
+		Doc:      `How long a transactional id with no transaction is kept after its last use.`,
+	},
+	{
+		Name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", Type: Int, Default: str("10000"),
+		Validate: atLeast(1),
+		Doc:      `How often transactions past their timeout are looked for and aborted.`,
+	},
+	{
+		Name: "transaction.remove.expired.transaction.cleanup.interval.ms", Type: Int, Default: str("3600000"),
+		Validate: atLeast(1),
+		Doc:      `How often expired transactional ids are looked for and removed.`,
+	},
+	{
+		Name: "transaction.partition.verification.enable", Type: Boolean, Default: str("true"),
+		Doc: `Whether a partition leader asks the transaction coordinator that a transactional batch's partition is in its transaction before it appends it (KIP-890), so a late or stray write of an ended transaction is refused.`,
+	},
+
 	// Cluster mirroring (KIP-1279's ClusterMirrorConfigs, digest §5.2).
 	{
 		Name: "mirror.state.topic.num.partitions", Type: Int, Default: str("50"),
