@@ -28,6 +28,17 @@ var mirrorRanges = map[int16][2]int16{
 	100: {0, 0}, 101: {0, 0}, 102: {0, 0}, 103: {0, 0}, 105: {0, 0},
 }
 
+// txnRanges are the transaction coordinator's APIs (KIP-98), advertised
+// only by a server with a TransactionService. Kafka 4.0's ranges, but for
+// EndTxn, served up to v4 (v5 goes with transaction.version 2, which is
+// not advertised), and ListTransactions, up to Kafka 4.1's v2.
+var txnRanges = map[int16][2]int16{
+	24: {0, 5}, 25: {0, 4}, 26: {0, 4}, 65: {0, 0}, 66: {0, 2},
+}
+
+// txnStandIn is a TransactionService for the served checks.
+type txnStandIn struct{ TransactionService }
+
 // expectedRanges is kafka40Ranges with the test stand-ins' ranges on top.
 func expectedRanges(standIns ...api) map[int16][2]int16 {
 	return expectedRangesFor(false, standIns...)
@@ -72,15 +83,20 @@ func expectedKeysFor(mirror bool, standIns ...api) []kmsg.ApiVersionsResponseApi
 // serves, and exactly mirrorRanges for the keys served only with a
 // MirrorService.
 func TestRegistryMatchesKafka40Ranges(t *testing.T) {
-	if len(registry) != len(kafka40Ranges)+len(mirrorRanges) {
-		t.Errorf("registry has %d keys, the tables %d + %d", len(registry), len(kafka40Ranges), len(mirrorRanges))
+	if len(registry) != len(kafka40Ranges)+len(mirrorRanges)+len(txnRanges) {
+		t.Errorf("registry has %d keys, the tables %d + %d + %d", len(registry), len(kafka40Ranges), len(mirrorRanges), len(txnRanges))
 	}
 	for k, a := range registry {
 		table, which := kafka40Ranges, "Kafka 4.0"
 		if a.served != nil {
 			table, which = mirrorRanges, "mirror"
-			if a.served(Services{}) || !a.served(Services{Mirror: &mirrorStandIn{}}) {
-				t.Errorf("%s: served without a MirrorService, or not with one", NameForKey(k))
+			with := Services{Mirror: &mirrorStandIn{}}
+			if _, ok := txnRanges[k]; ok {
+				table, which = txnRanges, "transactions"
+				with = Services{Transactions: txnStandIn{}}
+			}
+			if a.served(Services{}) || !a.served(with) {
+				t.Errorf("%s: served without its service, or not with it", NameForKey(k))
 			}
 		}
 		if r, ok := table[k]; !ok || r != [2]int16{a.min, a.max} {

@@ -22,6 +22,11 @@ type Services struct {
 	Admin     AdminService
 	Groups    GroupService
 	Producers ProducerIDService
+	// Transactions is the transaction coordinator (keys 24-26, 65, 66,
+	// and FindCoordinator and InitProducerId for transactional ids). It is
+	// optional, as Mirror: while it is nil those keys are neither
+	// advertised nor accepted.
+	Transactions TransactionService
 	// Mirror serves the KIP-1279 mirror RPCs (keys 94-105). It is
 	// optional: while it is nil the server neither advertises those keys
 	// in ApiVersions nor accepts them (a request for one is refused like
@@ -102,6 +107,20 @@ type GroupService interface {
 type ProducerIDService interface {
 	InitProducerID(ctx context.Context, req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse
 }
+
+// TransactionService is the transaction coordinator (KIP-98). The broker
+// also sends it FindCoordinator for transactional ids (key type 1) and
+// InitProducerId for transactional producers.
+type TransactionService interface {
+	AddPartitionsToTxn(ctx context.Context, req *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse
+	AddOffsetsToTxn(ctx context.Context, req *kmsg.AddOffsetsToTxnRequest) *kmsg.AddOffsetsToTxnResponse
+	EndTxn(ctx context.Context, req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse
+	DescribeTransactions(ctx context.Context, req *kmsg.DescribeTransactionsRequest) *kmsg.DescribeTransactionsResponse
+	ListTransactions(ctx context.Context, req *kmsg.ListTransactionsRequest) *kmsg.ListTransactionsResponse
+}
+
+// servesTransactions is the served check of the transaction keys.
+func servesTransactions(svc Services) bool { return svc.Transactions != nil }
 
 // MirrorService serves the cluster mirroring RPCs of KIP-1279 (types in
 // wire/mirrormsg). As for the other services, per-mirror, per-topic and

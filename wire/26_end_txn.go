@@ -1,0 +1,27 @@
+package wire
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// EndTxn: v0-4
+//
+// Behavior:
+// * Answered by the transaction coordinator once the commit or abort is
+//   prepared in __transaction_state; its markers follow.
+//
+// Version notes:
+// * v3: flexible versions
+// * v4: TRANSACTION_ABORTABLE
+// * v5 (KIP-890 part 2, an epoch bump on every end) is not served: it goes
+//   with transaction.version 2, which is not advertised.
+
+func init() {
+	register(api{key: 26, min: 0, max: 4, served: servesTransactions, handle: (*Server).handleEndTxn})
+}
+
+func (s *Server) handleEndTxn(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	return s.svc.Transactions.EndTxn(ctx, kreq.(*kmsg.EndTxnRequest)), nil
+}
