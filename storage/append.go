@@ -3,6 +3,7 @@ package storage
 import (
 	"fmt"
 
+	"github.com/strait-io/strait/storage/producer"
 	"github.com/strait-io/strait/storage/record"
 	"github.com/strait-io/strait/storage/validator"
 )
@@ -30,6 +31,14 @@ type AppendInfo struct {
 // Nothing is written unless every batch passes; rejections are
 // *record.Error values carrying the Kafka error code.
 func (l *Log) AppendAsLeader(buf []byte, leaderEpoch int32, origin record.AppendOrigin) (AppendInfo, error) {
+	return l.AppendAsLeaderVerified(buf, leaderEpoch, origin, nil)
+}
+
+// AppendAsLeaderVerified is AppendAsLeader for a client's transactional
+// write verified with guard (KIP-890, txn_verification.go): a batch that
+// begins a transaction is refused with INVALID_TXN_STATE unless guard is
+// still its producer's. A nil guard requires nothing.
+func (l *Log) AppendAsLeaderVerified(buf []byte, leaderEpoch int32, origin record.AppendOrigin, guard *producer.VerificationGuard) (AppendInfo, error) {
 	if origin == record.OriginReplication {
 		return AppendInfo{}, fmt.Errorf("storage: AppendAsLeader with replication origin; use AppendAsFollower")
 	}
@@ -44,7 +53,7 @@ func (l *Log) AppendAsLeader(buf []byte, leaderEpoch int32, origin record.Append
 		if err != nil {
 			return AppendInfo{}, 0, err
 		}
-		return l.appendValidatedLocked(buf, info, origin, nowMs)
+		return l.appendValidatedLocked(buf, info, origin, nowMs, guard)
 	})
 }
 
@@ -69,7 +78,7 @@ func (l *Log) AppendAsFollower(buf []byte) (AppendInfo, error) {
 		if info.FirstOffset < leo {
 			return AppendInfo{}, 0, &UnexpectedAppendOffsetError{FirstOffset: info.FirstOffset, LastOffset: info.LastOffset, LogEndOffset: leo}
 		}
-		return l.appendValidatedLocked(buf, info, record.OriginReplication, l.clock.Now().UnixMilli())
+		return l.appendValidatedLocked(buf, info, record.OriginReplication, l.clock.Now().UnixMilli(), nil)
 	})
 }
 
@@ -97,7 +106,7 @@ func (l *Log) appendAndFlush(appendLocked func() (AppendInfo, int64, error)) (Ap
 // detection, staged producer-state checks, epoch cache, roll, write,
 // commit. mu is held. It returns the offset to flush up to when
 // flush.messages asks for a flush, else 0.
-func (l *Log) appendValidatedLocked(buf []byte, info validator.Info, origin record.AppendOrigin, nowMs int64) (AppendInfo, int64, error) {
+func (l *Log) appendValidatedLocked(buf []byte, info validator.Info, origin record.AppendOrigin, nowMs int64, guard *producer.VerificationGuard) (AppendInfo, int64, error) {
 	out := AppendInfo{
 		FirstOffset:          info.FirstOffset,
 		LastOffset:           info.LastOffset,
@@ -126,6 +135,7 @@ func (l *Log) appendValidatedLocked(buf []byte, info validator.Info, origin reco
 	// Phase one of the producer-state update: validate against a staged
 	// copy; nothing changes if any batch is refused.
 	u := l.producers.NewUpdate(origin)
+	u.Verify(guard)
 	for _, b := range info.Batches {
 		ci, err := l.controlInfo(b)
 		if err != nil {

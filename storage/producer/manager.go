@@ -33,6 +33,10 @@ type Manager struct {
 	// loaded.
 	lastMapOffset  int64
 	lastSnapOffset int64
+	// verifications are the KIP-890 guards of producers whose
+	// transactional write waits for the coordinator's confirmation
+	// (verification.go). Not snapshotted: a guard lives for one request.
+	verifications map[int64]*VerificationGuard
 }
 
 // NewManager returns a manager for the partition directory dir, aware of
@@ -54,8 +58,9 @@ func NewManager(fsys vfs.FS, dir string, cfg Config, clk clock.Clock) (*Manager,
 		dir:       dir,
 		cfg:       cfg,
 		clk:       clk,
-		producers: map[int64]*Entry{},
-		snapshots: snaps,
+		producers:     map[int64]*Entry{},
+		snapshots:     snaps,
+		verifications: map[int64]*VerificationGuard{},
 	}, nil
 }
 
@@ -166,6 +171,7 @@ func (m *Manager) RemoveExpiredProducers(now time.Time) {
 			delete(m.producers, pid)
 		}
 	}
+	m.removeExpiredVerificationsLocked(now)
 }
 
 // isExpired is Kafka's isProducerExpired. A producer with an open

@@ -231,6 +231,7 @@ func (m *Manager) loadEntryLocked(e *Entry) {
 // resetStateLocked forgets every producer and transaction. mu must be held.
 func (m *Manager) resetStateLocked() {
 	clear(m.producers)
+	clear(m.verifications) // a guard taken before a truncation holds for nothing after it
 	m.ongoing = nil
 	m.unreplicated = nil
 }

@@ -38,6 +38,10 @@ type Update struct {
 	expired   map[int64]struct{}
 	started   []TxnMetadata  // transactions begun, in offset order
 	completed []CompletedTxn // transactions ended, in offset order
+	markers   []int64        // producers whose transaction marker was appended
+	// guard is the KIP-890 verification a client batch that begins a
+	// transaction must hold (Verify); nil requires none.
+	guard *VerificationGuard
 
 	err  error // the first rejection; the Update is then dead
 	done bool
@@ -104,7 +108,13 @@ func (u *Update) append(b record.Batch, ctrl ControlInfo) (*CompletedTxn, error)
 	}
 	pid := b.ProducerID()
 	if !b.IsControl() {
-		started, err := u.info(pid).appendDataBatch(b)
+		info := u.info(pid)
+		if u.origin == record.OriginClient && b.IsTransactional() && !info.updated.HasOngoingTxn() {
+			if err := u.checkVerification(pid, b.BaseOffset()); err != nil {
+				return nil, err
+			}
+		}
+		started, err := info.appendDataBatch(b)
 		if err != nil {
 			return nil, err
 		}
@@ -121,6 +131,7 @@ func (u *Update) append(b record.Batch, ctrl ControlInfo) (*CompletedTxn, error)
 	if err != nil {
 		return nil, err
 	}
+	u.markers = append(u.markers, pid)
 	if c != nil {
 		u.completed = append(u.completed, *c)
 	}
@@ -197,6 +208,7 @@ func (u *Update) Commit(nextOffset int64) []CommittedTxn {
 		out = append(out, CommittedTxn{Txn: c, LastStableOffset: m.lastStableOffsetLocked(c)})
 		m.completeTxnLocked(c)
 	}
+	m.clearVerificationsLocked(u)
 	m.lastMapOffset = nextOffset
 	return out
 }
