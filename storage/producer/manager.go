@@ -54,10 +54,10 @@ func NewManager(fsys vfs.FS, dir string, cfg Config, clk clock.Clock) (*Manager,
 		return nil, err
 	}
 	return &Manager{
-		fsys:      fsys,
-		dir:       dir,
-		cfg:       cfg,
-		clk:       clk,
+		fsys:          fsys,
+		dir:           dir,
+		cfg:           cfg,
+		clk:           clk,
 		producers:     map[int64]*Entry{},
 		snapshots:     snaps,
 		verifications: map[int64]*VerificationGuard{},
