@@ -53,9 +53,24 @@ type ControllerChannel interface {
 	AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error)
 }
 
+// TxnVerifier asks the transaction coordinator of a transactional id
+// whether partitions are in the producer's ongoing transaction (KIP-890:
+// AddPartitionsToTxn v4 with VerifyOnly, Kafka's AddPartitionsToTxnManager).
+// The broker adapts it to its own transaction coordinator or another
+// broker's. A partition's error is the coordinator's answer (nil: in the
+// transaction); a returned error means the coordinator could not be asked.
+type TxnVerifier interface {
+	VerifyTransaction(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16,
+		partitions []storage.TopicPartition) (map[storage.TopicPartition]error, error)
+}
+
 // Config is a ReplicaManager's dependencies and settings. Zero values mean
 // Kafka's defaults.
 type Config struct {
+	// TxnVerifier verifies transactional writes with the coordinator
+	// before they are appended (transaction.partition.verification.enable);
+	// nil appends them unverified.
+	TxnVerifier TxnVerifier
 	// NodeID is this broker's node.id.
 	NodeID int32
 	// Logs owns the log directory (required). The replica manager creates

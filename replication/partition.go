@@ -10,6 +10,7 @@ import (
 
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/storage"
+	"github.com/strait-io/strait/storage/producer"
 	"github.com/strait-io/strait/storage/record"
 )
 
@@ -270,6 +271,12 @@ func (p *Partition) localLogWithEpoch(currentLeaderEpoch int32, requireLeader bo
 // the current leader epoch and advances the high watermark (Kafka's
 // Partition.appendRecordsToLeader).
 func (p *Partition) appendRecordsToLeader(buf []byte, origin record.AppendOrigin, requiredAcks int16) (storage.AppendInfo, error) {
+	return p.appendVerifiedToLeader(buf, origin, requiredAcks, nil)
+}
+
+// appendVerifiedToLeader is appendRecordsToLeader for a transactional
+// write verified with guard (KIP-890, txn_verify.go); nil requires none.
+func (p *Partition) appendVerifiedToLeader(buf []byte, origin record.AppendOrigin, requiredAcks int16, guard *producer.VerificationGuard) (storage.AppendInfo, error) {
 	p.leaderIsrUpdateLock.RLock()
 	st := p.state.Load()
 	if st.leader != p.localID || p.removed.Load() {
@@ -292,7 +299,7 @@ func (p *Partition) appendRecordsToLeader(buf []byte, origin record.AppendOrigin
 		p.leaderIsrUpdateLock.RUnlock()
 		return storage.AppendInfo{}, kerr.NotEnoughReplicas
 	}
-	info, err := p.log.AppendAsLeader(buf, st.leaderEpoch, origin)
+	info, err := p.log.AppendAsLeaderVerified(buf, st.leaderEpoch, origin, guard)
 	hwMoved := false
 	if err == nil {
 		hwMoved = p.maybeIncrementHighWatermark(p.mgr.nowMs())

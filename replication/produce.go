@@ -19,9 +19,13 @@ import (
 //
 // Behavior (Kafka's KafkaApis.handleProduceRequest + ReplicaManager.appendRecords):
 //   - acks other than -1, 0, 1: INVALID_REQUIRED_ACKS for every partition.
-//   - A TransactionalID: INVALID_TXN_STATE for every partition, until
-//     transactions land. Transactional batches without one:
-//     TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers.
+//   - Transactional batches without a TransactionalID:
+//     TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka answers. With one, a
+//     batch that begins a transaction on a partition is first confirmed
+//     with the transaction coordinator (KIP-890, txn_verify.go); one it
+//     does not confirm answers INVALID_TXN_STATE (TRANSACTION_ABORTABLE
+//     from v11), INVALID_PRODUCER_EPOCH for a fenced producer, and
+//     NOT_ENOUGH_REPLICAS (retried) when the coordinator cannot say.
 //   - Unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION (v13, by id:
 //     UNKNOWN_TOPIC_ID); known but not led here: NOT_LEADER_OR_FOLLOWER
 //     with CurrentLeader and the leader's endpoint (v10+, KIP-951);
@@ -37,8 +41,6 @@ import (
 //
 // Version notes: v5 LogStartOffset; v8 RecordErrors, ErrorMessage; v10
 // CurrentLeader, NodeEndpoints; v13 topic ids (KIP-516).
-
-const errTransactionsUnsupported = "transactions are not supported yet"
 
 // producePending is an appended partition an acks=-1 request waits for
 // (Kafka's ProducePartitionStatus).
@@ -84,12 +86,10 @@ func (r *ReplicaManager) Produce(ctx context.Context, req *kmsg.ProduceRequest) 
 	default:
 		return failAll(kerr.InvalidRequiredAcks.Code, "")
 	}
-	if req.TransactionID != nil {
-		return failAll(kerr.InvalidTxnState.Code, errTransactionsUnsupported)
-	}
-	if hasTransactionalRecords(req) {
+	if req.TransactionID == nil && hasTransactionalRecords(req) {
 		return failAll(kerr.TransactionalIDAuthorizationFailed.Code, "")
 	}
+	verified := r.verifyTransactional(ctx, req, img)
 
 	var pending []*producePending
 	listener := reqctx.From(ctx).Listener
@@ -117,9 +117,12 @@ func (r *ReplicaManager) Produce(ctx context.Context, req *kmsg.ProduceRequest) 
 			if err == nil && IsInternalTopic(topic) {
 				err = kerr.InvalidTopicException
 			}
+			if err == nil {
+				err = verified.errs[tp]
+			}
 			var info storage.AppendInfo
 			if err == nil {
-				info, err = p.appendRecordsToLeader(rp.Records, record.OriginClient, req.Acks)
+				info, err = p.appendVerifiedToLeader(rp.Records, record.OriginClient, req.Acks, verified.guards[tp])
 			}
 			if err != nil {
 				r.produceFailed(req.Version, img, tp, p, sp, err, leaders)
