@@ -67,6 +67,10 @@ type TxnVerifier interface {
 // Config is a ReplicaManager's dependencies and settings. Zero values mean
 // Kafka's defaults.
 type Config struct {
+	// Transactions says the broker serves transactions (a transaction
+	// coordinator closes what producers open); without it transactional
+	// produce is refused, since no marker could ever end a transaction.
+	Transactions bool
 	// TxnVerifier verifies transactional writes with the coordinator
 	// before they are appended (transaction.partition.verification.enable);
 	// nil appends them unverified.

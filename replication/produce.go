@@ -42,6 +42,10 @@ import (
 // Version notes: v5 LogStartOffset; v8 RecordErrors, ErrorMessage; v10
 // CurrentLeader, NodeEndpoints; v13 topic ids (KIP-516).
 
+// errNoTransactions refuses transactional produce on a broker without a
+// transaction coordinator.
+const errNoTransactions = "this broker serves no transactions"
+
 // producePending is an appended partition an acks=-1 request waits for
 // (Kafka's ProducePartitionStatus).
 type producePending struct {
@@ -88,6 +92,9 @@ func (r *ReplicaManager) Produce(ctx context.Context, req *kmsg.ProduceRequest) 
 	}
 	if req.TransactionID == nil && hasTransactionalRecords(req) {
 		return failAll(kerr.TransactionalIDAuthorizationFailed.Code, "")
+	}
+	if req.TransactionID != nil && !r.cfg.Transactions {
+		return failAll(kerr.InvalidTxnState.Code, errNoTransactions)
 	}
 	verified := r.verifyTransactional(ctx, req, img)
 

@@ -78,6 +78,13 @@ func TestProduceRequestLevelErrors(t *testing.T) {
 	ctx := context.Background()
 	check("acks=2", h.rm.Produce(ctx, twoTopics(11, 2, h.batch("a", 1))), kerr.InvalidRequiredAcks.Code, "")
 
+	txn := twoTopics(11, -1, h.batch("a", 1))
+	id := "txn-1"
+	txn.TransactionID = &id
+	check("transactional id without transactions v11", h.rm.Produce(ctx, txn), kerr.InvalidTxnState.Code, errNoTransactions)
+	txn.Version = 7
+	check("transactional id without transactions v7 (no ErrorMessage)", h.rm.Produce(ctx, txn), kerr.InvalidTxnState.Code, "")
+
 	txnBatch := h.batchSpec(record.BatchSpec{ProducerID: 7, ProducerEpoch: 0, BaseSequence: 0, Transactional: true}, "x", 1, 0)
 	check("transactional batch without id", h.rm.Produce(ctx, twoTopics(11, -1, txnBatch)), kerr.TransactionalIDAuthorizationFailed.Code, "")
 

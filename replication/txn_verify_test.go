@@ -48,7 +48,7 @@ func (f *fakeVerifier) VerifyTransaction(_ context.Context, id string, pid int64
 // coordinator is asked refuses the write.
 func TestTransactionalProduceIsVerified(t *testing.T) {
 	v := &fakeVerifier{}
-	h := newHarness(t, func(c *Config) { c.TxnVerifier = v })
+	h := newHarness(t, func(c *Config) { c.Transactions, c.TxnVerifier = true, v })
 	h.createTopic("t", topicSpec{})
 	id := "tx"
 	seq := int32(0)
