@@ -41,6 +41,8 @@ const (
 	DefaultAlterPartitionRetryBackoffMs = 100
 	// DefaultInterBrokerListener is inter.broker.listener.name's default.
 	DefaultInterBrokerListener = "PLAINTEXT"
+	// DefaultRequestTimeoutMs is request.timeout.ms.
+	DefaultRequestTimeoutMs = 30000
 )
 
 // ControllerChannel carries requests to the active controller. The broker
@@ -161,6 +163,11 @@ type Config struct {
 	// AlterPartitionRetryBackoffMs spaces AlterPartition retries; negative
 	// retries at once.
 	AlterPartitionRetryBackoffMs int64
+	// RequestTimeoutMs is request.timeout.ms: how long WriteTxnMarkers
+	// waits for the ISR to replicate its markers (Kafka's
+	// handleWriteTxnMarkersRequest appends with this timeout), since the
+	// request carries none of its own.
+	RequestTimeoutMs int64
 	// NoTruncationOnFetch makes followers find divergence with
 	// OffsetForLeaderEpoch before fetching instead of from DivergingEpoch
 	// answers (Kafka before IBP 2.7); for tests of both paths.
@@ -206,6 +213,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.RetentionCheckIntervalMs <= 0 {
 		c.RetentionCheckIntervalMs = DefaultRetentionCheckIntervalMs
+	}
+	if c.RequestTimeoutMs <= 0 {
+		c.RequestTimeoutMs = DefaultRequestTimeoutMs
 	}
 	if c.HighWatermarkCheckpointIntervalMs <= 0 {
 		c.HighWatermarkCheckpointIntervalMs = DefaultHighWatermarkCheckpointIntervalMs

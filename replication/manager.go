@@ -48,6 +48,8 @@ type ReplicaManager struct {
 	// fetchers copy the partitions this node follows from their leaders.
 	fetchers       *fetcher.Manager
 	alterPartition *alterPartitionManager
+	// txnCompleter takes WriteTxnMarkers' __consumer_offsets markers.
+	txnCompleter atomic.Pointer[txnCompleterBox]
 
 	// ctx ends with Stop; background sends (AlterPartition) use it.
 	ctx    context.Context

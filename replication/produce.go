@@ -49,11 +49,8 @@ const errNoTransactions = "this broker serves no transactions"
 // producePending is an appended partition an acks=-1 request waits for
 // (Kafka's ProducePartitionStatus).
 type producePending struct {
-	tp             storage.TopicPartition
-	p              *Partition
-	resp           *kmsg.ProduceResponseTopicPartition
-	requiredOffset int64
-	done           bool
+	ackWait
+	resp *kmsg.ProduceResponseTopicPartition
 }
 
 // Produce appends the request's batches and answers as acks asks.
@@ -143,7 +140,7 @@ func (r *ReplicaManager) Produce(ctx context.Context, req *kmsg.ProduceRequest) 
 				r.metrics.MessagesIn(topic, info.NumRecords)
 			}
 			if req.Acks == -1 {
-				pending = append(pending, &producePending{tp: tp, p: p, resp: sp, requiredOffset: info.LastOffset + 1})
+				pending = append(pending, &producePending{ackWait: ackWait{tp: tp, p: p, requiredOffset: info.LastOffset + 1}, resp: sp})
 			}
 		}
 	}
@@ -222,38 +219,17 @@ func setProduceError(version int16, sp *kmsg.ProduceResponseTopicPartition, code
 // until its high watermark passes the batch, or the error that ended the
 // wait (leadership lost, ISR below min.insync.replicas).
 func (r *ReplicaManager) awaitProduce(ctx context.Context, version int16, pending []*producePending, timeout time.Duration, leaders map[int32]bool) {
-	parts := make([]*Partition, len(pending))
+	waits := make([]*ackWait, len(pending))
 	for i, pp := range pending {
-		parts[i] = pp.p
+		waits[i] = &pp.ackWait
 	}
-	tryComplete := func() bool {
-		all := true
-		for _, pp := range pending {
-			if pp.done {
-				continue
-			}
-			enough, err := pp.p.checkEnoughReplicasReachOffset(pp.requiredOffset)
-			if cur, ok := r.Partition(pp.tp); !ok || cur != pp.p {
-				enough, err = false, kerr.NotLeaderForPartition
-			}
-			if err != nil || enough {
-				pp.done = true
-				if err != nil {
-					pp.resp.ErrorCode = errorCode(err)
-				}
-				continue
-			}
-			all = false
-		}
-		return all
-	}
-	r.await(ctx, watchHighWatermark, parts, timeout, tryComplete)
+	r.awaitAcks(ctx, waits, timeout)
 	for _, pp := range pending {
-		switch {
-		case !pp.done:
-			pp.resp.ErrorCode = kerr.RequestTimedOut.Code
-		case pp.resp.ErrorCode == kerr.NotLeaderForPartition.Code:
-			r.setProduceCurrentLeader(version, r.currentImage(), pp.tp, pp.resp, leaders)
+		if code := pp.errorCode(); code != 0 {
+			pp.resp.ErrorCode = code
+			if code == kerr.NotLeaderForPartition.Code {
+				r.setProduceCurrentLeader(version, r.currentImage(), pp.tp, pp.resp, leaders)
+			}
 		}
 	}
 }
