@@ -72,6 +72,11 @@ type ReplicaService interface {
 	OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse
 	DeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse
 	DescribeLogDirs(ctx context.Context, req *kmsg.DescribeLogDirsRequest) *kmsg.DescribeLogDirsResponse
+	// WriteTxnMarkers ends transactions on the partitions this broker
+	// leads with COMMIT or ABORT markers (an inter-broker API).
+	WriteTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse
+	// DescribeProducers describes the producers the local logs remember.
+	DescribeProducers(ctx context.Context, req *kmsg.DescribeProducersRequest) *kmsg.DescribeProducersResponse
 }
 
 // AdminService serves topic, config and ACL administration.

@@ -1,0 +1,28 @@
+package wire
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// WriteTxnMarkers: v1
+//
+// Behavior:
+// * Sent by a transaction coordinator to partition leaders: each marker
+//   ends a producer's transaction with a COMMIT or ABORT control batch,
+//   answered once replicated (replication/write_txn_markers.go).
+// * An inter-broker API (Kafka checks CLUSTER_ACTION); Strait enforces no
+//   ACLs yet.
+//
+// Version notes:
+// * v0: removed in Kafka 4.0 (KIP-896)
+// * v1: flexible versions
+// * v2: TransactionVersion (Kafka 4.2, KIP-1228): not implemented, so not
+//   advertised although kmsg decodes it
+
+func init() { register(api{key: 27, min: 1, max: 1, handle: (*Server).handleWriteTxnMarkers}) }
+
+func (s *Server) handleWriteTxnMarkers(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	return s.svc.Replicas.WriteTxnMarkers(ctx, kreq.(*kmsg.WriteTxnMarkersRequest)), nil
+}
