@@ -22,7 +22,8 @@ const (
 // memory (CoordinatorLoaderImpl, runtime.Loader): offset commits and group
 // metadata, tombstones deleting. It runs before the shard serves anything,
 // so it needs no lock; unload leaves groups alone until it returned
-// (loaded).
+// (loaded). Transaction markers are not asked for: with transactional
+// batches skipped there is no pending offset for them to complete.
 func (s *shard) load(ctx context.Context) error {
 	l := runtime.Loader{
 		Log:           s.c.cfg.Log,
@@ -31,12 +32,13 @@ func (s *shard) load(ctx context.Context) error {
 		MaxBatchBytes: maxDecompressedBatch,
 		Accept:        s.acceptBatch,
 	}
-	return l.Load(ctx, s.partition, s.replayRecord)
+	return l.Replay(ctx, s.partition, runtime.Playback{Record: s.replayRecord})
 }
 
 // acceptBatch tells the loader whether to replay a data batch: not a
 // transactional one, as transactional offset commits are not supported yet
-// (control batches, the transaction markers, the loader skips itself).
+// (control batches, the transaction markers, the loader skips itself while
+// load asks for no markers).
 func (s *shard) acceptBatch(b record.Batch) bool {
 	if b.IsTransactional() {
 		s.log.Warn("skipping a transactional batch: transactional offset commits are not supported yet",
@@ -47,8 +49,12 @@ func (s *shard) acceptBatch(b record.Batch) bool {
 }
 
 // replayRecord decodes and replays one record read while loading,
-// skipping record types this coordinator does not read.
-func (s *shard) replayRecord(rec record.Record) error {
+// skipping record types this coordinator does not read. Every batch it
+// sees is non-transactional (acceptBatch), so the batch context and the
+// record's offset do not matter yet; transactional offset commits (KIP-447)
+// will keep a record of a transactional batch pending under its producer
+// id until the marker (OffsetMetadataManager.replay).
+func (s *shard) replayRecord(_ runtime.BatchContext, _ int64, rec record.Record) error {
 	d, err := decodeRecord(rec.Key, rec.Value, rec.ValueLen < 0)
 	if errors.Is(err, errUnknownRecordType) {
 		s.log.Debug("skipping a record of a type this coordinator does not read", "err", err)

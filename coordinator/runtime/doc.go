@@ -6,7 +6,10 @@
 // (mirror/state/, over __mirror_state) both keep their shards in a
 // Registry, a shard type being all that differs, and both load a shard by
 // replaying its partition with a Loader (Kafka's CoordinatorLoaderImpl),
-// a record decoder being all that differs.
+// a record decoder being all that differs. Loader.Replay hands each record
+// with its batch's producer id, epoch and transactional flag, and each
+// COMMIT/ABORT marker, to a Playback (Kafka's CoordinatorPlayback), which
+// is what transactional offset commits (KIP-447) need on load.
 //
 // It follows the shard bookkeeping of Kafka's CoordinatorRuntime
 // (group-coordinator's org.apache.kafka.coordinator.common.runtime, which

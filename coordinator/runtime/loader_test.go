@@ -3,9 +3,12 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/coordinator/runtime/runtimetest"
 	"github.com/strait-io/strait/storage/record"
@@ -441,4 +444,171 @@ func TestLoaderContextCancelledMidway(t *testing.T) {
 			t.Fatalf("%d reads, want 0", len(log.reads))
 		}
 	})
+}
+
+// addBatch appends b at the log end (its base offset set there).
+func (l *loaderLog) addBatch(b record.Batch) record.Batch {
+	b.SetBaseOffset(l.end())
+	l.batches = append(l.batches, b)
+	return b
+}
+
+// controlBatch builds a control batch holding one record with key.
+func controlBatch(t *testing.T, key []byte) record.Batch {
+	t.Helper()
+	b, err := record.Build(record.BatchSpec{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, Control: true},
+		[]record.Record{{Key: key, KeyLen: int32(len(key)), Value: []byte{0, 0, 0, 0, 0, 0}, ValueLen: 6}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// marker builds a COMMIT or ABORT marker of producer pid at epoch.
+func marker(pid int64, epoch int16, commit bool) record.Batch {
+	return record.EndTxnMarkerBatch(record.ControlBatchSpec{ProducerID: pid, ProducerEpoch: epoch}, commit, 5)
+}
+
+// playbackLog is a Playback writing down what it is handed, one line per
+// call, in order.
+type playbackLog struct {
+	lines  []string
+	failAt string // a line whose call fails with errBoom
+}
+
+func (p *playbackLog) playback() Playback {
+	return Playback{
+		Record: func(b BatchContext, offset int64, rec record.Record) error {
+			return p.add(fmt.Sprintf("record %s@%d batch %d-%d pid %d/%d txn %t",
+				rec.Key, offset, b.BaseOffset, b.LastOffset, b.ProducerID, b.ProducerEpoch, b.Transactional))
+		},
+		EndTxnMarker: func(m EndTxnMarker) error {
+			return p.add(fmt.Sprintf("marker commit %t@%d pid %d/%d", m.Commit, m.Offset, m.ProducerID, m.ProducerEpoch))
+		},
+	}
+}
+
+func (p *playbackLog) add(line string) error {
+	p.lines = append(p.lines, line)
+	if line == p.failAt {
+		return errBoom
+	}
+	return nil
+}
+
+func wantLines(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Fatalf("played back:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// Replay hands data records with their batch's producer and COMMIT/ABORT
+// markers with theirs, interleaved in log order (CoordinatorLoaderImpl's
+// replay and replayEndTransactionMarker), read in one chunk or one batch
+// per chunk; control records of other types are skipped.
+func TestReplayHandsRecordsAndMarkersInLogOrder(t *testing.T) {
+	for _, readBytes := range []int32{1, 1 << 20} {
+		t.Run(fmt.Sprint(readBytes), func(t *testing.T) {
+			log := &loaderLog{}
+			txn := func(pid int64, epoch int16) record.BatchSpec {
+				return record.BatchSpec{ProducerID: pid, ProducerEpoch: epoch, BaseSequence: 0, Transactional: true}
+			}
+			leaderChange := controlBatch(t, []byte{0, 0, 0, byte(kmsg.ControlRecordKeyTypeLeaderChange)})
+			pidReset := record.MirrorPidResetBatch(record.ControlBatchSpec{ProducerID: -1, ProducerEpoch: -1})
+			unknownType := controlBatch(t, []byte{0, 0, 0x7f, 0x7f})
+			log.add(t, plainSpec, "a")        // 0
+			log.add(t, txn(7, 2), "t1", "t2") // 1-2
+			log.add(t, txn(8, 0), "u1")       // 3
+			log.addBatch(marker(7, 2, true))  // 4
+			log.addBatch(leaderChange)        // 5
+			log.addBatch(pidReset)            // 6
+			log.addBatch(unknownType)         // 7
+			log.add(t, plainSpec, "b")        // 8
+			log.addBatch(marker(8, 0, false)) // 9
+			log.add(t, txn(7, 3), "t3")       // 10
+			p := &playbackLog{}
+			if err := newLoader(log, readBytes).Replay(context.Background(), loaderPartition, p.playback()); err != nil {
+				t.Fatal(err)
+			}
+			wantLines(t, p.lines,
+				"record a@0 batch 0-0 pid -1/-1 txn false",
+				"record t1@1 batch 1-2 pid 7/2 txn true",
+				"record t2@2 batch 1-2 pid 7/2 txn true",
+				"record u1@3 batch 3-3 pid 8/0 txn true",
+				"marker commit true@4 pid 7/2",
+				"record b@8 batch 8-8 pid -1/-1 txn false",
+				"marker commit false@9 pid 8/0",
+				"record t3@10 batch 10-10 pid 7/3 txn true",
+			)
+		})
+	}
+}
+
+// A compressed multi-record transactional batch gives each record its own
+// offset and the batch's producer; Accept still filters data batches, and
+// a Playback without EndTxnMarker skips control batches as Load does.
+func TestReplayBatchContextOfACompressedBatch(t *testing.T) {
+	log := &loaderLog{start: 10}
+	spec := record.BatchSpec{ProducerID: 9, ProducerEpoch: 4, BaseSequence: 0, Transactional: true, Codec: record.CodecZstd}
+	log.add(t, spec, "x", "y", "z") // 10-12
+	log.addBatch(marker(9, 4, false))
+	spec.Codec = record.CodecGzip
+	log.add(t, spec, "w") // 14
+	log.add(t, plainSpec, "p")
+
+	p := &playbackLog{}
+	if err := newLoader(log, 1<<20).Replay(context.Background(), loaderPartition, p.playback()); err != nil {
+		t.Fatal(err)
+	}
+	wantLines(t, p.lines,
+		"record x@10 batch 10-12 pid 9/4 txn true",
+		"record y@11 batch 10-12 pid 9/4 txn true",
+		"record z@12 batch 10-12 pid 9/4 txn true",
+		"marker commit false@13 pid 9/4",
+		"record w@14 batch 14-14 pid 9/4 txn true",
+		"record p@15 batch 15-15 pid -1/-1 txn false",
+	)
+
+	l := newLoader(log, 1<<20)
+	l.Accept = func(b record.Batch) bool { return b.Compression() != record.CodecZstd }
+	p = &playbackLog{}
+	pb := p.playback()
+	pb.EndTxnMarker = nil
+	if err := l.Replay(context.Background(), loaderPartition, pb); err != nil {
+		t.Fatal(err)
+	}
+	wantLines(t, p.lines,
+		"record w@14 batch 14-14 pid 9/4 txn true",
+		"record p@15 batch 15-15 pid -1/-1 txn false",
+	)
+}
+
+// A failing EndTxnMarker stops the replay at the marker, naming its batch;
+// a control record whose key does not parse fails the replay, as it fails
+// Kafka's ControlRecordType.parse.
+func TestReplayMarkerErrors(t *testing.T) {
+	log := &loaderLog{}
+	log.add(t, plainSpec, "a")       // 0
+	log.addBatch(marker(3, 1, true)) // 1
+	log.add(t, plainSpec, "b")       // 2
+	p := &playbackLog{failAt: "marker commit true@1 pid 3/1"}
+	err := newLoader(log, 1<<20).Replay(context.Background(), loaderPartition, p.playback())
+	wantErr(t, err, errBoom, "replaying __test-3 batch at offset 1")
+	wantLines(t, p.lines, "record a@0 batch 0-0 pid -1/-1 txn false", "marker commit true@1 pid 3/1")
+
+	log = &loaderLog{}
+	log.add(t, plainSpec, "a")                     // 0
+	log.addBatch(controlBatch(t, []byte{0, 0, 0})) // 1: three bytes, no type
+	p = &playbackLog{}
+	err = newLoader(log, 1<<20).Replay(context.Background(), loaderPartition, p.playback())
+	wantErr(t, err, nil, "replaying __test-3 batch at offset 1: control record at offset 1")
+	wantLines(t, p.lines, "record a@0 batch 0-0 pid -1/-1 txn false")
+
+	// Load, which asks for no markers, does not read control records.
+	c := &collector{t: t}
+	if err := newLoader(log, 1<<20).Load(context.Background(), loaderPartition, c.replay); err != nil {
+		t.Fatal(err)
+	}
+	wantKeys(t, c.keys, "a")
 }
