@@ -98,8 +98,8 @@ func (s *shard) deleteGroupRecords(id string) []coordRecord {
 		}
 	}
 	if g := s.group(id); g != nil {
-		s.timer.cancel(joinKey(g))
-		s.timer.cancel(syncKey(g))
+		s.timer.Cancel(joinKey(g))
+		s.timer.Cancel(syncKey(g))
 	}
 	s.removeGroup(id)
 	return append(recs, newGroupMetadataTombstone(id))

@@ -11,9 +11,11 @@
 // deletions. A partition is served by a shard (GroupCoordinatorShard) that
 // exists while this broker leads the partition: OnElection replays the
 // partition's records into memory, OnResignation drops them. Which shard
-// serves which partition is kept by a runtime.Registry, and a shard loads
-// its partition with a runtime.Loader (coordinator/runtime, shared with the
-// __mirror_state coordinator).
+// serves which partition is kept by a runtime.Registry, a shard loads its
+// partition with a runtime.Loader and writes through a runtime.Writer, and
+// its timers are a runtime.Timer (coordinator/runtime; the __mirror_state
+// coordinator shares the registry and the loader, the transaction
+// coordinator all four).
 //
 // Concurrency: each shard has one mutex guarding its groups and offsets.
 // Requests run on the wire layer's request goroutines and hold the mutex

@@ -30,9 +30,6 @@ var (
 	groupSubscribedToTopic    = kerr.GroupSubscribedToTopic.Code
 )
 
-// errShardUnloaded fails the writes still queued when a shard is unloaded.
-var errShardUnloaded = kerr.NotLeaderForPartition
-
 // appendErrorCode maps a failed append to the error the client gets
 // (CoordinatorOperationExceptionHelper.handleOperationException and
 // GroupMetadataManager.appendGroupMetadataErrorToResponseError): errors a

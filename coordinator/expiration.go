@@ -7,7 +7,7 @@ package coordinator
 // no offsets is deleted.
 
 func (s *shard) scheduleExpiration() {
-	s.timer.schedule(timerKey{kind: timerExpiration}, s.c.cfg.OffsetsRetentionCheckInterval, func() {
+	s.timer.Schedule(timerKey{kind: timerExpiration}, s.c.cfg.OffsetsRetentionCheckInterval, func() {
 		s.cleanupGroupMetadata()
 		s.scheduleExpiration()
 	})
@@ -20,7 +20,7 @@ func (s *shard) cleanupGroupMetadata() {
 	for _, id := range s.sortedGroupIDs() {
 		if s.cleanupExpiredOffsets(id, now, &recs) {
 			if g := s.group(id); g != nil && g.isEmpty() {
-				s.timer.cancel(joinKey(g))
+				s.timer.Cancel(joinKey(g))
 				s.removeGroup(id)
 				recs = append(recs, newGroupMetadataTombstone(id))
 			}

@@ -207,7 +207,7 @@ func (h *harness) drainWrites() {
 	h.eventually("queued writes to drain", func() bool {
 		for _, s := range h.c.allShards() {
 			s.mu.Lock()
-			busy := len(s.queue) > 0 || s.writing
+			busy := s.writer.Queued() > 0 || s.writer.Writing()
 			s.mu.Unlock()
 			if busy {
 				return false
@@ -255,7 +255,7 @@ func (h *harness) advance(d time.Duration) {
 
 func (h *harness) fireTimers() {
 	for _, s := range h.c.allShards() {
-		s.timer.fireExpired()
+		s.timer.FireExpired()
 	}
 }
 

@@ -257,7 +257,7 @@ func (s *shard) addMemberThenRebalanceOrCompleteJoin(j *joinRequest, g *classicG
 func (s *shard) updateStaticMemberThenRebalanceOrCompleteJoin(j *joinRequest, g *classicGroup, oldID, newID string, ch chan *kmsg.JoinGroupResponse) {
 	currentLeader := g.leaderID
 	nm := g.replaceStaticMember(*j.instanceID, oldID, newID)
-	s.timer.cancel(heartbeatKey(g, oldID))
+	s.timer.Cancel(heartbeatKey(g, oldID))
 	s.rescheduleHeartbeat(g, nm)
 	oldRebalance, oldSession, oldProtocols := nm.rebalanceTimeoutMs, nm.sessionTimeoutMs, nm.protocols
 	g.updateMember(nm, j.protocols, j.rebalanceTimeoutMs, j.sessionTimeoutMs, ch)
@@ -279,7 +279,7 @@ func (s *shard) updateStaticMemberThenRebalanceOrCompleteJoin(j *joinRequest, g 
 				}
 				g.updateMember(nm, oldProtocols, oldRebalance, oldSession, nil)
 				reverted := g.replaceStaticMember(instanceID, newID, oldID)
-				s.timer.cancel(heartbeatKey(g, newID))
+				s.timer.Cancel(heartbeatKey(g, newID))
 				s.rescheduleHeartbeat(g, reverted)
 				resp := s.joinResponse(g, "", appendErrorCode(err))
 				resp.LeaderID = currentLeader

@@ -85,7 +85,7 @@ func (s *shard) leaveGroup(g *classicGroup, version int16, members []kmsg.LeaveG
 			}
 		case g.isPendingMember(lm.MemberID):
 			g.remove(lm.MemberID)
-			s.timer.cancel(heartbeatKey(g, lm.MemberID))
+			s.timer.Cancel(heartbeatKey(g, lm.MemberID))
 			s.log.Info("pending member left the group", "group", g.id, "member", lm.MemberID, "reason", reason)
 			out = append(out, leaveMember(lm, 0))
 			left = append(left, lm.MemberID)
@@ -115,7 +115,7 @@ func (s *shard) leaveGroup(g *classicGroup, version int16, members []kmsg.LeaveG
 // has parked gets UNKNOWN_MEMBER_ID.
 func (s *shard) removeCurrentMember(g *classicGroup, memberID, reason string) {
 	m := g.member(memberID)
-	s.timer.cancel(heartbeatKey(g, memberID))
+	s.timer.Cancel(heartbeatKey(g, memberID))
 	s.log.Info("member left the group", "group", g.id, "member", memberID, "reason", reason)
 	g.completeJoin(m, &kmsg.JoinGroupResponse{ErrorCode: unknownMemberID, Generation: -1, Members: []kmsg.JoinGroupResponseMember{}})
 	g.remove(memberID)

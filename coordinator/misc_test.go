@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -109,44 +108,6 @@ func TestConfigValidate(t *testing.T) {
 		NewGroupCoordinator(Config{})
 	}()
 }
-
-func TestTimerReplaceCancelAndOrder(t *testing.T) {
-	clk := clock.NewManual(time.Unix(0, 0))
-	var mu fakeLocker
-	tm := newShardTimer(clk, &mu)
-	var fired []string
-	k := func(s string) timerKey { return timerKey{kind: timerHeartbeat, group: "g", member: s} }
-	tm.schedule(k("a"), 3*time.Second, func() { fired = append(fired, "a") })
-	tm.schedule(k("b"), 1*time.Second, func() { fired = append(fired, "b") })
-	tm.schedule(k("c"), 2*time.Second, func() { fired = append(fired, "c") })
-	tm.schedule(k("b"), 4*time.Second, func() { fired = append(fired, "b2") }) // replaces b
-	tm.cancel(k("c"))
-	clk.Advance(3 * time.Second)
-	tm.fireExpired()
-	if strings.Join(fired, ",") != "a" {
-		t.Fatalf("fired %v at 3s, want [a]", fired)
-	}
-	// A callback may reschedule itself.
-	tm.schedule(k("r"), time.Second, func() {
-		fired = append(fired, "r")
-		tm.schedule(k("r"), time.Second, func() { fired = append(fired, "r2") })
-	})
-	clk.Advance(time.Second)
-	tm.fireExpired()
-	clk.Advance(time.Second)
-	tm.fireExpired()
-	if strings.Join(fired, ",") != "a,b2,r,r2" {
-		t.Fatalf("fired %v, want a,b2,r,r2", fired)
-	}
-	if mu.locks.Load() != 4 {
-		t.Fatalf("callbacks ran %d times under the lock, want 4", mu.locks.Load())
-	}
-}
-
-type fakeLocker struct{ locks atomic.Int32 }
-
-func (f *fakeLocker) Lock()   { f.locks.Add(1) }
-func (f *fakeLocker) Unlock() {}
 
 func TestCloseAnswersParkedRequests(t *testing.T) {
 	h := newHarness(t)

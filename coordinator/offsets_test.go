@@ -505,14 +505,14 @@ func TestWritesQueuedBehindAFailedAppendAreNotWritten(t *testing.T) {
 	h.eventually("the first commit in flight", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return s.writing
+		return s.writer.Writing()
 	})
 	rb := make(chan *kmsg.OffsetCommitResponse, 1)
 	go func() { rb <- h.commit(9, "g", "", -1, map[string]map[int32]int64{"foo": {1: 3}}) }()
 	h.eventually("the second commit queued", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return len(s.queue) == 1
+		return s.writer.Queued() == 1
 	})
 	h.log.mu.Lock()
 	h.log.appendGate = nil

@@ -42,7 +42,7 @@ func (s *shard) prepareRebalance(g *classicGroup, reason string) {
 		delay := int32(s.c.cfg.InitialRebalanceDelay.Milliseconds())
 		remaining := max(g.rebalanceTimeoutMs()-delay, 0)
 		id := g.id
-		s.timer.schedule(joinKey(g), ms(delay), func() { s.tryCompleteInitialRebalance(id, delay, remaining) })
+		s.timer.Schedule(joinKey(g), ms(delay), func() { s.tryCompleteInitialRebalance(id, delay, remaining) })
 	}
 	prev := g.state
 	g.transitionTo(statePreparingRebalance, s.nowMs())
@@ -59,7 +59,7 @@ func (s *shard) maybeCompleteJoinElseSchedule(g *classicGroup) {
 		return
 	}
 	id := g.id
-	s.timer.schedule(joinKey(g), ms(g.rebalanceTimeoutMs()), func() {
+	s.timer.Schedule(joinKey(g), ms(g.rebalanceTimeoutMs()), func() {
 		if g := s.groups[id]; g != nil {
 			s.completeJoinPhase(g)
 		}
@@ -77,7 +77,7 @@ func (s *shard) tryCompleteInitialRebalance(id string, delay, remaining int32) {
 		g.newMemberAdded = false
 		newDelay := min(int32(s.c.cfg.InitialRebalanceDelay.Milliseconds()), remaining)
 		newRemaining := max(remaining-delay, 0)
-		s.timer.schedule(joinKey(g), ms(newDelay), func() { s.tryCompleteInitialRebalance(id, newDelay, newRemaining) })
+		s.timer.Schedule(joinKey(g), ms(newDelay), func() { s.tryCompleteInitialRebalance(id, newDelay, newRemaining) })
 		return
 	}
 	s.completeJoinPhase(g)
@@ -97,7 +97,7 @@ func (s *shard) maybeCompleteJoinPhase(g *classicGroup) {
 // starts, and every parked JoinGroup is answered, the leader's with all
 // members' metadata. An emptied group is persisted as such.
 func (s *shard) completeJoinPhase(g *classicGroup) {
-	s.timer.cancel(joinKey(g))
+	s.timer.Cancel(joinKey(g))
 	if !g.is(statePreparingRebalance) {
 		// Only a join phase can complete; a stale timer or callback finds
 		// the group elsewhere (Kafka would fail the operation).
@@ -109,7 +109,7 @@ func (s *shard) completeJoinPhase(g *classicGroup) {
 			continue
 		}
 		g.remove(m.id)
-		s.timer.cancel(heartbeatKey(g, m.id))
+		s.timer.Cancel(heartbeatKey(g, m.id))
 		s.log.Info("removed a member that did not rejoin", "group", g.id, "member", m.id)
 	}
 	if !g.maybeElectNewJoinedLeader() && len(g.members) > 0 {
@@ -117,7 +117,7 @@ func (s *shard) completeJoinPhase(g *classicGroup) {
 		// rebalance timeout for them (or for their sessions to expire).
 		s.log.Error("group could not complete its rebalance because no members rejoined", "group", g.id)
 		id := g.id
-		s.timer.schedule(joinKey(g), ms(g.rebalanceTimeoutMs()), func() {
+		s.timer.Schedule(joinKey(g), ms(g.rebalanceTimeoutMs()), func() {
 			if g := s.groups[id]; g != nil {
 				s.completeJoinPhase(g)
 			}
@@ -174,7 +174,7 @@ func optString(s string) *string {
 // that did not send SyncGroup for this generation.
 func (s *shard) schedulePendingSync(g *classicGroup) {
 	id, gen := g.id, g.generationID
-	s.timer.schedule(syncKey(g), ms(g.rebalanceTimeoutMs()), func() { s.expirePendingSync(id, gen) })
+	s.timer.Schedule(syncKey(g), ms(g.rebalanceTimeoutMs()), func() { s.expirePendingSync(id, gen) })
 }
 
 func (s *shard) expirePendingSync(id string, generation int32) {
@@ -192,7 +192,7 @@ func (s *shard) expirePendingSync(id string, generation int32) {
 	for _, m := range append([]*member(nil), g.members...) {
 		if g.pendingSyncMembers[m.id] {
 			g.remove(m.id)
-			s.timer.cancel(heartbeatKey(g, m.id))
+			s.timer.Cancel(heartbeatKey(g, m.id))
 			removed = append(removed, m.id)
 		}
 	}
@@ -202,7 +202,7 @@ func (s *shard) expirePendingSync(id string, generation int32) {
 
 func (s *shard) removeSyncExpiration(g *classicGroup) {
 	clear(g.pendingSyncMembers)
-	s.timer.cancel(syncKey(g))
+	s.timer.Cancel(syncKey(g))
 }
 
 // removePendingSyncMember notes a member's SyncGroup, cancelling the sync
@@ -212,10 +212,10 @@ func (s *shard) removePendingSyncMember(g *classicGroup, memberID string) {
 	switch g.state {
 	case stateCompletingRebalance, stateStable:
 		if len(g.pendingSyncMembers) == 0 {
-			s.timer.cancel(syncKey(g))
+			s.timer.Cancel(syncKey(g))
 		}
 	default:
-		s.timer.cancel(syncKey(g))
+		s.timer.Cancel(syncKey(g))
 	}
 }
 
@@ -264,7 +264,7 @@ func (s *shard) rescheduleHeartbeat(g *classicGroup, m *member) {
 
 func (s *shard) rescheduleHeartbeatAfter(g *classicGroup, memberID string, d time.Duration) {
 	id := g.id
-	s.timer.schedule(heartbeatKey(g, memberID), d, func() { s.expireHeartbeat(id, memberID) })
+	s.timer.Schedule(heartbeatKey(g, memberID), d, func() { s.expireHeartbeat(id, memberID) })
 }
 
 // expireHeartbeat handles a session timeout: a pending member is dropped,

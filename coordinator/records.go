@@ -6,7 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/storage/record"
+	"github.com/strait-io/strait/coordinator/runtime"
 )
 
 // Record key and value versions, as Kafka 4.x writes them
@@ -102,45 +102,20 @@ func newGroupMetadataTombstone(group string) coordRecord {
 }
 
 // buildBatch encodes the group coordinator's records as one batch
-// (BuildBatch).
+// (runtime.BuildBatch).
 func buildBatch(recs []coordRecord, nowMs int64) ([]byte, error) {
-	pairs := make([]KeyValue, len(recs))
-	for i, r := range recs {
-		pairs[i] = KeyValue{Key: r.key, Value: r.value}
-	}
-	return BuildBatch(pairs, nowMs)
+	return runtime.BuildBatch(runtimeRecords(recs), nowMs)
 }
 
 // KeyValue is one record of a coordinator's internal topic; a nil Value
-// is a tombstone.
-type KeyValue struct{ Key, Value []byte }
+// is a tombstone. It is runtime.Record, named here for the __mirror_state
+// coordinator, which builds its batches with BuildBatch.
+type KeyValue = runtime.Record
 
 // BuildBatch encodes records of a coordinator's internal topic
-// (__consumer_offsets, __mirror_state) as one uncompressed batch, as
-// Kafka's coordinator runtime writes them: the leader assigns the offsets
-// and the leader epoch; the producer fields say "no producer".
-func BuildBatch(recs []KeyValue, nowMs int64) ([]byte, error) {
-	rs := make([]record.Record, len(recs))
-	for i, r := range recs {
-		rs[i] = record.Record{Key: r.Key, KeyLen: int32(len(r.Key)), Value: r.Value, ValueLen: int32(len(r.Value))}
-		if r.Value == nil {
-			rs[i].ValueLen = -1
-		}
-	}
-	b, err := record.Build(record.BatchSpec{
-		PartitionLeaderEpoch: record.NoPartitionLeaderEpoch,
-		ProducerID:           record.NoProducerID,
-		ProducerEpoch:        record.NoProducerEpoch,
-		BaseSequence:         record.NoSequence,
-		Codec:                record.CodecNone,
-		TimestampType:        record.CreateTime,
-		BaseTimestamp:        nowMs,
-	}, rs, nil)
-	if err != nil {
-		return nil, fmt.Errorf("coordinator: building a batch of %d records: %w", len(recs), err)
-	}
-	return b, nil
-}
+// (__consumer_offsets, __mirror_state) as one uncompressed batch without
+// a producer: runtime.BuildBatch.
+func BuildBatch(recs []KeyValue, nowMs int64) ([]byte, error) { return runtime.BuildBatch(recs, nowMs) }
 
 // decodedRecord is a __consumer_offsets record read back: exactly one of
 // offsetKey and groupKey is set; a nil value (the *Value pointer) is a

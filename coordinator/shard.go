@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/coordinator/runtime"
 )
 
 // shardState is where a shard is in its life.
@@ -29,8 +31,10 @@ type shard struct {
 
 	ctx    context.Context // cancelled when the shard is unloaded
 	cancel context.CancelFunc
-	timer  *shardTimer
-	wake   chan struct{} // wakes the writer
+	timer  *runtime.Timer[timerKey]
+	// writer appends the records queued under mu, which guards its queue
+	// (writer.go).
+	writer *runtime.Writer
 
 	mu    sync.Mutex
 	state shardState
@@ -40,8 +44,6 @@ type shard struct {
 	loaded  bool
 	groups  map[string]*classicGroup
 	offsets offsetStore
-	queue   []*pendingWrite // records waiting for the writer, in decision order
-	writing bool            // the writer has a batch out
 }
 
 func newShard(c *GroupCoordinator, partition, epoch int32) *shard {
@@ -53,11 +55,11 @@ func newShard(c *GroupCoordinator, partition, epoch int32) *shard {
 		log:       c.log.With("partition", partition, "epoch", epoch),
 		ctx:       ctx,
 		cancel:    cancel,
-		wake:      make(chan struct{}, 1),
 		groups:    map[string]*classicGroup{},
 		offsets:   offsetStore{},
 	}
-	s.timer = newShardTimer(c.cfg.Clock, &s.mu)
+	s.timer = runtime.NewTimer[timerKey](c.cfg.Clock, &s.mu)
+	s.writer = newShardWriter(s)
 	return s
 }
 
@@ -101,8 +103,8 @@ func (s *shard) Run() {
 
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); s.timer.run(s.ctx) }()
-	go func() { defer wg.Done(); s.runWriter(s.ctx) }()
+	go func() { defer wg.Done(); s.timer.Run(s.ctx) }()
+	go func() { defer wg.Done(); s.writer.Run(s.ctx) }()
 	wg.Wait()
 }
 
@@ -149,8 +151,8 @@ func (s *shard) Unload() {
 			}
 		}
 	}
-	s.timer.clear()
-	s.failQueued(errShardUnloaded)
+	s.timer.Clear()
+	s.writer.FailQueued(runtime.ErrUnloaded)
 	s.mu.Unlock()
 	s.cancel()
 	s.log.Debug("unloaded group metadata")
