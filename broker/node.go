@@ -23,6 +23,7 @@ import (
 
 	"github.com/strait-io/strait/broker/config"
 	"github.com/strait-io/strait/coordinator"
+	"github.com/strait-io/strait/coordinator/producerid"
 	"github.com/strait-io/strait/mirror/manager"
 	"github.com/strait-io/strait/mirror/state"
 	"github.com/strait-io/strait/raftmeta"
@@ -76,6 +77,11 @@ type Node struct {
 	httpAddr  string
 	unsub     func()
 
+	// producerIDs hands out the producer ids of InitProducerId, for the
+	// group coordinator (idempotent producers) and, once there is one,
+	// the transaction coordinator: one manager per broker, as Kafka's.
+	producerIDs *producerid.Manager
+
 	ctrlClient *ctrlrpc.Client
 	lifecycle  atomic.Pointer[raftmeta.BrokerLifecycle]
 	// deltaGroups is groups for the metadata subscription, which runs on
@@ -125,6 +131,7 @@ func NewNode(cfg *config.Config, opts Options) *Node {
 	}
 	n := &Node{cfg: cfg, logger: opts.Logger, clock: opts.Clock, fs: opts.FS, opts: opts,
 		halted: make(chan struct{}), startDone: make(chan struct{})}
+	n.producerIDs = producerid.New(n.allocateProducerIDs, opts.Logger.With("component", "producer-ids"))
 	n.peers = &peers{n: n}
 	n.syncers = newMirrorSyncers(n)
 	n.bgCtx, n.bgCancel = context.WithCancel(context.Background())
@@ -385,7 +392,7 @@ func (n *Node) startGroups() {
 		Log:                           coordinatorLog{rm: n.replicas, topic: offsetsTopic},
 		Image:                         n.quorum.Image,
 		EnsureOffsetsTopic:            n.ensureOffsetsTopic,
-		AllocateProducerIDs:           n.allocateProducerIDs,
+		ProducerIDs:                   n.producerIDs,
 		NumPartitions:                 numPartitions,
 		MinSessionTimeout:             time.Duration(g.MinSessionTimeoutMs) * time.Millisecond,
 		MaxSessionTimeout:             time.Duration(g.MaxSessionTimeoutMs) * time.Millisecond,

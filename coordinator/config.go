@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/strait-io/strait/coordinator/producerid"
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/storage/clock"
 )
@@ -59,9 +60,13 @@ type Config struct {
 	// Endpoint resolves a broker's advertised endpoint; nil uses
 	// DefaultEndpoint.
 	Endpoint EndpointFunc
+	// ProducerIDs hands out the producer ids of InitProducerId: the
+	// broker's one producerid.Manager, which the transaction coordinator
+	// shares. Nil builds one over AllocateProducerIDs.
+	ProducerIDs *producerid.Manager
 	// AllocateProducerIDs hands out a block of producer ids through the
-	// controller (AllocateProducerIds).
-	AllocateProducerIDs func(ctx context.Context) (first int64, count int32, err error)
+	// controller (AllocateProducerIds), when ProducerIDs is nil.
+	AllocateProducerIDs producerid.AllocateFunc
 
 	// NumPartitions is offsets.topic.num.partitions (50).
 	NumPartitions int32

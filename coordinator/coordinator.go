@@ -3,6 +3,7 @@ package coordinator
 import (
 	"log/slog"
 
+	"github.com/strait-io/strait/coordinator/producerid"
 	"github.com/strait-io/strait/coordinator/runtime"
 	"github.com/strait-io/strait/raftmeta"
 )
@@ -17,7 +18,7 @@ type GroupCoordinator struct {
 	// NOT_COORDINATOR as one never led.
 	shards *runtime.Registry[*shard]
 
-	pids *producerIDManager
+	pids *producerid.Manager
 }
 
 // Validate reports a configuration NewGroupCoordinator would reject.
@@ -42,7 +43,10 @@ func NewGroupCoordinator(cfg Config) *GroupCoordinator {
 			c.log.Info("loading group metadata", "partition", p, "epoch", epoch)
 		},
 	})
-	c.pids = newProducerIDManager(cfg.AllocateProducerIDs, c.log)
+	c.pids = cfg.ProducerIDs
+	if c.pids == nil {
+		c.pids = producerid.New(cfg.AllocateProducerIDs, c.log)
+	}
 	return c
 }
 

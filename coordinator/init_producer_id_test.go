@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/coordinator/producerid"
 )
 
 func TestInitProducerID(t *testing.T) {
@@ -129,4 +131,43 @@ func equalInt64s(a, b []int64) bool {
 		}
 	}
 	return true
+}
+
+// A coordinator given the broker's producer id manager hands out its ids:
+// another user of the same manager (the transaction coordinator) and the
+// coordinator never hand out the same id, and share one block.
+func TestInitProducerIDSharesTheBrokersManager(t *testing.T) {
+	var allocations int
+	pids := producerid.New(func(context.Context) (int64, int32, error) {
+		allocations++
+		return 5000, 1000, nil
+	}, nil)
+	h := newHarness(t, func(c *Config) {
+		c.ProducerIDs = pids
+		c.AllocateProducerIDs = func(context.Context) (int64, int32, error) {
+			t.Error("the coordinator allocated a block of its own")
+			return 0, 0, errors.New("unused")
+		}
+	})
+	var got []int64
+	for i := range 4 {
+		if i%2 == 1 {
+			id, err := pids.Generate(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, id)
+			continue
+		}
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.Version = 4
+		r := h.c.InitProducerID(clientCtx("p"), req)
+		if r.ErrorCode != 0 {
+			t.Fatalf("init: %+v", r)
+		}
+		got = append(got, r.ProducerID)
+	}
+	if want := []int64{5000, 5001, 5002, 5003}; !equalInt64s(got, want) || allocations != 1 {
+		t.Fatalf("ids %v from %d allocations, want %v from 1", got, allocations, want)
+	}
 }
