@@ -24,6 +24,7 @@ import (
 	"github.com/strait-io/strait/broker/config"
 	"github.com/strait-io/strait/coordinator"
 	"github.com/strait-io/strait/coordinator/producerid"
+	"github.com/strait-io/strait/coordinator/txn"
 	"github.com/strait-io/strait/mirror/manager"
 	"github.com/strait-io/strait/mirror/state"
 	"github.com/strait-io/strait/raftmeta"
@@ -70,6 +71,7 @@ type Node struct {
 	quorum    *raftmeta.Quorum
 	replicas  *replication.ReplicaManager
 	groups    *coordinator.GroupCoordinator
+	txns      *txn.Coordinator
 	server    *wire.Server
 	registry  *prometheus.Registry
 	metrics   *metrics
@@ -187,6 +189,9 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	n.startGroups()
+	if err := n.startTransactions(); err != nil {
+		return fmt.Errorf("starting the transaction coordinator: %w", err)
+	}
 	if err := n.startMirrors(); err != nil {
 		return fmt.Errorf("starting cluster mirroring: %w", err)
 	}
@@ -339,6 +344,8 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		ReplicaFetchResponseMaxBytes:      cfg.Cluster.ReplicaFetchResponseMaxBytes,
 		ReplicaFetchBackoffMs:             int64(cfg.Cluster.ReplicaFetchBackoffMs),
 		ReplicaSocketTimeoutMs:            int64(cfg.Cluster.ReplicaSocketTimeoutMs),
+		Transactions:                      true,
+		TxnVerifier:                       n.txnVerifier(),
 	})
 	if err != nil {
 		return err
@@ -494,6 +501,9 @@ func (n *Node) Stop(ctx context.Context) error {
 			n.unsub()
 		}
 		n.stopMirrors()
+		if n.txns != nil {
+			n.txns.Close()
+		}
 		if n.groups != nil {
 			n.groups.Close()
 		}
@@ -551,6 +561,9 @@ func (n *Node) Abandon() {
 			n.unsub()
 		}
 		n.stopMirrors()
+		if n.txns != nil {
+			n.txns.Close()
+		}
 		if n.groups != nil {
 			n.groups.Close()
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -20,12 +22,13 @@ const offsetsTopic = "__consumer_offsets"
 // services wires the protocol handlers to the node's components.
 func (n *Node) services() wire.Services {
 	return wire.Services{
-		Cluster:   clusterView{n},
-		Replicas:  n.replicas,
-		Admin:     admin{n},
-		Groups:    n.groups,
-		Producers: n.groups,
-		Mirror:    mirrorService{n},
+		Cluster:      clusterView{n},
+		Replicas:     n.replicas,
+		Admin:        admin{n},
+		Groups:       groupsAndTransactions{GroupCoordinator: n.groups, txns: n.txns},
+		Producers:    producerIDsService{groups: n.groups, txns: n.txns},
+		Transactions: n.txns,
+		Mirror:       mirrorService{n},
 	}
 }
 
@@ -80,28 +83,36 @@ func (c clusterView) AutoCreateTopics(ctx context.Context, topics []string) map[
 // shares): a broker that is down or stopping gets its replica out of the
 // ISR, as Kafka's controller places it.
 func (n *Node) ensureOffsetsTopic(ctx context.Context) error {
+	g := n.cfg.Group
+	return n.ensureInternalTopic(ctx, offsetsTopic, g.OffsetsTopicNumPartitions, g.OffsetsTopicReplicationFactor,
+		"offsets.topic.replication.factor", map[string]string{
+			"cleanup.policy":   "compact",
+			"compression.type": "producer",
+			"segment.bytes":    fmt.Sprint(g.OffsetsTopicSegmentBytes),
+		})
+}
+
+// ensureInternalTopic creates a coordinator's internal topic if it is
+// missing, with partitions, configs and the replication factor rf (the
+// value of rfKey), lowered where fewer brokers are registered, and waits
+// until this node's image has it.
+func (n *Node) ensureInternalTopic(ctx context.Context, topic string, partitions int32, rf int16, rfKey string, configs map[string]string) error {
 	img := n.quorum.Image()
-	if _, ok := img.Topics[offsetsTopic]; ok {
+	if _, ok := img.Topics[topic]; ok {
 		return nil
 	}
-	g := n.cfg.Group
-	rf := g.OffsetsTopicReplicationFactor
 	if lowered := img.InternalTopicReplicationFactor(rf); lowered != rf {
-		n.logger.Warn("lowering the replication factor of __consumer_offsets to the registered broker count",
-			"offsets.topic.replication.factor", rf, "brokers", len(img.Brokers))
+		n.logger.Warn("lowering the replication factor of an internal topic to the registered broker count",
+			"topic", topic, rfKey, rf, "brokers", len(img.Brokers))
 		rf = lowered
 	}
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.TimeoutMillis = 30000
 	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = offsetsTopic, g.OffsetsTopicNumPartitions, rf
-	for k, v := range map[string]string{
-		"cleanup.policy":   "compact",
-		"compression.type": "producer",
-		"segment.bytes":    fmt.Sprint(g.OffsetsTopicSegmentBytes),
-	} {
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, partitions, rf
+	for _, k := range slices.Sorted(maps.Keys(configs)) {
 		c := kmsg.NewCreateTopicsRequestTopicConfig()
-		c.Name, c.Value = k, kmsg.StringPtr(v)
+		c.Name, c.Value = k, kmsg.StringPtr(configs[k])
 		rt.Configs = append(rt.Configs, c)
 	}
 	req.Topics = append(req.Topics, rt)

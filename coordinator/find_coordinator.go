@@ -16,10 +16,10 @@ const (
 	coordinatorTypeTransaction int8 = 1
 )
 
-// errTransactionsUnsupported is what FindCoordinator says for transaction
-// coordinators. COORDINATOR_NOT_AVAILABLE would be retried forever by
-// clients; INVALID_REQUEST makes a transactional producer fail fast.
-const errTransactionsUnsupported = "transactions are not supported yet"
+// errTransactionKey is what the group coordinator says for a transaction
+// key: the broker sends those to the transaction coordinator
+// (coordinator/txn), so one reaching here has no coordinator to answer.
+const errTransactionKey = "transactional ids are served by the transaction coordinator"
 
 // FindCoordinator: v0-6
 //
@@ -30,8 +30,9 @@ const errTransactionsUnsupported = "transactions are not supported yet"
 //     COORDINATOR_NOT_AVAILABLE while the partition has no live leader.
 //     Kafka answers COORDINATOR_NOT_AVAILABLE while it creates the topic;
 //     waiting for the creation saves clients a retry.
-//   - Transaction keys answer INVALID_REQUEST: transactions are not
-//     supported yet. Other key types (share, v6) answer INVALID_REQUEST.
+//   - Transaction keys are the transaction coordinator's (the broker routes
+//     them there); one reaching the group coordinator answers
+//     INVALID_REQUEST, as do other key types (share, v6).
 //
 // Version notes:
 //   - v1: KeyType; ErrorMessage.
@@ -47,7 +48,7 @@ func (c *GroupCoordinator) FindCoordinator(ctx context.Context, req *kmsg.FindCo
 		switch keyType {
 		case coordinatorTypeGroup:
 		case coordinatorTypeTransaction:
-			return CoordinatorLocation{Code: invalidRequest, Message: kmsg.StringPtr(errTransactionsUnsupported)}
+			return CoordinatorLocation{Code: invalidRequest, Message: kmsg.StringPtr(errTransactionKey)}
 		default:
 			return CoordinatorLocation{Code: invalidRequest, Message: kmsg.StringPtr("unsupported coordinator key type")}
 		}

@@ -29,7 +29,7 @@ func TestFindCoordinator(t *testing.T) {
 	req.Version = 3
 	req.CoordinatorType = 1
 	r = h.c.FindCoordinator(ctx, req)
-	if r.ErrorCode != invalidRequest || r.ErrorMessage == nil || *r.ErrorMessage != "transactions are not supported yet" || r.NodeID != -1 || r.Port != -1 {
+	if r.ErrorCode != invalidRequest || r.ErrorMessage == nil || *r.ErrorMessage != errTransactionKey || r.NodeID != -1 || r.Port != -1 {
 		t.Fatalf("transaction key: %+v", r)
 	}
 	// v4 batched, with an unknown key type in a second request.

@@ -15,9 +15,9 @@ import (
 //     epoch 0 every time, also when they pass their current id and epoch
 //     (v3+): Kafka bumps epochs only for transactional ids
 //     (TransactionCoordinator.handleInitProducerId).
-//   - A transactional id answers INVALID_REQUEST: transactions are not
-//     supported yet, and Kafka's TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-//     would send users looking for ACLs.
+//   - A transactional id is the transaction coordinator's
+//     (coordinator/txn; the broker routes it there); one reaching the
+//     group coordinator answers INVALID_REQUEST.
 //   - Ids come from the broker's producerid.Manager (Config.ProducerIDs,
 //     shared with the transaction coordinator), in blocks from the
 //     controller; while a block cannot be had the answer is
@@ -32,7 +32,7 @@ func (c *GroupCoordinator) InitProducerID(ctx context.Context, req *kmsg.InitPro
 	resp.Version = req.Version
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
-		c.log.Warn("refusing InitProducerId for a transactional producer: transactions are not supported yet",
+		c.log.Warn("refusing InitProducerId for a transactional producer: the broker sends those to the transaction coordinator",
 			"transactional_id", *req.TransactionalID, "client_id", reqctx.From(ctx).ClientID)
 		resp.ErrorCode = invalidRequest
 		return resp

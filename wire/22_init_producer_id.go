@@ -9,7 +9,9 @@ import (
 // InitProducerID: v0-5
 //
 // Behavior:
-// * Idempotent producers get a fresh producer id; transactional ids answer INVALID_REQUEST until transactions are implemented.
+// * Idempotent producers get a fresh producer id (the group coordinator's
+//   producer id manager); transactional ids are the transaction
+//   coordinator's (coordinator/txn), which bumps their epoch.
 //
 // Version notes:
 // * v2: flexible versions
