@@ -200,22 +200,53 @@ func (h *mirrorLeader) ReplicasAt(offset int64, all bool) bool {
 // or with an error wrapping kerr.RequestTimedOut when ctx ends first.
 func (h *mirrorLeader) AppendMirrorPIDReset(ctx context.Context) error {
 	p := h.p
-	var info storage.AppendInfo
+	return h.appendAcked(ctx, "MIRROR_PID_RESET", func() error {
+		b := record.MirrorPidResetBatch(record.ControlBatchSpec{ProducerID: record.NoProducerID,
+			ProducerEpoch: record.NoProducerEpoch, PartitionLeaderEpoch: h.epoch, Timestamp: p.mgr.nowMs()})
+		_, err := p.log.AppendAsLeader(b, h.epoch, record.OriginCoordinator)
+		return err
+	})
+}
+
+// AbortOpenTransactions closes every transaction open in the log with an
+// ABORT marker (storage.Log.AbortOpenTransactions: the producer's epoch and
+// coordinator epoch, as leader in the handle's epoch, the coordinator's
+// origin) and waits like AppendMirrorPIDReset until the whole ISR has the
+// log up to its end, so the last stable offset has passed them. It returns
+// the transactions it aborted. With none open it appends nothing and still
+// waits, so a call repeated after markers were appended but not yet
+// acknowledged answers only once they are.
+func (h *mirrorLeader) AbortOpenTransactions(ctx context.Context) ([]storage.OpenTransaction, error) {
+	var aborted []storage.OpenTransaction
+	err := h.appendAcked(ctx, "aborting open transactions", func() error {
+		var err error
+		aborted, _, err = h.p.log.AbortOpenTransactions(h.epoch)
+		return err
+	})
+	return aborted, err
+}
+
+// appendAcked runs the leader append fn under the partition's lock in the
+// handle's epoch, refused with NOT_ENOUGH_REPLICAS when the ISR is below
+// min.insync.replicas, then waits like an acks=all produce until the high
+// watermark reaches the log end offset the append left (the ISR has
+// everything up to it).
+func (h *mirrorLeader) appendAcked(ctx context.Context, what string, fn func() error) error {
+	p := h.p
+	var end int64
 	err := h.change(func(st *partitionState) error {
 		if len(st.isr) < effectiveMinISR(p.minISR.Load(), len(st.replicas)) {
 			return kerr.NotEnoughReplicas
 		}
-		b := record.MirrorPidResetBatch(record.ControlBatchSpec{ProducerID: record.NoProducerID,
-			ProducerEpoch: record.NoProducerEpoch, PartitionLeaderEpoch: h.epoch, Timestamp: p.mgr.nowMs()})
-		var err error
-		if info, err = p.log.AppendAsLeader(b, h.epoch, record.OriginCoordinator); err != nil {
+		if err := fn(); err != nil {
 			return err
 		}
+		end = p.log.LogEndOffset()
 		p.maybeIncrementHighWatermark(p.mgr.nowMs())
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("replication: MIRROR_PID_RESET on %s: %w", p.tp, err)
+		return fmt.Errorf("replication: %s on %s: %w", what, p.tp, err)
 	}
 	var ackErr error
 	done := p.mgr.await(ctx, watchHighWatermark, []*Partition{p}, noTimeout, func() bool {
@@ -223,15 +254,15 @@ func (h *mirrorLeader) AppendMirrorPIDReset(ctx context.Context) error {
 			ackErr = err
 			return true
 		}
-		enough, err := p.checkEnoughReplicasReachOffset(info.LastOffset + 1)
+		enough, err := p.checkEnoughReplicasReachOffset(end)
 		ackErr = err
 		return enough || err != nil
 	})
 	if !done {
-		return fmt.Errorf("replication: MIRROR_PID_RESET on %s at %d: %w: %w", p.tp, info.FirstOffset, kerr.RequestTimedOut, context.Cause(ctx))
+		return fmt.Errorf("replication: %s on %s up to %d: %w: %w", what, p.tp, end, kerr.RequestTimedOut, context.Cause(ctx))
 	}
 	if ackErr != nil {
-		return fmt.Errorf("replication: MIRROR_PID_RESET on %s at %d: %w", p.tp, info.FirstOffset, ackErr)
+		return fmt.Errorf("replication: %s on %s up to %d: %w", what, p.tp, end, ackErr)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -285,5 +286,123 @@ func TestMirrorPIDReset(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the PID reset did not complete after the follower caught up")
+	}
+}
+
+// txnSourceBatch is a source's transactional batch of n records from pid
+// at base, or its COMMIT/ABORT marker when marker is "commit" or "abort".
+func txnSourceBatch(t *testing.T, base int64, epoch int32, pid int64, n int, marker string) []byte {
+	t.Helper()
+	spec := record.ControlBatchSpec{ProducerID: pid, PartitionLeaderEpoch: epoch, Timestamp: 1_700_000_000_000}
+	if marker != "" {
+		b := record.EndTxnMarkerBatch(spec, marker == "commit", 0)
+		b.SetBaseOffset(base)
+		return b
+	}
+	var recs []record.Record
+	for i := range n {
+		v := []byte(fmt.Sprintf("p%d-%d", pid, base+int64(i)))
+		recs = append(recs, record.Record{KeyLen: -1, Value: v, ValueLen: int32(len(v)), OffsetDelta: int32(i)})
+	}
+	b, err := record.Build(record.BatchSpec{BaseOffset: base, PartitionLeaderEpoch: epoch, ProducerID: pid, BaseSequence: 0,
+		Transactional: true, BaseTimestamp: 1_700_000_000_000}, recs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A stopped mirror's open transactions are aborted, not truncated: one
+// ABORT marker per open transaction in the handle's epoch, after every
+// mirrored record (committed transactions and plain records after the
+// open one included), acknowledged like acks=all; the last stable offset
+// then reaches the log end. Fenced in a left epoch, refused below
+// min.insync.replicas, and a second call writes nothing.
+func TestMirrorAbortOpenTransactions(t *testing.T) {
+	h := newHarness(t)
+	h.createTopic("t", topicSpec{replicas: []int32{localNode, 2}, epoch: 7, configs: map[string]string{"min.insync.replicas": "2"}})
+	ctx := context.Background()
+	ml := mustMirrorLeader(t, h.rm, storage.TopicPartition{Topic: "t"}, 7)
+	var src []byte
+	src = append(src, sourceBatches(t, "a", "0-4:e2")...)
+	src = append(src, txnSourceBatch(t, 5, 2, 11, 2, "")...)        // [5,6] pid 11, never closed on the source side we saw
+	src = append(src, txnSourceBatch(t, 7, 2, 12, 3, "")...)        // [7,9] pid 12
+	src = append(src, txnSourceBatch(t, 10, 2, 12, 1, "commit")...) // 10: pid 12 committed
+	src = append(src, sourceBatches(t, "b", "11-13:e2")...)
+	src = append(src, txnSourceBatch(t, 14, 2, 13, 1, "")...) // 14: pid 13 open too
+	if _, err := ml.AppendAsFollower(src); err != nil {
+		t.Fatal(err)
+	}
+	h.followerFetch("t", 15, 2)
+	p := h.partition("t", 0)
+	if ml.HighWatermark() != 15 || ml.LastStableOffset() != 5 {
+		t.Fatalf("mirrored: HW %d LSO %d, want 15 and 5", ml.HighWatermark(), ml.LastStableOffset())
+	}
+
+	// Without the follower's fetch the markers are appended but not acked.
+	short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel()
+	aborted, err := ml.AbortOpenTransactions(short)
+	if !errors.Is(err, kerr.RequestTimedOut) || len(aborted) != 2 || p.log.LogEndOffset() != 17 || ml.LastStableOffset() != 5 {
+		t.Fatalf("no follower: %v %v, LEO %d LSO %d", aborted, err, p.log.LogEndOffset(), ml.LastStableOffset())
+	}
+	// Called again: nothing more to abort, it waits for the ISR.
+	done := make(chan error, 1)
+	go func() {
+		again, err := ml.AbortOpenTransactions(ctx)
+		if err == nil && len(again) != 0 {
+			err = fmt.Errorf("aborted %v again", again)
+		}
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	h.followerFetch("t", 17, 7)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the abort did not complete after the follower caught up")
+	}
+	if p.log.LogEndOffset() != 17 || ml.HighWatermark() != 17 || ml.LastStableOffset() != 17 || len(p.log.OpenTransactions()) != 0 {
+		t.Fatalf("after the abort: LEO %d HW %d LSO %d open %v", p.log.LogEndOffset(), ml.HighWatermark(), ml.LastStableOffset(),
+			p.log.OpenTransactions())
+	}
+	for off, pid := range map[int64]int64{15: 11, 16: 13} {
+		b, ok := firstBatchHeader(p.log, off)
+		if !ok || !b.IsControl() || b.ProducerID() != pid || b.PartitionLeaderEpoch() != 7 || b.BaseOffset() != off {
+			t.Fatalf("batch at %d: %v control %v pid %d epoch %d; want pid %d's marker at epoch 7", off, ok, b.IsControl(),
+				b.ProducerID(), b.PartitionLeaderEpoch(), pid)
+		}
+	}
+	// read_committed: everything up to the log end, pid 11's and 13's
+	// data reported aborted, the committed transaction and plain records
+	// not.
+	committed := fetchReq(12, fp("t", 0, 0))
+	committed.IsolationLevel = 1
+	res := decodeFetch(t, h.fetch(committed))[0]
+	var abortedPIDs []int64
+	for _, a := range res.AbortedTransactions {
+		abortedPIDs = append(abortedPIDs, a.ProducerID)
+	}
+	if res.LastStableOffset != 17 || !slices.Equal(abortedPIDs, []int64{11, 13}) || len(res.offsets) != 17 ||
+		res.values[7] != "p12-7" || res.values[11] != "b-11" {
+		t.Fatalf("read_committed fetch: LSO %d aborted %v offsets %v values %v", res.LastStableOffset, abortedPIDs, res.offsets, res.values)
+	}
+
+	// A new epoch fences the handle.
+	if _, err := ml.AppendAsFollower(txnSourceBatch(t, 17, 2, 14, 1, "")); err != nil {
+		t.Fatal(err)
+	}
+	h.changePartition("t", 0, func(pp *raftmeta.Partition) { pp.LeaderEpoch = 8 })
+	if _, err := ml.AbortOpenTransactions(ctx); !errors.Is(err, kerr.FencedLeaderEpoch) || p.log.LogEndOffset() != 18 {
+		t.Fatalf("abort in a left epoch: %v, LEO %d", err, p.log.LogEndOffset())
+	}
+	// Below min.insync.replicas: refused, nothing appended.
+	h.changePartition("t", 0, func(pp *raftmeta.Partition) { pp.ISR = []int32{localNode} })
+	m8 := mustMirrorLeader(t, h.rm, storage.TopicPartition{Topic: "t"}, 8)
+	if _, err := m8.AbortOpenTransactions(ctx); !errors.Is(err, kerr.NotEnoughReplicas) || p.log.LogEndOffset() != 18 {
+		t.Fatalf("below min ISR: %v, LEO %d", err, p.log.LogEndOffset())
 	}
 }
