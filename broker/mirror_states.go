@@ -74,9 +74,9 @@ func (n *Node) onMirrorsDeleted(deleted []*raftmeta.Mirror) {
 // that was stopped keeps "<mirror>.removed" after its mirror is deleted,
 // and keeps its STOPPED record with it: without the record its next
 // leader would find the partition UNKNOWN and run a stop again (an epoch
-// bump, a truncation to the LSO of a topic that has been writable since,
-// a MIRROR_PID_RESET), and a failback would lose the LME it needs to copy
-// only what the clusters do not share.
+// bump, ABORT markers for the open transactions of a topic that has been
+// writable since, a MIRROR_PID_RESET), and a failback would lose the LME
+// it needs to copy only what the clusters do not share.
 func (n *Node) orphanedMirrorState(mirror string) func(state.Key) bool {
 	return func(k state.Key) bool {
 		if k.Mirror != mirror {

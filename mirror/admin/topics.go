@@ -131,8 +131,8 @@ func (c *Client) StartMirrorTopicsWith(ctx context.Context, mirror string, opts 
 }
 
 // StopMirrorTopics stops mirroring topics (failover or migration cut-over):
-// each is truncated to its last stable offset, its LME recorded, and made
-// writable. StateOffset is sent as −1 (no precondition offset).
+// each keeps what it mirrored, gets its LME recorded and the transactions
+// the source left open aborted, and is made writable. StateOffset is sent as −1 (no precondition offset).
 func (c *Client) StopMirrorTopics(ctx context.Context, mirror string, topics ...string) (TopicResults, error) {
 	if err := checkTopics(topics); err != nil {
 		return nil, fmt.Errorf("StopMirrorTopics %s: %w", mirror, err)

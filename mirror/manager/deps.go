@@ -58,9 +58,6 @@ type LeaderPartition interface {
 	// construction).
 	TopicID() storage.TopicID
 	HighWatermark() int64
-	// LastStableOffset is the first offset of an open transaction, or the
-	// high watermark when none is open.
-	LastStableOffset() int64
 	// LastBatchEpoch is the partition leader epoch of the last batch in the
 	// log, -1 when the log has no batch (not the epoch cache's entry for a
 	// leadership that appended nothing).
@@ -76,6 +73,14 @@ type LeaderPartition interface {
 	// this epoch and waits until the whole ISR has it (acks=all, honouring
 	// min.insync.replicas) or ctx ends.
 	AppendMirrorPIDReset(ctx context.Context) error
+	// AbortOpenTransactions closes every transaction open in the log with
+	// an ABORT marker (record.EndTxnMarkerBatch with the producer's epoch
+	// and coordinator epoch) appended as leader in this epoch with the
+	// coordinator's origin, and waits until the whole ISR has the log up
+	// to its end (acks=all, honouring min.insync.replicas), so the last
+	// stable offset reaches it, or ctx ends. It returns the transactions
+	// it aborted; with none open it appends nothing and only waits.
+	AbortOpenTransactions(ctx context.Context) ([]storage.OpenTransaction, error)
 }
 
 // StateStore reads and writes this cluster's __mirror_state records,

@@ -66,7 +66,7 @@ func (m *Manager) run1(ctx context.Context, p *part, e partition.Effect) partiti
 	case partition.CheckExistingRecords:
 		return m.checkExistingRecords(ctx, tp, e)
 
-	case partition.TruncateFully, partition.TruncateAfterEpoch, partition.TruncateToLSO:
+	case partition.TruncateFully, partition.TruncateAfterEpoch:
 		return m.truncate(tp, e)
 
 	case partition.WaitForISRTruncation:
@@ -95,6 +95,9 @@ func (m *Manager) run1(ctx context.Context, p *part, e partition.Effect) partiti
 	case partition.BumpLeaderEpoch:
 		return partition.Result{Err: m.cfg.Controller.BumpLeaderEpoch(ctx, tp, e.Ref.LeaderEpoch, e.Epoch)}
 
+	case partition.AbortOpenTransactions:
+		return partition.Result{Err: m.abortOpenTransactions(ctx, tp, e)}
+
 	case partition.AppendMirrorPIDReset:
 		lp, err := m.cfg.Destination.MirrorLeader(tp, e.Ref.LeaderEpoch)
 		if err != nil {
@@ -119,7 +122,28 @@ func (m *Manager) run1(ctx context.Context, p *part, e partition.Effect) partiti
 	return partition.Result{Err: fmt.Errorf("%w: effect %s", partition.ErrInvalidEvent, e.Kind)}
 }
 
-// truncate performs the three truncations on the local leader.
+// abortOpenTransactions closes, for a stop, the transactions the source
+// left open at the stop point: their coordinator is on the source and
+// will never write their markers here (KIP-1279's stop aborts them rather
+// than truncate to the last stable offset).
+func (m *Manager) abortOpenTransactions(ctx context.Context, tp storage.TopicPartition, e partition.Effect) error {
+	lp, err := m.cfg.Destination.MirrorLeader(tp, e.Ref.LeaderEpoch)
+	if err != nil {
+		return err
+	}
+	aborted, err := lp.AbortOpenTransactions(ctx)
+	if len(aborted) > 0 {
+		pids := make([]int64, len(aborted))
+		for i, t := range aborted {
+			pids[i] = t.ProducerID
+		}
+		m.logger.Info("mirror stop aborted the transactions the source left open", "partition", tp.String(),
+			"transactions", len(aborted), "producerIds", pids, "firstOffset", aborted[0].FirstOffset, "leaderEpoch", e.Ref.LeaderEpoch)
+	}
+	return err
+}
+
+// truncate performs the two truncations on the local leader.
 func (m *Manager) truncate(tp storage.TopicPartition, e partition.Effect) partition.Result {
 	lp, err := m.cfg.Destination.MirrorLeader(tp, e.Ref.LeaderEpoch)
 	if err != nil {
@@ -134,10 +158,6 @@ func (m *Manager) truncate(tp storage.TopicPartition, e partition.Effect) partit
 		// goes. No later epoch: nothing to cut.
 		if _, end, ok := lp.EndOffsetForEpoch(e.Epoch); ok && end < lp.LogEndOffset() {
 			_, err = lp.TruncateTo(end)
-		}
-	case partition.TruncateToLSO:
-		if lso := lp.LastStableOffset(); lso < lp.LogEndOffset() {
-			_, err = lp.TruncateTo(lso)
 		}
 	}
 	if err != nil {

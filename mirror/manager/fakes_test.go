@@ -37,6 +37,8 @@ type fakeLocal struct {
 	// TruncateFullyAndStartAt calls.
 	truncations, fullTruncs int
 	pidResets               int
+	// aborted counts the transactions AbortOpenTransactions closed.
+	aborted int
 }
 
 func newFakeDest() *fakeDest { return &fakeDest{parts: map[storage.TopicPartition]*fakeLocal{}} }
@@ -172,7 +174,6 @@ func (f *fakeLeader) MaybeIncrementLogStartOffset(off int64) (bool, error) {
 func (f *fakeLeader) LeaderEpoch() int32          { return f.epoch }
 func (f *fakeLeader) TopicID() storage.TopicID    { return f.log.TopicID() }
 func (f *fakeLeader) HighWatermark() int64        { return f.log.HighWatermark() }
-func (f *fakeLeader) LastStableOffset() int64     { return f.log.LastStableOffset() }
 func (f *fakeLeader) ReplicasAt(int64, bool) bool { return true }
 
 func (f *fakeLeader) LastBatchEpoch() int32 {
@@ -198,6 +199,22 @@ func (f *fakeLeader) AppendMirrorPIDReset(context.Context) error {
 	p.pidResets++
 	f.d.mu.Unlock()
 	return nil
+}
+
+func (f *fakeLeader) AbortOpenTransactions(context.Context) ([]storage.OpenTransaction, error) {
+	p, err := f.check()
+	if err != nil {
+		return nil, err
+	}
+	aborted, _, err := f.log.AbortOpenTransactions(f.epoch)
+	if err != nil {
+		return nil, err
+	}
+	f.log.UpdateHighWatermark(f.log.LogEndOffset())
+	f.d.mu.Lock()
+	p.aborted += len(aborted)
+	f.d.mu.Unlock()
+	return aborted, nil
 }
 
 // fakeStates is __mirror_state: records with state-epoch and leader-epoch

@@ -46,8 +46,9 @@ func (e *env) waitCaughtUp(kcHW func() int64, p int32, want partition.State) {
 // TestMirrorLifecycle: a kfake source copied byte for byte through
 // PREPARING → MIRRORING; pause (PAUSED at the log end) and resume (no
 // truncation, catches up); stop (epoch bump to above the mirrored epochs,
-// truncation to the LSO under an open source transaction, MIRROR_PID_RESET,
-// STOPPED, writable).
+// the transaction the source left open aborted with a marker rather than
+// truncated away with the committed records after it, MIRROR_PID_RESET,
+// STOPPED, writable, LSO = LEO, read_committed the same on both sides).
 func TestMirrorLifecycle(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 25*time.Second)
@@ -122,27 +123,33 @@ func TestMirrorLifecycle(t *testing.T) {
 		}
 	}
 
-	// An open transaction on partition 0 of the source, mirrored.
-	txn, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("orders"), kgo.TransactionalID("open-txn"),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	// On partition 0 of the source: a transaction left open, then a
+	// committed one, an aborted one and plain records after it, mirrored.
+	// The destination's LSO stops at the open transaction.
+	lsoWant := hw(0)()
+	open := txnProducer(t, seeds, "orders", "open-txn")
+	txnProduce(t, ctx, open, "open", 3)
+	txnProduce(t, ctx, txnProducer(t, seeds, "orders", "done-txn"), "committed", 4, kgo.TryCommit)
+	txnProduce(t, ctx, txnProducer(t, seeds, "orders", "aborted-txn"), "aborted", 2, kgo.TryAbort)
+	plain, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("orders"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer txn.Close()
-	if err := txn.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	lsoWant := hw(0)()
-	if err := txn.ProduceSync(ctx, &kgo.Record{Partition: 0, Value: []byte("open")}).FirstErr(); err != nil {
-		t.Fatal(err)
+	defer plain.Close()
+	for i := range 5 {
+		if err := plain.ProduceSync(ctx, &kgo.Record{Partition: 0, Value: fmt.Appendf(nil, "plain-after-%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e.waitCaughtUp(hw(0), 0, partition.StateMirroring)
 	if lso := e.dest.local(e.tp(0)).log.LastStableOffset(); lso != lsoWant {
 		t.Fatalf("destination LSO %d with the open transaction, want %d", lso, lsoWant)
 	}
+	stopAt := []int64{hw(0)(), hw(1)()} // what the stop finds mirrored
 
 	// Stop: the mirrored batches have epoch 0, the leader epoch is 0, so
-	// the stop bumps it to 1 first.
+	// the stop bumps it to 1 first; then it records the LME and the stop
+	// offset, aborts the open transaction and appends MIRROR_PID_RESET.
 	e.setMirrorName("m" + partition.SuffixRemoved)
 	for p := range int32(2) {
 		tp := e.tp(p)
@@ -150,30 +157,63 @@ func TestMirrorLifecycle(t *testing.T) {
 			rec, ok := e.st.get(e.key(p))
 			return ok && rec.State == partition.StateStopped && e.dest.snapshot(tp).access == partition.AccessWritable
 		})
-		rec, _ := e.st.get(e.key(p))
-		wantLSO := hw(p)()
-		if p == 0 {
-			wantLSO = lsoWant
+	}
+
+	// The source's coordinator aborts the open transaction too (after the
+	// stop point). A read_committed consumer on either side then sees the
+	// same records below the stop offset: the committed transaction and the
+	// plain records after the open one included, the aborted and the open
+	// transactions' records on neither.
+	if err := open.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	for p := range int32(2) {
+		src := sourceCommittedValues(t, ctx, seeds, "orders", p, stopAt[p])
+		dst := committedValues(t, e.dest.local(e.tp(p)).log)
+		c := compareViews(src, dst, func(v string) bool { return strings.Contains(v, "/open-") || strings.Contains(v, "/aborted-") })
+		t.Logf("%s read_committed: source %d records, destination %d; lost=%d aborted-visible=%d duplicates=%d misordered=%d",
+			e.tp(p), len(src), len(dst), c.lost, c.abortedVisible, c.duplicates, c.misordered)
+		if c != (viewCounts{}) || len(src) == 0 {
+			t.Errorf("%s: the destination's read_committed view differs from the source's: %+v", e.tp(p), c)
 		}
-		if rec.LastMirrorEpoch != 0 || rec.LastMirrorOffset != wantLSO || rec.LeaderEpoch != 1 {
-			t.Fatalf("%s: STOPPED record %s, want lme 0 at %d, leader epoch 1", tp, rec, wantLSO)
+	}
+
+	for p := range int32(2) {
+		tp := e.tp(p)
+		rec, _ := e.st.get(e.key(p))
+		if rec.LastMirrorEpoch != 0 || rec.LastMirrorOffset != stopAt[p] || rec.LeaderEpoch != 1 {
+			t.Fatalf("%s: STOPPED record %s, want lme 0 at %d, leader epoch 1", tp, rec, stopAt[p])
 		}
 		snap := e.dest.snapshot(tp)
-		if snap.pidResets != 1 || snap.epoch != 1 {
-			t.Fatalf("%s: %d PID resets at epoch %d, want 1 at 1", tp, snap.pidResets, snap.epoch)
-		}
-		bs := localBatches(t, snap.log)
-		last := bs[len(bs)-1]
-		if !last.IsControl() || last.BaseOffset() != wantLSO || last.PartitionLeaderEpoch() != 1 || last.ProducerID() != -1 {
-			t.Fatalf("%s: last batch at %d epoch %d control %v pid %d; want the PID reset at %d epoch 1", tp, last.BaseOffset(),
-				last.PartitionLeaderEpoch(), last.IsControl(), last.ProducerID(), wantLSO)
-		}
-		wantTrunc := 0
+		wantAborted := 0
 		if p == 0 {
-			wantTrunc = 1 // the open transaction
+			wantAborted = 1 // the open transaction
 		}
-		if snap.truncations != wantTrunc {
-			t.Fatalf("%s: %d truncations, want %d", tp, snap.truncations, wantTrunc)
+		if snap.pidResets != 1 || snap.epoch != 1 || snap.truncations != 0 || snap.aborted != wantAborted {
+			t.Fatalf("%s: %d PID resets at epoch %d, %d truncations, %d transactions aborted; want 1 at 1, 0, %d", tp,
+				snap.pidResets, snap.epoch, snap.truncations, snap.aborted, wantAborted)
+		}
+		// Everything mirrored is still there, byte for byte; then the
+		// stop's ABORT marker (partition 0) and the PID reset, at epoch 1.
+		src := sourceBatches(t, ctx, kc, "orders", p, id)
+		src = slices.DeleteFunc(src, func(b record.Batch) bool { return b.BaseOffset() >= stopAt[p] }) // the source's abort
+		bs := localBatches(t, snap.log)
+		mirrored := bs[:min(len(src), len(bs))]
+		if _, mismatches := compareLogs(src, mirrored); mismatches != 0 || len(bs) != len(src)+1+wantAborted {
+			t.Fatalf("%s: %d batches after the stop, %d mirrored ones differ; source %d, want the source's and %d more", tp,
+				len(bs), mismatches, len(src), 1+wantAborted)
+		}
+		for i, b := range bs[len(src):] {
+			isReset := i == wantAborted
+			if !b.IsControl() || b.BaseOffset() != stopAt[p]+int64(i) || b.PartitionLeaderEpoch() != 1 || (b.ProducerID() == -1) != isReset {
+				t.Fatalf("%s: stop batch %d at %d epoch %d control %v pid %d; want the ABORT markers then the PID reset from %d at epoch 1",
+					tp, i, b.BaseOffset(), b.PartitionLeaderEpoch(), b.IsControl(), b.ProducerID(), stopAt[p])
+			}
+		}
+		l := snap.log
+		if l.LastStableOffset() != l.LogEndOffset() || l.HighWatermark() != l.LogEndOffset() || len(l.OpenTransactions()) != 0 {
+			t.Fatalf("%s: LSO %d HW %d LEO %d, open %v; want LSO = HW = LEO, nothing open", tp, l.LastStableOffset(),
+				l.HighWatermark(), l.LogEndOffset(), l.OpenTransactions())
 		}
 		if got, want := e.st.states(e.key(p)), "PREPARING MIRRORING PAUSING PAUSED MIRRORING STOPPING STOPPING STOPPED"; got != want {
 			t.Fatalf("%s: records %q, want %q", tp, got, want)
@@ -183,6 +223,37 @@ func TestMirrorLifecycle(t *testing.T) {
 	slices.SortFunc(bumps, func(a, b bumpCall) int { return int(a.tp.Partition - b.tp.Partition) })
 	if want := []bumpCall{{e.tp(0), 0, 1}, {e.tp(1), 0, 1}}; !slices.Equal(bumps, want) {
 		t.Fatalf("epoch bumps %+v, want %+v", bumps, want)
+	}
+}
+
+// txnProducer is a transactional producer of topic on the source.
+func txnProducer(t *testing.T, seeds []string, topic, id string) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic), kgo.TransactionalID(id),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// txnProduce writes n records "<prefix>-<i>" to partition 0 in one
+// transaction of cl, and ends it when end is given (open otherwise).
+func txnProduce(t *testing.T, ctx context.Context, cl *kgo.Client, prefix string, n int, end ...kgo.TransactionEndTry) {
+	t.Helper()
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Partition: 0, Value: fmt.Appendf(nil, "%s-%d", prefix, i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, how := range end {
+		if err := cl.EndTransaction(ctx, how); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -288,14 +359,15 @@ func TestOldEpochEffectsDropped(t *testing.T) {
 	}
 	ctx := t.Context()
 	for _, k := range []partition.EffectKind{partition.WriteMirrorState, partition.SetReadOnly, partition.TruncateFully,
-		partition.AppendMirrorPIDReset, partition.BumpLeaderEpoch} {
+		partition.AppendMirrorPIDReset, partition.AbortOpenTransactions, partition.BumpLeaderEpoch} {
 		m.perform(ctx, p, partition.Effect{Kind: k, Ref: partition.Ref{LeaderEpoch: 4, Seq: 1}, Reply: true, Mirror: "m",
 			Record: rec, ExpectedStateEpoch: 0, Epoch: 6})
 	}
 	snap := e.dest.snapshot(e.tp(0))
-	if e.st.writes != 0 || len(snap.accessLog) != 0 || snap.fullTruncs != 0 || snap.pidResets != 0 || len(e.ctrl.bumps()) != 0 || queued() != 0 {
-		t.Fatalf("old-epoch effects ran: %d writes, access %v, %d truncations, %d PID resets, bumps %v, %d results",
-			e.st.writes, snap.accessLog, snap.fullTruncs, snap.pidResets, e.ctrl.bumps(), queued())
+	if e.st.writes != 0 || len(snap.accessLog) != 0 || snap.fullTruncs != 0 || snap.pidResets != 0 || snap.aborted != 0 ||
+		snap.log.LogEndOffset() != 0 || len(e.ctrl.bumps()) != 0 || queued() != 0 {
+		t.Fatalf("old-epoch effects ran: %d writes, access %v, %d truncations, %d PID resets, %d aborts, LEO %d, bumps %v, %d results",
+			e.st.writes, snap.accessLog, snap.fullTruncs, snap.pidResets, snap.aborted, snap.log.LogEndOffset(), e.ctrl.bumps(), queued())
 	}
 	// RemoveFetcher runs whatever its epoch (its answer then fails: the
 	// handle of epoch 4 is gone).

@@ -44,9 +44,17 @@
 //	PAUSING: RemoveFetcher, then PAUSED records the log end offset.
 //	PAUSED → MIRRORING (resume): AddFetcher from the local log end, no truncation.
 //	STOPPING: RemoveFetcher; BumpLeaderEpoch(last batch epoch + 1) unless the
-//	  leader epoch is already above it; TruncateToLSO; record the LME (a
-//	  STOPPING → STOPPING write); AppendMirrorPIDReset (acks from the ISR);
-//	  STOPPED; ClearReadOnly.
+//	  leader epoch is already above it; record the LME and the stop offset
+//	  (a STOPPING → STOPPING write of what RemoveFetcher reported at the
+//	  current epoch); AbortOpenTransactions (an ABORT marker for every
+//	  transaction the source left open at the stop point, acks from the
+//	  ISR); AppendMirrorPIDReset (acks from the ISR); STOPPED; ClearReadOnly.
+//	  The stop keeps every mirrored record: the markers unblock the last
+//	  stable offset (KIP-1279's latest design, digest §3.5 "Failover")
+//	  where truncating to it would delete committed records after the
+//	  first open transaction. The LME is recorded before the first marker,
+//	  so a leader that takes over midway finishes the stop without
+//	  measuring a log the stop has written to (see recordLME).
 //	FAILED (from PREPARING or MIRRORING): RemoveFetcher; ScheduleRetry with
 //	  full jitter; the timer's Result moves it back to PREPARING.
 //

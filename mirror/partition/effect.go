@@ -67,10 +67,18 @@ const (
 	// minLeaderEpoch Effect.Epoch. The Result says the controller accepted
 	// it; the machine then waits for BecomeLeader at an epoch ≥ Effect.Epoch.
 	BumpLeaderEpoch
-	// TruncateToLSO: truncate the local log to its last stable offset so no
-	// mirrored transaction stays open. Result.LogEndOffset (the LSO),
-	// Result.LatestEpoch.
-	TruncateToLSO
+	// AbortOpenTransactions: close every transaction open in the local log
+	// with an ABORT marker (the producer's epoch and coordinator epoch,
+	// appended as leader in the Ref's epoch with the coordinator's origin,
+	// as WriteTxnMarkers would) and answer once the whole ISR has the log
+	// up to its end (acks=all), so the last stable offset has reached it.
+	// The source's coordinator will never close them here, and truncating
+	// to the last stable offset instead would delete every record after
+	// the first open transaction, committed ones included. With nothing
+	// open it appends nothing (a repeat after a partial run). The Result
+	// carries nothing the machine uses: STOPPING records the LME and the
+	// stop offset before it asks for this (see recordLME).
+	AbortOpenTransactions
 	// AppendMirrorPIDReset: append the MIRROR_PID_RESET control record
 	// (type 7) as leader with acks from the whole ISR; answer when acked.
 	AppendMirrorPIDReset
@@ -122,8 +130,8 @@ func (k EffectKind) String() string {
 		return "remove-fetcher"
 	case BumpLeaderEpoch:
 		return "bump-leader-epoch"
-	case TruncateToLSO:
-		return "truncate-to-lso"
+	case AbortOpenTransactions:
+		return "abort-open-txns"
 	case AppendMirrorPIDReset:
 		return "append-pid-reset"
 	case ScheduleRetry:

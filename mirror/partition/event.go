@@ -40,7 +40,7 @@ type Result struct {
 	// a full truncation restarts the log.
 	LogStartOffset int64
 	// LogEndOffset and LatestEpoch: the local log after TruncateFully,
-	// TruncateAfterEpoch, TruncateToLSO (the LSO) or RemoveFetcher. LatestEpoch
+	// TruncateAfterEpoch or RemoveFetcher. LatestEpoch
 	// is the leader epoch of the last batch in the log, −1 if it is empty —
 	// the epoch of data, not the epoch cache's entry for a leadership the log
 	// has no batch of.

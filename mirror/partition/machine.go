@@ -96,10 +96,7 @@ type progress struct {
 
 	bumpAccepted int32 // the largest BumpLeaderEpoch minimum the controller accepted
 
-	lsoDone  bool
-	lso      int64
-	lsoEpoch int32
-
+	aborted  bool // AbortOpenTransactions answered
 	pidReset bool
 	retryDue bool
 }

@@ -97,13 +97,13 @@ func (m *Machine) nextStep() (Effect, bool) {
 				}
 				return Effect{Kind: BumpLeaderEpoch, Epoch: need}, true
 			}
-			if !m.prog.lsoDone {
-				return Effect{Kind: TruncateToLSO}, true
-			}
 			return m.recordLME(), true
 		}
 		if m.fetcher.active {
 			return Effect{Kind: RemoveFetcher}, true
+		}
+		if !m.prog.aborted {
+			return Effect{Kind: AbortOpenTransactions}, true
 		}
 		if !m.prog.pidReset {
 			return Effect{Kind: AppendMirrorPIDReset}, true
@@ -123,7 +123,7 @@ func (m *Machine) target() State {
 	if d == DesiredStop {
 		switch s {
 		case StateStopping:
-			if m.lmeRecorded() && m.prog.pidReset {
+			if m.stopDone() {
 				return StateStopped
 			}
 			return StateStopping
@@ -161,7 +161,7 @@ func (m *Machine) target() State {
 		}
 	case StateStopping:
 		// A stop, once started, completes whatever metadata says next.
-		if m.lmeRecorded() && m.prog.pidReset {
+		if m.stopDone() {
 			return StateStopped
 		}
 	case StateFailed:
@@ -186,11 +186,18 @@ func (m *Machine) retryable() bool {
 	return n >= 1 && m.cfg.RetryMaxAttempts > 0 && n <= m.cfg.RetryMaxAttempts
 }
 
-// lmeRecorded reports whether the STOPPING record holds the LME: from then
-// on the log must not be truncated again (it may hold MIRROR_PID_RESET at
-// the bumped epoch, which is not the LME).
+// lmeRecorded reports whether the STOPPING record holds the LME and the
+// stop offset: from then on they are never measured again, since the log
+// may hold ABORT markers and MIRROR_PID_RESET at the bumped epoch, which
+// are not mirrored data.
 func (m *Machine) lmeRecorded() bool {
 	return m.rec.State == StateStopping && m.rec.LastMirrorOffset >= 0
+}
+
+// stopDone reports whether STOPPING did everything STOPPED needs: the LME
+// recorded, no transaction left open, MIRROR_PID_RESET acknowledged.
+func (m *Machine) stopDone() bool {
+	return m.lmeRecorded() && m.prog.aborted && m.prog.pidReset
 }
 
 // lmeTrusted reports whether a stop that came from prev may record the log's
@@ -238,16 +245,32 @@ func (m *Machine) transition(t State) Effect {
 	return Effect{Kind: WriteMirrorState, Record: r, ExpectedStateEpoch: m.rec.StateEpoch}
 }
 
-// recordLME is STOPPING's second write: the LME and the LSO it truncated
-// to, before MIRROR_PID_RESET moves the log's latest epoch.
+// recordLME is STOPPING's second write: the stop offset (the log end
+// offset the fetcher left, everything mirrored lies below it) and the LME
+// (the epoch of the last mirrored batch), as RemoveFetcher reported them
+// under the current leader epoch, after which the stop has written nothing.
+//
+// It comes before AbortOpenTransactions and MIRROR_PID_RESET, the stop's
+// only writes to the log, on purpose. Those batches carry the bumped
+// leader epoch and move the log end, so once one is written the log no
+// longer tells the mirrored end by itself: a batch at the end of a log is
+// as likely a mirrored marker (the source's own COMMIT or ABORT) as one of
+// the stop's, and which is which depends on the very LME to be recorded.
+// Persisted first, the record carries the mirrored end across a crash or a
+// leader change at any point of the stop: a new leader that finds it never
+// measures again (lmeRecorded), only aborts what is still open (nothing, if
+// the markers were all written) and appends MIRROR_PID_RESET. A stop that
+// records nothing until the markers are in would, after a crash between
+// the two, record the marker's epoch as the LME, or bump the epoch again
+// above its own markers.
 func (m *Machine) recordLME() Effect {
 	r := m.rec
 	r.StateEpoch = m.rec.StateEpoch + 1
 	r.LeaderEpoch = m.leaderEpoch
-	r.LastMirrorOffset = m.prog.lso
+	r.LastMirrorOffset = m.prog.removedLEO
 	r.LastMirrorEpoch = -1
 	if lmeTrusted(r.PrevState) {
-		r.LastMirrorEpoch = m.prog.lsoEpoch
+		r.LastMirrorEpoch = m.prog.removedEpoch
 	}
 	return Effect{Kind: WriteMirrorState, Record: r, ExpectedStateEpoch: m.rec.StateEpoch}
 }

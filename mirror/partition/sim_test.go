@@ -49,6 +49,8 @@ func runSimSeeds(t *testing.T, first, count uint64) {
 		for name, n := range map[string]int{
 			"stopped": total.Stopped, "failed": total.Failed, "failedRetries": total.FailedRetries, "exhausted": total.Exhausted, "bumps": total.Bumps,
 			"staleAnswers": total.Stale, "zombieWrites": total.Fenced, "pauses": total.Paused, "appends": total.Appends,
+			"abortedTxns": total.AbortedTxns, "partialAborts": total.PartialAborts, "stopsWithOpenTxns": total.StopsWithOpenTxns,
+			"abortReruns": total.AbortReruns,
 		} {
 			if n == 0 {
 				t.Errorf("no %s in %d seeds", name, count)
@@ -64,7 +66,15 @@ func runSimSeeds(t *testing.T, first, count uint64) {
 type simStats struct {
 	Steps, Effects, Stale, Fenced, Appends, Bumps, Paused, Stopped, Failed, FailedRetries, Exhausted int
 	JitterLow, JitterHigh                                                                            int
-	FinalMirroring, FinalPaused, FinalStopped, FinalFailed                                           int
+	// AbortedTxns counts the transactions stops aborted, PartialAborts
+	// the abort runs that failed after writing some of their markers, and
+	// StopsWithOpenTxns the STOPPED records whose stop point left a
+	// transaction open.
+	AbortedTxns, PartialAborts, StopsWithOpenTxns int
+	// AbortReruns counts abort runs that found the stop's own batches
+	// already in the log: a repeat after a partial run or a takeover.
+	AbortReruns                                            int
+	FinalMirroring, FinalPaused, FinalStopped, FinalFailed int
 }
 
 func (s *simStats) add(o simStats) {
@@ -81,20 +91,82 @@ func (s *simStats) add(o simStats) {
 	s.Exhausted += o.Exhausted
 	s.JitterLow += o.JitterLow
 	s.JitterHigh += o.JitterHigh
+	s.AbortedTxns += o.AbortedTxns
+	s.PartialAborts += o.PartialAborts
+	s.StopsWithOpenTxns += o.StopsWithOpenTxns
+	s.AbortReruns += o.AbortReruns
 	s.FinalMirroring += o.FinalMirroring
 	s.FinalPaused += o.FinalPaused
 	s.FinalStopped += o.FinalStopped
 	s.FinalFailed += o.FinalFailed
 }
 
+// The kinds of batch a log holds. A source holds data and markers; the
+// destination also holds what its stops write (local): ABORT markers for
+// the transactions the source left open, and MIRROR_PID_RESET.
 const (
-	entryMirrored = iota
+	entryData = iota
+	entryCommit
+	entryAbort
 	entryPIDReset
 )
 
+// simEntry is one batch. pid 0 is a plain (non-transactional) batch; a data
+// batch of pid > 0 is transactional and opens its producer's transaction,
+// which the producer's next COMMIT or ABORT marker closes.
 type simEntry struct {
 	epoch int32
 	kind  int
+	pid   int
+	local bool // written by the destination's stop, not mirrored
+}
+
+// simProducers is how many transactional producers write to the source.
+const simProducers = 3
+
+// openTxns lists the producers with a transaction open in log, ascending.
+func openTxns(log []simEntry) []int {
+	var open [simProducers + 1]bool
+	for _, e := range log {
+		switch {
+		case e.pid == 0:
+		case e.kind == entryData:
+			open[e.pid] = true
+		case e.kind == entryCommit, e.kind == entryAbort:
+			open[e.pid] = false
+		}
+	}
+	var out []int
+	for pid, o := range open {
+		if o {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// readCommitted lists the offsets of the data batches a read_committed
+// consumer of log sees: plain ones, and those of committed transactions.
+// A transaction still open hides its data (the last stable offset stops
+// at it), as an aborted one does.
+func readCommitted(log []simEntry) []int {
+	var out []int
+	pending := map[int][]int{}
+	for i, e := range log {
+		switch {
+		case e.kind == entryData && e.pid == 0:
+			out = append(out, i)
+		case e.kind == entryData:
+			pending[e.pid] = append(pending[e.pid], i)
+		case e.kind == entryCommit:
+			out = append(out, pending[e.pid]...)
+			delete(pending, e.pid)
+		case e.kind == entryAbort:
+			delete(pending, e.pid)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 type simBroker struct {
@@ -136,17 +208,28 @@ type sim struct {
 	// The __mirror_state coordinator's record.
 	store Record
 	log   []simEntry
-	// source holds the source partition's batch epochs (offset = index).
-	source []int32
-	timers []simTimer
-	faults bool
-	stats  simStats
-	trace  []string
+	// source holds the source partition's batches (offset = index).
+	source []simEntry
+	// stopLog is the log as the last LME record found it (the mirrored
+	// log the stop must keep whole) and stopTrusted whether that record's
+	// LME is trusted (lmeTrusted).
+	stopLog     []simEntry
+	stopTrusted bool
+	// stopEnd is the log end offset before the current STOPPING first
+	// changed the log, -1 until it does, and stopMirrored the log then:
+	// the mirrored log the LME record must describe whenever the stop
+	// records it.
+	stopEnd      int
+	stopMirrored []simEntry
+	timers       []simTimer
+	faults       bool
+	stats        simStats
+	trace        []string
 }
 
 func newSim(seed uint64) *sim {
 	s := &sim{seed: seed, rng: rand.New(rand.NewPCG(seed, 0x5eed)), now: time.Unix(0, 0).UTC(), store: EmptyRecord(),
-		leader: -1, desired: DesiredNone, faults: true}
+		leader: -1, desired: DesiredNone, faults: true, stopEnd: -1}
 	s.cfg = Config{RetryInitialBackoff: 100 * time.Millisecond, RetryMaxBackoff: 2 * time.Second,
 		RetryMaxAttempts: 1 + s.rng.Int32N(3), RetryResetAfter: 30 * time.Second,
 		StepInitialBackoff: 50 * time.Millisecond, StepMaxBackoff: time.Second}
@@ -506,19 +589,39 @@ func (s *sim) startEffect(i int) error {
 		}
 		s.stats.Bumps++
 		s.setLeader(b.id, max(s.epoch+1, e.Epoch))
-	case TruncateToLSO:
+	case AbortOpenTransactions:
 		if zombie {
 			r.Err = fenced
 			break
 		}
 		if s.anyFetcher() {
-			return fmt.Errorf("b%d: truncated to the LSO while a fetcher runs", b.id)
+			return fmt.Errorf("b%d: transactions aborted while a fetcher runs", b.id)
 		}
-		// The LSO trims an open mirrored transaction at the tail.
-		for k := s.rng.IntN(3); k > 0 && len(s.log) > 0 && s.log[len(s.log)-1].kind == entryMirrored; k-- {
-			s.log = s.log[:len(s.log)-1]
+		if s.store.State != StateStopping {
+			return fmt.Errorf("b%d: ABORT markers written while the record is %s", b.id, s.store)
 		}
-		r.LogEndOffset, r.LatestEpoch = int64(len(s.log)), s.latestEpoch()
+		if fault(5) {
+			r.Err = errors.New("not enough replicas")
+			break
+		}
+		if m := s.maxMirroredEpoch(); s.epoch <= m {
+			return fmt.Errorf("b%d: ABORT markers at epoch %d, not above mirrored epoch %d", b.id, s.epoch, m)
+		}
+		// One marker per open transaction, each appended on its own; a
+		// fault stops the run midway (the broker died, the ISR wait timed
+		// out) and the stop must finish the job later.
+		if len(s.log) > s.stopWritesFrom() {
+			s.stats.AbortReruns++
+		}
+		for _, pid := range openTxns(s.log) {
+			if fault(15) {
+				r.Err = errors.New("request timed out")
+				s.stats.PartialAborts++
+				break
+			}
+			s.appendLocal(simEntry{epoch: s.epoch, kind: entryAbort, pid: pid, local: true})
+			s.stats.AbortedTxns++
+		}
 	case AppendMirrorPIDReset:
 		if zombie {
 			r.Err = fenced
@@ -534,7 +637,7 @@ func (s *sim) startEffect(i int) error {
 		if m := s.maxMirroredEpoch(); s.epoch <= m {
 			return fmt.Errorf("b%d: PID reset at epoch %d, not above mirrored epoch %d", b.id, s.epoch, m)
 		}
-		s.log = append(s.log, simEntry{epoch: s.epoch, kind: entryPIDReset})
+		s.appendLocal(simEntry{epoch: s.epoch, kind: entryPIDReset, local: true})
 	case ScheduleRetry:
 		s.timers = append(s.timers, simTimer{b: b.id, at: e.At, r: r})
 		return nil
@@ -559,16 +662,41 @@ func (s *sim) applyWrite(b *simBroker, rec Record) error {
 			if s.anyFetcher() {
 				return fmt.Errorf("b%d: LME recorded while a fetcher runs", b.id)
 			}
-			if rec.LastMirrorOffset != int64(len(s.log)) {
-				return fmt.Errorf("b%d: LME recorded at offset %d, log end %d", b.id, rec.LastMirrorOffset, len(s.log))
+			// The stop offset is the log end before this stop wrote
+			// anything, however far it got before recording it (a crash
+			// between its first marker and this record included).
+			end := s.stopWritesFrom()
+			if end > len(s.log) {
+				return fmt.Errorf("b%d: the stop removed batches [%d, %d) before recording the LME", b.id, len(s.log), end)
+			}
+			if rec.LastMirrorOffset != int64(end) {
+				return fmt.Errorf("b%d: LME recorded at offset %d, the mirrored log ends at %d (log end %d)", b.id,
+					rec.LastMirrorOffset, end, len(s.log))
 			}
 			want := int32(-1)
 			if lmeTrusted(rec.PrevState) {
-				want = s.latestEpoch()
+				// The epoch of the last mirrored batch: a trusted log holds
+				// nothing else below the stop offset.
+				for i, e := range s.log[:end] {
+					if e.local {
+						return fmt.Errorf("b%d: a trusted stop offset %d covers a stop's batch at %d", b.id, end, i)
+					}
+				}
+				if end > 0 {
+					want = s.log[end-1].epoch
+				}
 			}
 			if rec.LastMirrorEpoch != want {
-				return fmt.Errorf("b%d: LME %d recorded, want %d (prev %s)", b.id, rec.LastMirrorEpoch, want, rec.PrevState)
+				return fmt.Errorf("b%d: LME %d recorded, want %d, the last mirrored batch's (prev %s)", b.id, rec.LastMirrorEpoch,
+					want, rec.PrevState)
 			}
+			s.stopLog, s.stopTrusted = slices.Clone(s.log[:end]), lmeTrusted(rec.PrevState)
+			if s.stopEnd >= 0 {
+				s.stopLog = s.stopMirrored
+			}
+		}
+		if from.State != StateStopping {
+			s.stopEnd = -1 // a new stop: it has written nothing yet
 		}
 	case StateStopped:
 		if from.LastMirrorOffset < 0 {
@@ -576,6 +704,13 @@ func (s *sim) applyWrite(b *simBroker, rec Record) error {
 		}
 		if err := s.checkStoppedLog(); err != nil {
 			return fmt.Errorf("b%d: STOPPED: %w", b.id, err)
+		}
+		if rec.LastMirrorOffset != from.LastMirrorOffset || rec.LastMirrorEpoch != from.LastMirrorEpoch {
+			return fmt.Errorf("b%d: STOPPED with lme %d at %d, the stop recorded lme %d at %d", b.id, rec.LastMirrorEpoch,
+				rec.LastMirrorOffset, from.LastMirrorEpoch, from.LastMirrorOffset)
+		}
+		if len(openTxns(s.stopLog)) > 0 {
+			s.stats.StopsWithOpenTxns++
 		}
 		s.stats.Stopped++
 	case StateFailed:
@@ -592,7 +727,12 @@ func (s *sim) applyWrite(b *simBroker, rec Record) error {
 }
 
 // checkStoppedLog: the log ends with a MIRROR_PID_RESET after every
-// mirrored batch, at an epoch above all of them, and nothing fetches.
+// mirrored batch, at an epoch above all of them, and nothing fetches; the
+// stop kept the whole log its LME record found and added only its own
+// batches after it, no transaction is left open (the last stable offset is
+// the log end), and when the stop trusted the log (a source prefix) a
+// read_committed consumer sees exactly the records the source had
+// committed at the stop point.
 func (s *sim) checkStoppedLog() error {
 	if s.anyFetcher() {
 		return errors.New("a fetcher runs")
@@ -607,14 +747,56 @@ func (s *sim) checkStoppedLog() error {
 		return errors.New("no MIRROR_PID_RESET in the log")
 	}
 	for _, e := range s.log[last:] {
-		if e.kind == entryMirrored {
+		if !e.local {
 			return errors.New("mirrored data after the MIRROR_PID_RESET")
 		}
 	}
 	if m := s.maxMirroredEpoch(); s.log[last].epoch <= m || s.epoch <= m {
 		return fmt.Errorf("epoch not above the mirrored epoch %d (reset at %d, leader at %d)", m, s.log[last].epoch, s.epoch)
 	}
+	stop := len(s.stopLog)
+	if len(s.log) < stop || !slices.Equal(s.log[:stop], s.stopLog) {
+		return fmt.Errorf("the stop changed the log below its stop offset %d (log end %d)", stop, len(s.log))
+	}
+	for i, e := range s.log[stop:] {
+		if !e.local {
+			return fmt.Errorf("mirrored batch at %d after the stop offset %d", stop+i, stop)
+		}
+	}
+	if open := openTxns(s.log); len(open) > 0 {
+		return fmt.Errorf("transactions of producers %v still open", open)
+	}
+	if s.stopTrusted {
+		if stop > len(s.source) || !slices.Equal(s.log[:stop], s.source[:stop]) {
+			return fmt.Errorf("a trusted stop's log is not the source's first %d batches", stop)
+		}
+		if got, want := readCommitted(s.log), readCommitted(s.source[:stop]); !slices.Equal(got, want) {
+			return fmt.Errorf("read_committed sees batches %v, the source had committed %v at the stop point %d", got, want, stop)
+		}
+	}
 	return nil
+}
+
+// appendLocal appends a batch the stop writes.
+func (s *sim) appendLocal(e simEntry) {
+	s.stopChangesLog()
+	s.log = append(s.log, e)
+}
+
+// stopChangesLog notes the log as it was before a stop first changes it.
+func (s *sim) stopChangesLog() {
+	if s.store.State == StateStopping && s.stopEnd < 0 {
+		s.stopEnd, s.stopMirrored = len(s.log), slices.Clone(s.log)
+	}
+}
+
+// stopWritesFrom is the log end before the current stop first changed the
+// log, or the log end while it has changed nothing.
+func (s *sim) stopWritesFrom() int {
+	if s.store.State == StateStopping && s.stopEnd >= 0 {
+		return s.stopEnd
+	}
+	return len(s.log)
 }
 
 func (s *sim) anyFetcher() bool {
@@ -636,7 +818,7 @@ func (s *sim) latestEpoch() int32 {
 func (s *sim) maxMirroredEpoch() int32 {
 	m := int32(-1)
 	for _, e := range s.log {
-		if e.kind == entryMirrored {
+		if !e.local {
 			m = max(m, e.epoch)
 		}
 	}
@@ -690,13 +872,13 @@ func (s *sim) fetch() error {
 			continue // not running, or fenced by the partition's leader epoch
 		}
 		n := len(s.log)
-		if n > 0 && s.log[n-1].kind != entryMirrored {
-			return fmt.Errorf("b%d: fetching into a log that ends with a PID reset (record %s)", b.id, s.store)
+		if n > 0 && s.log[n-1].local {
+			return fmt.Errorf("b%d: fetching into a log that ends with a stop's batch (record %s)", b.id, s.store)
 		}
 		if n >= len(s.source) {
 			return nil
 		}
-		if ep := s.source[n]; ep > s.epoch {
+		if ep := s.source[n].epoch; ep > s.epoch {
 			if ep > b.reported {
 				b.reported = ep
 				b.inbox = append(b.inbox, SourceEpochAhead{Ref: *b.fetcher, Epoch: ep})
@@ -708,18 +890,21 @@ func (s *sim) fetch() error {
 			st.State == StateStopping && st.LastMirrorOffset >= 0:
 			return fmt.Errorf("b%d: mirrored append while the record is %s", b.id, st)
 		}
-		s.log = append(s.log, simEntry{epoch: s.source[n]})
+		s.log = append(s.log, s.source[n])
 		s.stats.Appends++
 	}
 	return nil
 }
 
 // growSource appends source batches; now and then their epoch jumps above
-// the destination's leader epoch.
+// the destination's leader epoch. Each is plain, a transactional producer's
+// data, or a COMMIT or ABORT marker closing a producer's open transaction,
+// so a stop finds transactions open, committed and aborted ones before
+// them and plain and committed records after them.
 func (s *sim) growSource() {
 	ep := int32(0)
 	if len(s.source) > 0 {
-		ep = s.source[len(s.source)-1]
+		ep = s.source[len(s.source)-1].epoch
 	}
 	switch n := s.rng.IntN(10); {
 	case n < 6:
@@ -729,7 +914,20 @@ func (s *sim) growSource() {
 		ep = max(ep, s.epoch) + 1 + int32(s.rng.IntN(5))
 	}
 	for range 1 + s.rng.IntN(4) {
-		s.source = append(s.source, ep)
+		e := simEntry{epoch: ep}
+		open := openTxns(s.source)
+		switch n := s.rng.IntN(10); {
+		case n < 4:
+		case n < 7 || len(open) == 0:
+			e.pid = 1 + s.rng.IntN(simProducers)
+		default:
+			e.pid = open[s.rng.IntN(len(open))]
+			e.kind = entryCommit
+			if s.rng.IntN(3) == 0 {
+				e.kind = entryAbort
+			}
+		}
+		s.source = append(s.source, e)
 	}
 }
 

@@ -28,7 +28,7 @@ const (
 	// local log end offset.
 	StatePaused State = 5
 	// StateStopping: failover in progress (remove fetcher, bump epoch,
-	// truncate to the LSO, record the LME, MIRROR_PID_RESET).
+	// record the LME, abort open transactions, MIRROR_PID_RESET).
 	StateStopping State = 6
 	// StateStopped: no longer mirrored; the topic is writable.
 	StateStopped State = 7
@@ -108,9 +108,11 @@ type Record struct {
 	// LastMirrorEpoch is the LME, recorded by STOPPING: every batch with an
 	// epoch ≤ LME is identical on both clusters. −1 when unknown.
 	LastMirrorEpoch int32
-	// LastMirrorOffset is the offset the stop truncated to (the LSO), or the
-	// log end offset a pause left; −1 when not recorded. In STOPPING, ≥ 0
-	// means the LME has been recorded.
+	// LastMirrorOffset is the stop offset (the log end offset when the stop
+	// removed the fetcher: every mirrored record lies below it, the ABORT
+	// markers and MIRROR_PID_RESET the stop writes lie at and above it), or
+	// the log end offset a pause left; −1 when not recorded. In STOPPING,
+	// ≥ 0 means the LME has been recorded.
 	LastMirrorOffset int64
 	// ErrorMessage says why the partition is FAILED.
 	ErrorMessage string
@@ -149,7 +151,8 @@ func (r Record) String() string {
 //     (epoch bump, PID reset) before the topic becomes writable.
 //   - FAILED only from PREPARING and MIRRORING (v4's diagram): PAUSING and
 //     STOPPING retry in place instead, so a stop always completes.
-//   - STOPPING → STOPPING records the LME before MIRROR_PID_RESET.
+//   - STOPPING → STOPPING records the LME before the stop writes to the log
+//     (ABORT markers, MIRROR_PID_RESET).
 //
 // v3 also lets every state be rewritten to itself; the machine only ever
 // rewrites STOPPING, so the table allows only that.

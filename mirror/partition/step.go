@@ -202,9 +202,9 @@ func (m *Machine) result(r Result) error {
 		m.logPos = logPos{known: true, offset: r.LogEndOffset, epoch: r.LatestEpoch}
 	case BumpLeaderEpoch:
 		m.prog.bumpAccepted = max(m.prog.bumpAccepted, eff.Epoch)
-	case TruncateToLSO:
-		m.prog.lsoDone, m.prog.lso, m.prog.lsoEpoch = true, r.LogEndOffset, r.LatestEpoch
-		m.logPos = logPos{known: true, offset: r.LogEndOffset, epoch: r.LatestEpoch}
+	case AbortOpenTransactions:
+		m.prog.aborted = true
+		m.logPos = logPos{}
 	case AppendMirrorPIDReset:
 		m.prog.pidReset = true
 		m.logPos = logPos{}
