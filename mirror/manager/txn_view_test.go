@@ -64,28 +64,36 @@ func committedValues(t *testing.T, l *storage.Log) []string {
 }
 
 // sourceCommittedValues is what a read_committed consumer of the source
-// partition sees below end, as "<offset>/<value>", in offset order.
+// partition sees below end, as "<offset>/<value>", in offset order. It
+// appends a plain record to the partition and reads up to it, so the read
+// ends whatever the batches below end are (markers hold no records).
 func sourceCommittedValues(t *testing.T, ctx context.Context, seeds []string, topic string, p int32, end int64) []string {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().AtStart()}}),
+	const last = "end-of-the-read"
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().AtStart()}}),
 		kgo.FetchMaxWait(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Partition: p, Value: []byte(last)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
 	var out []string
-	for next := int64(0); next < end; {
+	for done := false; !done; {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			t.Fatalf("source read_committed read up to %d of %d: %v", next, end, err)
+			t.Fatalf("source read_committed read %d records, not up to %q: %v", len(out), last, err)
 		}
 		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("source read_committed fetch: %v", err) })
 		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset < end {
+			switch {
+			case string(r.Value) == last:
+				done = true
+			case r.Offset < end && !done:
 				out = append(out, fmt.Sprintf("%d/%s", r.Offset, r.Value))
 			}
-			next = r.Offset + 1
 		})
 	}
 	return out
