@@ -22,9 +22,15 @@ var (
 // own pace, desired-state changes (mostly validated, some not), effects
 // started in order but answered in any order, duplicated and stale answers,
 // injected errors, fetch failures, source epochs racing ahead of the leader
-// epoch, and time. The world checks the machines' outputs against the
-// invariants below after every step, then stops the faults, sets a final
-// desired state and checks the partition reaches it. A failure prints the
+// epoch, and time. The source holds plain records and transactions
+// (committed, aborted, and open when a stop comes); a stop's ABORT markers
+// may be cut short midway. The world checks the machines' outputs against
+// the invariants below after every step (a stop records the LME and the
+// stop offset of the mirrored log, however far it got before; STOPPED
+// leaves no transaction open, keeps every mirrored batch, and a
+// read_committed consumer sees what the source had committed at the stop
+// point), then stops the faults, sets a final desired state and checks the
+// partition reaches it. A failure prints the
 // seed; rerun it alone with -sim.seed=N.
 func TestSimulation(t *testing.T) {
 	runSimSeeds(t, 1, uint64(*simSeeds))
