@@ -12,8 +12,9 @@ import (
 //
 // Behavior:
 // * Failover or migration cut-over: topics in PREPARING or MIRRORING go
-//   through STOPPING (fetchers removed, leader epoch bumped, truncation to
-//   the LSO, LME recorded, MIRROR_PID_RESET appended) to STOPPED and
+//   through STOPPING (fetchers removed, leader epoch bumped, LME recorded,
+//   the transactions left open aborted with markers, MIRROR_PID_RESET
+//   appended) to STOPPED and
 //   become writable. An admin request, decided by the active controller.
 // * One error code and message per topic (TOPIC_NOT_IN_CLUSTER_MIRROR,
 //   MIRROR_TOPIC_BEING_STOPPED, ...).
