@@ -8,43 +8,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/strait-io/strait/storage"
+	"github.com/strait-io/strait/coordinator/runtime/runtimetest"
 	"github.com/strait-io/strait/storage/clock"
-	"github.com/strait-io/strait/storage/record"
-	"github.com/strait-io/strait/storage/vfs"
 )
-
-// storageLog is a partition of a real storage.Log as a coordinator sees
-// it, like the broker's coordinatorLog: leader appends with
-// OriginCoordinator, the high watermark moved to the log end at once (a
-// single replica), reads up to the log end.
-type storageLog struct{ l *storage.Log }
-
-func (s storageLog) Append(_ context.Context, _ int32, batch []byte) (int64, error) {
-	info, err := s.l.AppendAsLeader(batch, 0, record.OriginCoordinator)
-	if err != nil {
-		return 0, err
-	}
-	s.l.UpdateHighWatermark(s.l.LogEndOffset())
-	return info.LastOffset, nil
-}
-
-func (s storageLog) Read(_ context.Context, _ int32, from int64, maxBytes int32) ([]byte, int64, int64, error) {
-	fd, err := s.l.Read(from, maxBytes, storage.FetchLogEnd, true)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	data := make([]byte, fd.Records.Size)
-	if err := fd.Records.ReadInto(data); err != nil {
-		return nil, 0, 0, err
-	}
-	next := from
-	it := record.NewIter(data)
-	for b, ok := it.Next(); ok; b, ok = it.Next() {
-		next = b.NextOffset()
-	}
-	return data[:it.Pos()], next, fd.LogEndOffset, nil
-}
 
 // The batches the Writer builds are what the log takes from a coordinator:
 // a transactional batch opens the producer's transaction (the LSO stops
@@ -53,13 +19,8 @@ func (s storageLog) Read(_ context.Context, _ int32, from int64, maxBytes int32)
 // it all back with the producers and markers.
 func TestWriterBatchesThroughTheLogAndTheLoader(t *testing.T) {
 	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
-	l, _, err := storage.Open("/data/__consumer_offsets-4", storage.Options{FS: vfs.NewMem(), Clock: clk,
-		Scheduler: storage.InlineScheduler{}, Config: storage.DefaultLogConfig()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	log := storageLog{l}
+	log := runtimetest.NewStorageLog(t, "__consumer_offsets", clk)
+	l := log.Partition(writerPartition)
 	h := newWriterHarness(t, func(cfg *WriterConfig) { cfg.Log = log; cfg.Clock = clk })
 	h.run()
 	write := func(name string, queue func(done func(error))) error {
@@ -91,7 +52,7 @@ func TestWriterBatchesThroughTheLogAndTheLoader(t *testing.T) {
 		t.Fatalf("after the abort: LSO %d LEO %d, want 5 5", lso, leo)
 	}
 	mustWrite("next txn", func(d func(error)) { h.w.AppendTransactional(p, recs("t3"), true, d) }) // 5
-	err = write("zombie producer", func(d func(error)) { h.w.AppendEndTxnMarker(Producer{ID: 5, Epoch: 0}, true, 2, false, d) })
+	err := write("zombie producer", func(d func(error)) { h.w.AppendEndTxnMarker(Producer{ID: 5, Epoch: 0}, true, 2, false, d) })
 	if !errors.Is(err, kerr.InvalidProducerEpoch) {
 		t.Fatalf("marker from an older producer epoch: %v, want INVALID_PRODUCER_EPOCH", err)
 	}
@@ -103,7 +64,7 @@ func TestWriterBatchesThroughTheLogAndTheLoader(t *testing.T) {
 
 	pl := &playbackLog{}
 	loader := &Loader{Log: log, Topic: "__consumer_offsets", ReadBytes: 1 << 20, MaxBatchBytes: 1 << 20}
-	if err := loader.Replay(context.Background(), 4, pl.playback()); err != nil {
+	if err := loader.Replay(context.Background(), writerPartition, pl.playback()); err != nil {
 		t.Fatal(err)
 	}
 	wantLines(t, pl.lines,
