@@ -72,13 +72,7 @@ func (c *GroupCoordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGro
 		s.mu.Unlock()
 	}
 	for _, w := range waits {
-		var err error
-		select {
-		case err = <-w.done:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
-		if code := appendErrorCode(err); code != 0 {
+		if code := appendErrorCode(awaitAppend(ctx, w.done)); code != 0 {
 			for _, i := range w.idx {
 				resp.Groups[i].ErrorCode = code
 			}
@@ -88,14 +82,21 @@ func (c *GroupCoordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGro
 }
 
 // deleteGroupRecords removes an empty group and its offsets from memory and
-// returns the tombstones that remove them from the log.
+// returns the tombstones that remove them from the log: one for each
+// committed offset, one for each partition only open transactions
+// committed for (their offsets go too, OffsetMetadataManager.deleteAllOffsets),
+// and the group's.
 func (s *shard) deleteGroupRecords(id string) []coordRecord {
 	var recs []coordRecord
 	for _, topic := range s.offsets.topics(id) {
 		for _, p := range s.offsets.partitions(id, topic) {
 			recs = append(recs, newOffsetCommitTombstone(id, topic, p))
-			s.offsets.remove(id, topic, p)
+			s.removeOffset(id, topic, p)
 		}
+	}
+	for _, tp := range s.pending.partitions(id) {
+		recs = append(recs, newOffsetCommitTombstone(id, tp.topic, tp.partition))
+		s.removeOffset(id, tp.topic, tp.partition)
 	}
 	if g := s.group(id); g != nil {
 		s.timer.Cancel(joinKey(g))

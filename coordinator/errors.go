@@ -28,6 +28,7 @@ var (
 	groupMaxSizeReached       = kerr.GroupMaxSizeReached.Code
 	fencedInstanceID          = kerr.FencedInstanceID.Code
 	groupSubscribedToTopic    = kerr.GroupSubscribedToTopic.Code
+	unstableOffsetCommit      = kerr.UnstableOffsetCommit.Code
 )
 
 // appendErrorCode maps a failed append to the error the client gets

@@ -4,7 +4,9 @@ package coordinator
 // OffsetMetadataManager.cleanupExpiredOffsets): every
 // offsets.retention.check.interval.ms, offsets older than
 // offsets.retention.minutes are tombstoned, and an Empty group left with
-// no offsets is deleted.
+// no offsets is deleted. Offsets an open transaction committed anew do not
+// expire, and a group with an open transaction is not deleted
+// (KAFKA-14505, KAFKA-19163).
 
 func (s *shard) scheduleExpiration() {
 	s.timer.Schedule(timerKey{kind: timerExpiration}, s.c.cfg.OffsetsRetentionCheckInterval, func() {
@@ -38,11 +40,11 @@ func (s *shard) cleanupGroupMetadata() {
 }
 
 // cleanupExpiredOffsets tombstones the group's expired offsets and reports
-// whether none remain.
+// whether none remain and no open transaction committed offsets for it.
 func (s *shard) cleanupExpiredOffsets(id string, now int64, recs *[]coordRecord) bool {
 	topics := s.offsets.topics(id)
 	if len(topics) == 0 {
-		return true
+		return !s.pending.hasGroup(id)
 	}
 	// Offsets whose group is gone (its tombstone was replayed before
 	// theirs) age like a simple group's.
@@ -70,15 +72,15 @@ func (s *shard) cleanupExpiredOffsets(id string, now int64, recs *[]coordRecord)
 				// own deadline.
 				expired = now >= om.expireTimestamp
 			}
-			if !expired {
+			if !expired || s.pending.has(id, topic, p) {
 				all = false
 				continue
 			}
 			*recs = append(*recs, newOffsetCommitTombstone(id, topic, p))
-			s.offsets.remove(id, topic, p)
+			s.removeOffset(id, topic, p)
 		}
 	}
-	return all
+	return all && !s.pending.hasGroup(id)
 }
 
 // expirationBase is the timestamp an offset's age counts from, or false

@@ -20,41 +20,26 @@ const (
 
 // load replays the partition's records up to its log end offset into
 // memory (CoordinatorLoaderImpl, runtime.Loader): offset commits and group
-// metadata, tombstones deleting. It runs before the shard serves anything,
-// so it needs no lock; unload leaves groups alone until it returned
-// (loaded). Transaction markers are not asked for: with transactional
-// batches skipped there is no pending offset for them to complete.
+// metadata, tombstones deleting; the offset commits of transactional
+// batches stay pending under their producer until the transaction's
+// COMMIT or ABORT marker, and a transaction still open at the log end
+// stays pending until its marker is written. It runs before the shard
+// serves anything, so it needs no lock; unload leaves groups alone until
+// it returned (loaded).
 func (s *shard) load(ctx context.Context) error {
 	l := runtime.Loader{
 		Log:           s.c.cfg.Log,
 		Topic:         OffsetsTopic,
 		ReadBytes:     loadReadBytes,
 		MaxBatchBytes: maxDecompressedBatch,
-		Accept:        s.acceptBatch,
 	}
-	return l.Replay(ctx, s.partition, runtime.Playback{Record: s.replayRecord})
-}
-
-// acceptBatch tells the loader whether to replay a data batch: not a
-// transactional one, as transactional offset commits are not supported yet
-// (control batches, the transaction markers, the loader skips itself while
-// load asks for no markers).
-func (s *shard) acceptBatch(b record.Batch) bool {
-	if b.IsTransactional() {
-		s.log.Warn("skipping a transactional batch: transactional offset commits are not supported yet",
-			"offset", b.BaseOffset(), "producer_id", b.ProducerID())
-		return false
-	}
-	return true
+	return l.Replay(ctx, s.partition, runtime.Playback{Record: s.replayRecord, EndTxnMarker: s.replayEndTxnMarker})
 }
 
 // replayRecord decodes and replays one record read while loading,
-// skipping record types this coordinator does not read. Every batch it
-// sees is non-transactional (acceptBatch), so the batch context and the
-// record's offset do not matter yet; transactional offset commits (KIP-447)
-// will keep a record of a transactional batch pending under its producer
-// id until the marker (OffsetMetadataManager.replay).
-func (s *shard) replayRecord(_ runtime.BatchContext, _ int64, rec record.Record) error {
+// skipping record types this coordinator does not read.
+func (s *shard) replayRecord(b runtime.BatchContext, offset int64, rec record.Record) error {
+	s.nextRecordOffset = offset + 1
 	d, err := decodeRecord(rec.Key, rec.Value, rec.ValueLen < 0)
 	if errors.Is(err, errUnknownRecordType) {
 		s.log.Debug("skipping a record of a type this coordinator does not read", "err", err)
@@ -63,30 +48,54 @@ func (s *shard) replayRecord(_ runtime.BatchContext, _ int64, rec record.Record)
 	if err != nil {
 		return err
 	}
-	s.replay(d)
+	pid := noProducer
+	if b.Transactional {
+		pid = b.ProducerID
+	}
+	s.replay(d, pid, offset)
 	return nil
 }
 
-// replay applies one record (GroupCoordinatorShard.replay).
-func (s *shard) replay(d decodedRecord) {
+// replayEndTxnMarker ends a producer's transaction as its marker, read
+// while loading, says (OffsetMetadataManager.replayEndTransactionMarker).
+func (s *shard) replayEndTxnMarker(m runtime.EndTxnMarker) error {
+	s.nextRecordOffset = m.Offset + 1
+	s.endTxn(m.ProducerID, m.Commit, m.Offset)
+	return nil
+}
+
+// noProducer is the producer of the records the shard writes for itself
+// (RecordBatch.NO_PRODUCER_ID).
+const noProducer = record.NoProducerID
+
+// replay applies one record at recordOffset, written by producer pid's
+// transaction or, with pid noProducer, by the shard itself
+// (GroupCoordinatorShard.replay, OffsetMetadataManager.replay).
+func (s *shard) replay(d decodedRecord, pid int64, recordOffset int64) {
 	switch {
 	case d.offsetKey != nil:
 		k := d.offsetKey
 		if d.offsetValue == nil {
-			s.offsets.remove(k.Group, k.Topic, k.Partition)
+			s.removeOffset(k.Group, k.Topic, k.Partition)
 			return
 		}
 		// A group that only commits offsets (no membership) still exists:
 		// an Empty "simple" group without a protocol type.
 		s.getOrCreateGroup(k.Group)
 		v := d.offsetValue
-		s.offsets.put(k.Group, k.Topic, k.Partition, offsetAndMetadata{
+		om := offsetAndMetadata{
 			offset:          v.Offset,
 			leaderEpoch:     v.LeaderEpoch,
 			metadata:        v.Metadata,
 			commitTimestamp: v.CommitTimestamp,
 			expireTimestamp: v.ExpireTimestamp,
-		})
+			recordOffset:    recordOffset,
+		}
+		if pid != noProducer {
+			s.pending.stage(pid, k.Group, k.Topic, k.Partition, om)
+			return
+		}
+		s.offsets.put(k.Group, k.Topic, k.Partition, om)
 	case d.groupKey != nil:
 		if d.groupValue == nil {
 			s.removeGroup(d.groupKey.Group)

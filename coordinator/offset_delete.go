@@ -14,7 +14,9 @@ import (
 //   - A group with members (and not using the "consumer" protocol type)
 //     answers NON_EMPTY_GROUP; partitions of topics a consumer group
 //     subscribes to answer GROUP_SUBSCRIBED_TO_TOPIC.
-//   - Tombstones for the deleted offsets are written with acks=all first.
+//   - Tombstones for the deleted offsets are written with acks=all first;
+//     they delete the offsets open transactions committed for the
+//     partitions too.
 func (c *GroupCoordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
 	resp := kmsg.NewPtrOffsetDeleteResponse()
 	resp.Version = req.Version
@@ -71,9 +73,11 @@ func (c *GroupCoordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDel
 			resp.Topics[v.t].Partitions[v.p].ErrorCode = groupSubscribedToTopic
 			continue
 		}
-		if _, ok := s.offsets.get(req.Group, topic, p); ok {
+		// Offsets open transactions committed for the partition go too
+		// (OffsetMetadataManager.deleteOffsets).
+		if _, ok := s.offsets.get(req.Group, topic, p); ok || s.pending.has(req.Group, topic, p) {
 			recs = append(recs, newOffsetCommitTombstone(req.Group, topic, p))
-			s.offsets.remove(req.Group, topic, p)
+			s.removeOffset(req.Group, topic, p)
 		}
 	}
 	if len(recs) == 0 {
@@ -82,13 +86,7 @@ func (c *GroupCoordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDel
 	}
 	done := s.appendAndWait(recs, true)
 	s.mu.Unlock()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	if code := appendErrorCode(err); code != 0 {
+	if code := appendErrorCode(awaitAppend(ctx, done)); code != 0 {
 		return groupError(code)
 	}
 	return resp

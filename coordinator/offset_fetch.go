@@ -12,8 +12,11 @@ import (
 //   - Partitions without a committed offset answer offset -1, leader epoch
 //     -1 and empty metadata, without error; so does every partition of a
 //     group that does not exist.
-//   - RequireStable (v7+) changes nothing: without transactions no offset
-//     is ever pending.
+//   - RequireStable (v7+, KIP-447): a partition with offsets committed by
+//     an open transaction (TxnOffsetCommit) answers UNSTABLE_OFFSET_COMMIT,
+//     offset -1, so a read_committed consumer retries rather than start
+//     from an offset about to change (OffsetMetadataManager.fetchOffsets).
+//     Without it the committed offset is returned, the pending one unseen.
 //
 // Version notes:
 //   - v2: null Topics fetches every partition of the group; top-level
@@ -26,7 +29,7 @@ func (c *GroupCoordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetc
 	resp.Version = req.Version
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
-			resp.Groups = append(resp.Groups, c.fetchOffsets(rg))
+			resp.Groups = append(resp.Groups, c.fetchOffsets(rg, req.RequireStable))
 		}
 		return resp
 	}
@@ -39,7 +42,7 @@ func (c *GroupCoordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetc
 			rg.Topics = append(rg.Topics, kmsg.OffsetFetchRequestGroupTopic{Topic: t.Topic, Partitions: t.Partitions})
 		}
 	}
-	g := c.fetchOffsets(rg)
+	g := c.fetchOffsets(rg, req.Version >= 7 && req.RequireStable)
 	if req.Version >= 2 {
 		resp.ErrorCode = g.ErrorCode
 	}
@@ -74,7 +77,7 @@ func (c *GroupCoordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetc
 
 // fetchOffsets answers one group (OffsetMetadataManager.fetchOffsets and
 // fetchAllOffsets). A nil Topics asks for everything the group committed.
-func (c *GroupCoordinator) fetchOffsets(rg kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
+func (c *GroupCoordinator) fetchOffsets(rg kmsg.OffsetFetchRequestGroup, requireStable bool) kmsg.OffsetFetchResponseGroup {
 	out := kmsg.NewOffsetFetchResponseGroup()
 	out.Group = rg.Group
 	s, code := c.lockShard(rg.Group)
@@ -90,6 +93,10 @@ func (c *GroupCoordinator) fetchOffsets(rg kmsg.OffsetFetchRequestGroup) kmsg.Of
 		rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 		rp.Partition = p
 		rp.Offset, rp.LeaderEpoch, rp.Metadata = -1, -1, kmsg.StringPtr("")
+		if requireStable && s.pending.has(rg.Group, topic, p) {
+			rp.ErrorCode = unstableOffsetCommit
+			return rp
+		}
 		if exists {
 			if om, ok := s.offsets.get(rg.Group, topic, p); ok {
 				rp.Offset, rp.LeaderEpoch, rp.Metadata = om.offset, om.leaderEpoch, kmsg.StringPtr(om.metadata)

@@ -9,6 +9,12 @@ type offsetAndMetadata struct {
 	metadata        string
 	commitTimestamp int64 // ms
 	expireTimestamp int64 // ms, -1 unless OffsetCommit v2-v4 asked for a retention
+	// recordOffset is where the commit's record is in the partition
+	// (OffsetAndMetadata.recordOffset): its offset for a record read while
+	// loading, a shard position (shard.takeRecordOffset) for one decided
+	// since. Only comparisons between two of a shard's recordOffsets
+	// mean something: the later in the log is the greater.
+	recordOffset int64
 }
 
 // offsetStore holds a shard's committed offsets by group, topic and

@@ -44,6 +44,15 @@ type shard struct {
 	loaded  bool
 	groups  map[string]*classicGroup
 	offsets offsetStore
+	// pending are the offsets of open transactions (TxnOffsetCommit),
+	// committed or dropped by their markers.
+	pending pendingOffsets
+	// nextRecordOffset orders the offsets decided by this shard with
+	// those it loaded: past every offset loading read, it gives each
+	// record decided since a position that sorts like the offset the log
+	// will give it, as the writer appends in decision order
+	// (takeRecordOffset).
+	nextRecordOffset int64
 }
 
 func newShard(c *GroupCoordinator, partition, epoch int32) *shard {
@@ -57,6 +66,7 @@ func newShard(c *GroupCoordinator, partition, epoch int32) *shard {
 		cancel:    cancel,
 		groups:    map[string]*classicGroup{},
 		offsets:   offsetStore{},
+		pending:   newPendingOffsets(),
 	}
 	s.timer = runtime.NewTimer[timerKey](c.cfg.Clock, &s.mu)
 	s.writer = newShardWriter(s)
@@ -156,6 +166,25 @@ func (s *shard) Unload() {
 	s.mu.Unlock()
 	s.cancel()
 	s.log.Debug("unloaded group metadata")
+}
+
+// takeRecordOffset returns the position of a record (an offset commit or
+// a transaction marker) decided now, for comparisons with the
+// recordOffset of other offsets (Kafka's runtime replays a record at the
+// offset its batch will give it; this shard knows the order only, which
+// is all OffsetMetadataManager compares). Called with mu held.
+func (s *shard) takeRecordOffset() int64 {
+	o := s.nextRecordOffset
+	s.nextRecordOffset++
+	return o
+}
+
+// removeOffset applies an offset tombstone: the committed offset goes, and
+// so do the open transactions' offsets for the partition
+// (OffsetMetadataManager.replay of a tombstone).
+func (s *shard) removeOffset(group, topic string, partition int32) {
+	s.offsets.remove(group, topic, partition)
+	s.pending.remove(group, topic, partition)
 }
 
 // group returns a group (nil if none), for callers holding mu.

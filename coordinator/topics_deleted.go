@@ -24,19 +24,27 @@ func (c *GroupCoordinator) OnMetadataDelta(d *raftmeta.Delta) {
 	}
 }
 
-// deleteTopicOffsets tombstones every offset of the given topics. Called
-// with mu held.
+// deleteTopicOffsets tombstones every offset of the given topics, those
+// open transactions committed included (OffsetMetadataManager.onPartitionsDeleted).
+// Called with mu held.
 func (s *shard) deleteTopicOffsets(topics map[string]bool) {
 	var recs []coordRecord
 	for _, group := range s.sortedGroupIDsWithOffsets() {
+		var tps []topicPartition
 		for _, topic := range s.offsets.topics(group) {
-			if !topics[topic] {
+			for _, p := range s.offsets.partitions(group, topic) {
+				tps = append(tps, topicPartition{topic, p})
+			}
+		}
+		tps = append(tps, s.pending.partitions(group)...)
+		seen := map[topicPartition]bool{}
+		for _, tp := range tps {
+			if !topics[tp.topic] || seen[tp] {
 				continue
 			}
-			for _, p := range s.offsets.partitions(group, topic) {
-				recs = append(recs, newOffsetCommitTombstone(group, topic, p))
-				s.offsets.remove(group, topic, p)
-			}
+			seen[tp] = true
+			recs = append(recs, newOffsetCommitTombstone(group, tp.topic, tp.partition))
+			s.removeOffset(group, tp.topic, tp.partition)
 		}
 	}
 	if len(recs) == 0 {
@@ -50,10 +58,14 @@ func (s *shard) deleteTopicOffsets(topics map[string]bool) {
 	})
 }
 
+// sortedGroupIDsWithOffsets returns the groups with committed offsets or
+// open transactions, sorted.
 func (s *shard) sortedGroupIDsWithOffsets() []string {
-	ids := make([]string, 0, len(s.offsets))
+	ids := s.pending.groups()
 	for id := range s.offsets {
-		ids = append(ids, id)
+		if !s.pending.hasGroup(id) {
+			ids = append(ids, id)
+		}
 	}
 	sortStrings(ids)
 	return ids

@@ -1,6 +1,8 @@
 package coordinator
 
 import (
+	"context"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strait-io/strait/coordinator/runtime"
@@ -55,6 +57,17 @@ func (s *shard) append(recs []coordRecord, eager bool, done func(err error)) {
 // append's outcome. Called with mu held; the caller waits after unlocking.
 func (s *shard) appendAndWait(recs []coordRecord, eager bool) <-chan error {
 	return s.writer.AppendAndWait(runtimeRecords(recs), eager)
+}
+
+// awaitAppend waits for the outcome of an append queued by
+// appendAndWait, or until ctx is done.
+func awaitAppend(ctx context.Context, done <-chan error) error {
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func runtimeRecords(recs []coordRecord) []runtime.Record {

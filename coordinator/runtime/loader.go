@@ -40,9 +40,8 @@ type Loader struct {
 	MaxBatchBytes int64
 	// Accept, if not nil, is asked about each data batch (not a control
 	// batch) of the partition before its records are replayed; the
-	// records of a batch it rejects are skipped (the group coordinator
-	// skips transactional batches, which it does not support yet). Nil
-	// replays every data batch.
+	// records of a batch it rejects are skipped. Nil replays every data
+	// batch.
 	Accept func(b record.Batch) bool
 }
 

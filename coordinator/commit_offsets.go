@@ -1,0 +1,153 @@
+package coordinator
+
+import (
+	"context"
+
+	"github.com/strait-io/strait/coordinator/runtime"
+)
+
+// offsetCommit is an OffsetCommit or a TxnOffsetCommit, whatever its
+// version: who commits, and the offsets in request order, each with its
+// answer once commitOffsets returns.
+type offsetCommit struct {
+	group      string
+	memberID   string
+	instanceID *string
+	generation int32
+	// unknownGroup answers a commit with a generation to a group that
+	// does not exist.
+	unknownGroup int16
+	// retentionMs is OffsetCommit v2-v4's retention, -1 for none.
+	retentionMs int64
+	// transactional commits are pending in producer's transaction
+	// (TxnOffsetCommit).
+	transactional bool
+	producer      runtime.Producer
+	offsets       []partitionCommit
+}
+
+// partitionCommit is one partition's offset and answer.
+type partitionCommit struct {
+	topic     string
+	partition int32
+	metadata  *string
+	// om has the offset, the leader epoch (-1 for none) and the commit
+	// timestamp (-1 for now).
+	om   offsetAndMetadata
+	code int16
+}
+
+// codes returns a function that yields the partitions' answers in order,
+// for building a response in the request's order.
+func (oc *offsetCommit) codes() func() int16 {
+	i := 0
+	return func() int16 {
+		i++
+		return oc.offsets[i-1].code
+	}
+}
+
+// commitOffsets validates and writes oc's offsets, and sets each
+// partition's answer (OffsetMetadataManager.commitOffset and
+// commitTransactionalOffset, with KafkaApis' topic checks):
+//   - topics missing from the metadata image and partitions past a
+//     topic's count answer UNKNOWN_TOPIC_OR_PARTITION, the others the
+//     request's error if it has one;
+//   - metadata over offset.metadata.max.bytes answers
+//     OFFSET_METADATA_TOO_LARGE;
+//   - the other offsets are written in one batch, acks=all, before it
+//     returns: plain records taking effect at once, or the producer's
+//     transactional batch whose offsets are pending until its marker. The
+//     effect is eager: a failed append reloads the shard.
+func (c *GroupCoordinator) commitOffsets(ctx context.Context, oc *offsetCommit) {
+	img := c.image()
+	var valid []*partitionCommit
+	for i := range oc.offsets {
+		pc := &oc.offsets[i]
+		topic := img.Topics[pc.topic]
+		if topic == nil || pc.partition < 0 || int(pc.partition) >= len(topic.Partitions) {
+			pc.code = unknownTopicOrPartition
+			continue
+		}
+		valid = append(valid, pc)
+	}
+	setAll := func(code int16) {
+		for _, pc := range valid {
+			pc.code = code
+		}
+	}
+	switch {
+	case len(valid) == 0:
+		return
+	case oc.transactional && oc.group == "":
+		setAll(invalidGroupID)
+		return
+	case oc.transactional && (oc.producer.ID < 0 || oc.producer.Epoch < 0):
+		setAll(invalidRequest)
+		return
+	}
+
+	s, code := c.lockShard(oc.group)
+	if code != 0 {
+		setAll(code)
+		return
+	}
+	if code := s.validateOffsetCommit(oc.group, oc.memberID, oc.instanceID, oc.generation, oc.unknownGroup, oc.transactional); code != 0 {
+		s.mu.Unlock()
+		setAll(code)
+		return
+	}
+	if g := s.group(oc.group); !oc.transactional && (g.is(stateStable) || g.is(statePreparingRebalance)) {
+		// A commit keeps a classic member's session alive.
+		if m := g.member(oc.memberID); m != nil {
+			s.rescheduleHeartbeat(g, m)
+		}
+	}
+
+	now := s.nowMs()
+	var recs []coordRecord
+	var written []*partitionCommit
+	for _, pc := range valid {
+		om := pc.om
+		if pc.metadata != nil {
+			om.metadata = *pc.metadata
+		}
+		if javaLength(om.metadata) > int(c.cfg.OffsetMetadataMaxBytes) {
+			pc.code = offsetMetadataTooLarge
+			continue
+		}
+		if om.commitTimestamp == -1 {
+			om.commitTimestamp = now
+		}
+		om.expireTimestamp = -1
+		if oc.retentionMs != -1 {
+			om.expireTimestamp = now + oc.retentionMs
+		}
+		om.recordOffset = s.takeRecordOffset()
+		recs = append(recs, newOffsetCommitRecord(oc.group, pc.topic, pc.partition, om))
+		if oc.transactional {
+			s.pending.stage(oc.producer.ID, oc.group, pc.topic, pc.partition, om)
+		} else {
+			s.offsets.put(oc.group, pc.topic, pc.partition, om)
+		}
+		written = append(written, pc)
+	}
+	if len(recs) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	done := make(chan error, 1)
+	report := func(err error) { done <- err }
+	if oc.transactional {
+		s.writer.AppendTransactional(oc.producer, runtimeRecords(recs), true, report)
+	} else {
+		s.writer.Append(runtimeRecords(recs), true, report)
+	}
+	s.mu.Unlock()
+
+	if code := appendErrorCode(awaitAppend(ctx, done)); code != 0 {
+		for _, pc := range written {
+			pc.code = code
+		}
+	}
+}
