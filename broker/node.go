@@ -412,6 +412,10 @@ func (n *Node) startGroups() {
 		Logger:                        n.logger,
 	})
 	n.deltaGroups.Store(n.groups)
+	// Transaction markers for __consumer_offsets go to the group
+	// coordinator, which writes them in order with its own records and
+	// commits or drops the transaction's offsets (KIP-447).
+	n.replicas.SetTxnMarkerCompleter(n.groups)
 	n.replicas.OnLeadershipChange(func(tp storage.TopicPartition, leader bool, epoch int32) {
 		if tp.Topic != offsetsTopic {
 			return
