@@ -32,4 +32,13 @@
 // rebalance timeouts, the initial rebalance delay, offset expiration) are
 // per shard and run their callbacks under the shard mutex after checking
 // they were not cancelled meanwhile (Kafka's CoordinatorTimer).
+//
+// Transactional offset commits (TxnOffsetCommit, KIP-98/447) are written
+// in the producer's transactional batch and kept pending by producer id
+// (pendingOffsets) until the transaction's marker, which the transaction
+// coordinator's WriteTxnMarkers hands to CompleteTransaction: the shard
+// writes the marker itself, in order with its other records, and once it
+// is replicated commits the pending offsets (a later plain commit in the
+// log wins) or drops them. Loading does the same from the log's
+// transactional batches and markers.
 package coordinator
