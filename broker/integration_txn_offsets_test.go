@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"testing"
@@ -11,36 +12,46 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/broker/brokertest"
-	"github.com/strait-io/strait/coordinator"
 )
 
 // TestTxnOffsetCommitOverTheWire commits a group's offsets in a
-// transaction the way a transactional client and its transaction
-// coordinator do, with raw kmsg requests through kgo (which routes
-// TxnOffsetCommit and OffsetFetch to the group's coordinator and
-// WriteTxnMarkers to the __consumer_offsets partition's leader): the
-// offsets stay invisible, and UNSTABLE_OFFSET_COMMIT to a RequireStable
-// fetch, until the COMMIT marker; the next transaction's offsets, still
-// pending after a restart of the broker, are dropped by its ABORT marker.
-//
-// The transaction coordinator is not wired into the broker yet, so
-// nothing checks the transaction itself: the producer id comes from a
-// plain InitProducerId.
+// transaction the way a transactional client does, with raw kmsg requests
+// through kgo (which routes InitProducerId, AddOffsetsToTxn and EndTxn to
+// the transaction coordinator and TxnOffsetCommit and OffsetFetch to the
+// group's): the offsets stay invisible, and UNSTABLE_OFFSET_COMMIT to a
+// RequireStable fetch, until the transaction coordinator's COMMIT marker;
+// the next transaction's offsets, still pending after a restart of the
+// broker, are dropped by its abort. A commit whose group partition is not
+// in the transaction (no AddOffsetsToTxn) is refused (KIP-890).
 func TestTxnOffsetCommitOverTheWire(t *testing.T) {
 	b := brokertest.Start(t)
 	adm := b.Admin(t)
-	const topic, group = "txn-offsets-in", "etl"
+	const topic, group, txnID = "txn-offsets-in", "etl", "etl-tx"
 	createTopic(t, adm, topic, 2)
 	cl := b.Client(t)
 	ctx := testCtx(t, 30*time.Second)
 
-	initResp, err := kmsg.NewPtrInitProducerIDRequest().RequestWith(ctx, cl)
+	initReq := kmsg.NewPtrInitProducerIDRequest()
+	initReq.TransactionalID, initReq.TransactionTimeoutMillis = kmsg.StringPtr(txnID), 60000
+	initResp, err := initReq.RequestWith(ctx, cl)
 	if err != nil || initResp.ErrorCode != 0 {
 		t.Fatalf("InitProducerId: %v %+v", err, initResp)
 	}
 	pid, epoch := initResp.ProducerID, initResp.ProducerEpoch
+	addOffsets := func() {
+		t.Helper()
+		req := kmsg.NewPtrAddOffsetsToTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = txnID, pid, epoch, group
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil {
+			err = kerr.ErrorForCode(resp.ErrorCode)
+		}
+		if err != nil {
+			t.Fatalf("AddOffsetsToTxn: %v", err)
+		}
+	}
 
-	commit := func(offsets map[int32]int64) {
+	commit := func(offsets map[int32]int64) error {
 		t.Helper()
 		req := kmsg.NewPtrTxnOffsetCommitRequest()
 		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = "etl-tx", group, pid, epoch
@@ -62,9 +73,16 @@ func TestTxnOffsetCommitOverTheWire(t *testing.T) {
 		for _, rt := range resp.Topics {
 			for _, rp := range rt.Partitions {
 				if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-					t.Fatalf("TxnOffsetCommit %s[%d]: %v", rt.Topic, rp.Partition, err)
+					return err
 				}
 			}
+		}
+		return nil
+	}
+	mustCommit := func(offsets map[int32]int64) {
+		t.Helper()
+		if err := commit(offsets); err != nil {
+			t.Fatalf("TxnOffsetCommit: %v", err)
 		}
 	}
 	// fetch answers each partition's committed offset, or its error.
@@ -103,34 +121,42 @@ func TestTxnOffsetCommitOverTheWire(t *testing.T) {
 			t.Fatalf("%s: %v, want %v", what, got, want)
 		}
 	}
-	// end writes the marker to the group's __consumer_offsets partition,
-	// which the first TxnOffsetCommit's FindCoordinator created.
+	// end ends the transaction; its transaction coordinator then writes
+	// the marker to the group's __consumer_offsets partition.
 	end := func(commit bool) {
 		t.Helper()
-		groupPartition := coordinator.PartitionFor(group, int32(len(b.Node().Image().Topics[coordinator.OffsetsTopic].Partitions)))
-		req := kmsg.NewPtrWriteTxnMarkersRequest()
-		rm := kmsg.NewWriteTxnMarkersRequestMarker()
-		rm.ProducerID, rm.ProducerEpoch, rm.CoordinatorEpoch, rm.Committed = pid, epoch, 0, commit
-		rm.Topics = []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: coordinator.OffsetsTopic, Partitions: []int32{groupPartition}}}
-		req.Markers = append(req.Markers, rm)
+		req := kmsg.NewPtrEndTxnRequest()
+		req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = txnID, pid, epoch, commit
 		resp, err := req.RequestWith(ctx, cl)
+		if err == nil {
+			err = kerr.ErrorForCode(resp.ErrorCode)
+		}
 		if err != nil {
-			t.Fatalf("WriteTxnMarkers: %v", err)
-		}
-		if len(resp.Markers) != 1 || len(resp.Markers[0].Topics) != 1 || len(resp.Markers[0].Topics[0].Partitions) != 1 {
-			t.Fatalf("WriteTxnMarkers answered %+v", resp)
-		}
-		if err := kerr.ErrorForCode(resp.Markers[0].Topics[0].Partitions[0].ErrorCode); err != nil {
-			t.Fatalf("marker (commit %t) on %s[%d]: %v", commit, coordinator.OffsetsTopic, groupPartition, err)
+			t.Fatalf("EndTxn (commit %t): %v", commit, err)
 		}
 	}
+	// eventuallyFetch waits for the marker the coordinator writes after
+	// EndTxn answered.
+	eventuallyFetch := func(what string, want map[int32]string) {
+		t.Helper()
+		var got map[int32]string
+		waitUntil(t, 20*time.Second, what, func() bool {
+			got = fetch(true)
+			return maps.Equal(got, want)
+		})
+	}
 
+	if err := commit(map[int32]int64{0: 1}); !errors.Is(err, kerr.InvalidTxnState) {
+		t.Fatalf("TxnOffsetCommit outside the transaction: %v, want INVALID_TXN_STATE", err)
+	}
 	unstable := kerr.UnstableOffsetCommit.Message
-	commit(map[int32]int64{0: 5, 1: 7})
+	wantFetch("nothing committed", true, map[int32]string{0: "-1", 1: "-1"})
+	addOffsets()
+	mustCommit(map[int32]int64{0: 5, 1: 7})
 	wantFetch("pending, RequireStable", true, map[int32]string{0: unstable, 1: unstable})
 	wantFetch("pending", false, map[int32]string{0: "-1", 1: "-1"})
 	end(true)
-	wantFetch("committed, RequireStable", true, map[int32]string{0: "5", 1: "7"})
+	eventuallyFetch("committed, RequireStable", map[int32]string{0: "5", 1: "7"})
 	offs, err := adm.FetchOffsets(ctx, group)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +167,8 @@ func TestTxnOffsetCommitOverTheWire(t *testing.T) {
 
 	// The producer's next transaction is open across a restart of the
 	// broker, which loads it pending from the log, and then aborts.
-	commit(map[int32]int64{0: 9})
+	addOffsets()
+	mustCommit(map[int32]int64{0: 9})
 	wantFetch("second transaction pending", true, map[int32]string{0: unstable, 1: "7"})
 	b.Restart(t)
 	waitUntil(t, 20*time.Second, "the group coordinator loaded", func() bool {
@@ -151,8 +178,14 @@ func TestTxnOffsetCommitOverTheWire(t *testing.T) {
 		return err == nil && len(resp.Groups) == 1 && resp.Groups[0].ErrorCode == 0
 	})
 	wantFetch("second transaction pending after a restart", true, map[int32]string{0: unstable, 1: "7"})
+	waitUntil(t, 20*time.Second, "the transaction coordinator loaded", func() bool {
+		req := kmsg.NewPtrDescribeTransactionsRequest()
+		req.TransactionalIDs = []string{txnID}
+		resp, err := req.RequestWith(ctx, cl)
+		return err == nil && len(resp.TransactionStates) == 1 && resp.TransactionStates[0].ErrorCode == 0
+	})
 	end(false)
-	wantFetch("after the abort", true, map[int32]string{0: "5", 1: "7"})
+	eventuallyFetch("after the abort", map[int32]string{0: "5", 1: "7"})
 
 	// A consumer in the group starts from the committed offsets.
 	produceSync(t, b.Client(t, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner())),

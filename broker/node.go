@@ -400,6 +400,7 @@ func (n *Node) startGroups() {
 		Image:                         n.quorum.Image,
 		EnsureOffsetsTopic:            n.ensureOffsetsTopic,
 		ProducerIDs:                   n.producerIDs,
+		VerifyTransaction:             n.txnOffsetVerifier(),
 		NumPartitions:                 numPartitions,
 		MinSessionTimeout:             time.Duration(g.MinSessionTimeoutMs) * time.Millisecond,
 		MaxSessionTimeout:             time.Duration(g.MaxSessionTimeoutMs) * time.Millisecond,

@@ -208,3 +208,20 @@ func (n *Node) txnVerifier() replication.TxnVerifier {
 	}
 	return txnVerifier{n}
 }
+
+// txnOffsetVerifier is the group coordinator's verifier of transactional
+// offset commits (KIP-890), nil when
+// transaction.partition.verification.enable is off.
+func (n *Node) txnOffsetVerifier() coordinator.TxnVerifier {
+	if !n.cfg.Txn.PartitionVerificationEnable {
+		return nil
+	}
+	v := txnVerifier{n}
+	return func(ctx context.Context, id string, pid int64, epoch int16, tp storage.TopicPartition) error {
+		errs, err := v.VerifyTransaction(ctx, id, pid, epoch, []storage.TopicPartition{tp})
+		if err != nil {
+			return err
+		}
+		return errs[tp]
+	}
+}

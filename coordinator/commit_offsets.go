@@ -21,9 +21,10 @@ type offsetCommit struct {
 	retentionMs int64
 	// transactional commits are pending in producer's transaction
 	// (TxnOffsetCommit).
-	transactional bool
-	producer      runtime.Producer
-	offsets       []partitionCommit
+	transactional   bool
+	transactionalID string
+	producer        runtime.Producer
+	offsets         []partitionCommit
 }
 
 // partitionCommit is one partition's offset and answer.
@@ -87,9 +88,22 @@ func (c *GroupCoordinator) commitOffsets(ctx context.Context, oc *offsetCommit) 
 		return
 	}
 
-	s, code := c.lockShard(oc.group)
+	verified, code := c.verifyTxnCommit(ctx, oc)
 	if code != 0 {
 		setAll(code)
+		return
+	}
+	s, code := c.lockShard(oc.group)
+	if code != 0 {
+		if verified != nil {
+			verified.done(oc.producer.ID)
+		}
+		setAll(code)
+		return
+	}
+	if !verified.stillVerified(s, oc.producer.ID) {
+		s.mu.Unlock()
+		setAll(invalidTxnState)
 		return
 	}
 	if code := s.validateOffsetCommit(oc.group, oc.memberID, oc.instanceID, oc.generation, oc.unknownGroup, oc.transactional); code != 0 {

@@ -64,6 +64,10 @@ type Config struct {
 	// broker's one producerid.Manager, which the transaction coordinator
 	// shares. Nil builds one over AllocateProducerIDs.
 	ProducerIDs *producerid.Manager
+	// VerifyTransaction confirms with the transaction coordinator that a
+	// TxnOffsetCommit's partition is in its producer's transaction before
+	// it is written (KIP-890, txn_verify.go); nil writes unverified.
+	VerifyTransaction TxnVerifier
 	// AllocateProducerIDs hands out a block of producer ids through the
 	// controller (AllocateProducerIds), when ProducerIDs is nil.
 	AllocateProducerIDs producerid.AllocateFunc

@@ -29,6 +29,7 @@ var (
 	fencedInstanceID          = kerr.FencedInstanceID.Code
 	groupSubscribedToTopic    = kerr.GroupSubscribedToTopic.Code
 	unstableOffsetCommit      = kerr.UnstableOffsetCommit.Code
+	invalidTxnState           = kerr.InvalidTxnState.Code
 )
 
 // appendErrorCode maps a failed append to the error the client gets

@@ -47,6 +47,9 @@ type shard struct {
 	// pending are the offsets of open transactions (TxnOffsetCommit),
 	// committed or dropped by their markers.
 	pending pendingOffsets
+	// txnGuards are the transactional commits waiting for the transaction
+	// coordinator's confirmation (txn_verify.go).
+	txnGuards txnGuards
 	// nextRecordOffset orders the offsets decided by this shard with
 	// those it loaded: past every offset loading read, it gives each
 	// record decided since a position that sorts like the offset the log
@@ -67,6 +70,7 @@ func newShard(c *GroupCoordinator, partition, epoch int32) *shard {
 		groups:    map[string]*classicGroup{},
 		offsets:   offsetStore{},
 		pending:   newPendingOffsets(),
+		txnGuards: txnGuards{},
 	}
 	s.timer = runtime.NewTimer[timerKey](c.cfg.Clock, &s.mu)
 	s.writer = newShardWriter(s)

@@ -43,12 +43,13 @@ import (
 //     transaction itself, with transaction.version 2) is not served.
 func (c *GroupCoordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
 	oc := offsetCommit{
-		group:         req.Group,
-		generation:    -1,
-		unknownGroup:  illegalGeneration,
-		retentionMs:   -1,
-		transactional: true,
-		producer:      runtime.Producer{ID: req.ProducerID, Epoch: req.ProducerEpoch},
+		group:           req.Group,
+		generation:      -1,
+		unknownGroup:    illegalGeneration,
+		retentionMs:     -1,
+		transactional:   true,
+		transactionalID: req.TransactionalID,
+		producer:        runtime.Producer{ID: req.ProducerID, Epoch: req.ProducerEpoch},
 	}
 	if req.Version >= 3 {
 		oc.generation, oc.memberID, oc.instanceID = req.Generation, req.MemberID, req.InstanceID

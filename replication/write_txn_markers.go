@@ -45,9 +45,8 @@ import (
 //     or discards the transaction's pending offsets). Its
 //     COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS and
 //     NOT_COORDINATOR answer NOT_LEADER_OR_FOLLOWER, which the transaction
-//     coordinator retries. Without a completer the marker is appended like
-//     any other: the group coordinator skips transactional batches when it
-//     loads today, so transactional offset commits are not yet applied.
+//     coordinator retries. Without a completer (tests) the marker is
+//     appended like any other.
 //   - No authorization: Kafka requires CLUSTER_ACTION (an inter-broker
 //     API); Strait enforces no ACLs yet.
 //

@@ -1,0 +1,139 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strait-io/strait/storage"
+)
+
+// KIP-890 for TxnOffsetCommit: before a transactional offset commit is
+// written, the transaction coordinator confirms that the group's
+// __consumer_offsets partition is in the producer's ongoing transaction
+// (Kafka's GroupCoordinatorService verifies it as a partition leader
+// verifies a transactional produce). Without the check, a commit of a
+// producer that skipped AddOffsetsToTxn, or one arriving after its
+// transaction ended, opens a transaction on __consumer_offsets that no
+// marker closes: its partition's last stable offset stops, and stable
+// offset fetches answer UNSTABLE_OFFSET_COMMIT for good.
+//
+// The transaction may end while the coordinator is asked: its marker is
+// written by this shard (CompleteTransaction). So the commit takes a
+// txnGuard of its producer before asking, every marker of the producer
+// decided meanwhile marks the guards taken, and a marked guard refuses the
+// commit, as the partition leader's storage guard refuses a late produce.
+
+// TxnVerifier confirms a partition is in a producer's ongoing transaction:
+// nil when it is, else the transaction coordinator's error
+// (TRANSACTION_ABORTABLE when it is not, PRODUCER_FENCED, ...) or why it
+// could not be asked. The broker adapts it to its transaction coordinator.
+type TxnVerifier func(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, tp storage.TopicPartition) error
+
+// txnGuard is one producer's commits waiting for the coordinator.
+type txnGuard struct {
+	users  int
+	marked bool // a marker of the producer was decided since
+}
+
+// txnGuards are a shard's guards by producer id, kept only while a
+// verification is under way. Under the shard's mutex.
+type txnGuards map[int64]*txnGuard
+
+func (g txnGuards) take(pid int64) *txnGuard {
+	t := g[pid]
+	if t == nil {
+		t = &txnGuard{}
+		g[pid] = t
+	}
+	t.users++
+	return t
+}
+
+func (g txnGuards) release(pid int64, t *txnGuard) {
+	if t.users--; t.users == 0 && g[pid] == t {
+		delete(g, pid)
+	}
+}
+
+// markerDecided marks pid's guards: its transaction ended, a commit
+// verified before that is not part of the next one.
+func (g txnGuards) markerDecided(pid int64) {
+	if t := g[pid]; t != nil {
+		t.marked = true
+	}
+}
+
+// verifiedCommit is a transactional commit the coordinator confirmed: the
+// shard that took its guard, and the guard.
+type verifiedCommit struct {
+	s     *shard
+	guard *txnGuard
+}
+
+// verifyTxnCommit asks the transaction coordinator about oc before it is
+// written, when a verifier is set. It returns the guard to check under the
+// shard's lock with stillVerified, or the code to answer every partition
+// with.
+func (c *GroupCoordinator) verifyTxnCommit(ctx context.Context, oc *offsetCommit) (*verifiedCommit, int16) {
+	if c.cfg.VerifyTransaction == nil || !oc.transactional {
+		return nil, 0
+	}
+	s, code := c.lockShard(oc.group)
+	if code != 0 {
+		return nil, code
+	}
+	v := &verifiedCommit{s: s, guard: s.txnGuards.take(oc.producer.ID)}
+	s.mu.Unlock()
+	tp := storage.TopicPartition{Topic: OffsetsTopic, Partition: PartitionFor(oc.group, c.cfg.NumPartitions)}
+	if err := c.cfg.VerifyTransaction(ctx, oc.transactionalID, oc.producer.ID, oc.producer.Epoch, tp); err != nil {
+		v.done(oc.producer.ID)
+		return nil, txnVerificationCode(err)
+	}
+	return v, 0
+}
+
+// stillVerified reports, with cur's lock held, whether the commit may be
+// written: no marker of the producer was decided since it was verified,
+// on the shard that is still the partition's. It releases the guard.
+func (v *verifiedCommit) stillVerified(cur *shard, pid int64) bool {
+	if v == nil {
+		return true
+	}
+	ok := cur == v.s && !v.guard.marked
+	if cur == v.s {
+		v.s.txnGuards.release(pid, v.guard)
+	} else {
+		v.done(pid)
+	}
+	return ok
+}
+
+// done releases the guard on its shard.
+func (v *verifiedCommit) done(pid int64) {
+	v.s.mu.Lock()
+	v.s.txnGuards.release(pid, v.guard)
+	v.s.mu.Unlock()
+}
+
+// txnVerificationCode is what a TxnOffsetCommit the coordinator did not
+// confirm answers (v0-4, which know neither TRANSACTION_ABORTABLE nor
+// verification): INVALID_TXN_STATE when the partition is not in the
+// transaction, INVALID_PRODUCER_EPOCH for a fenced producer, and the
+// retriable COORDINATOR_NOT_AVAILABLE when the coordinator could not say.
+func txnVerificationCode(err error) int16 {
+	var ke *kerr.Error
+	if !errors.As(err, &ke) {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	switch ke {
+	case kerr.TransactionAbortable, kerr.InvalidTxnState:
+		return kerr.InvalidTxnState.Code
+	case kerr.ProducerFenced, kerr.InvalidProducerEpoch:
+		return kerr.InvalidProducerEpoch.Code
+	case kerr.InvalidProducerIDMapping:
+		return ke.Code
+	}
+	return kerr.CoordinatorNotAvailable.Code
+}
