@@ -14,9 +14,8 @@ import (
 	"github.com/strait-io/strait/storage/record"
 )
 
-// TestMirrorStopAbortsOpenTransactions: franz-go's kfake as the source
-// (Strait cannot take transactional produce yet), a Strait node as the
-// destination. The source holds committed and aborted transactions, one
+// TestMirrorStopAbortsOpenTransactions: franz-go's kfake as the source, a
+// Strait node as the destination. The source holds committed and aborted transactions, one
 // transaction (over both partitions) that is still open when the mirror
 // stops, and committed transactions and plain records written after that
 // one began. After the stop (failover):
@@ -45,8 +44,21 @@ func TestMirrorStopAbortsOpenTransactions3(t *testing.T) {
 	testMirrorStopAbortsOpenTransactions(t, threeAndThree)
 }
 
+// TestMirrorStopAbortsOpenTransactionsStraitSource is the same with a
+// Strait source: its transactions come from its own transaction
+// coordinator (markers with its coordinator epoch, __transaction_state),
+// and the destination's read_committed view equals the source's.
+func TestMirrorStopAbortsOpenTransactionsStraitSource(t *testing.T) {
+	t.Parallel()
+	testMirrorStopAbortsOpenTransactionsFrom(t, oneAndOne, oneAndOne.start(t, "source"))
+}
+
 func testMirrorStopAbortsOpenTransactions(t *testing.T, sh shape) {
-	p := newPair(t, 2*time.Minute, startFake(t, "kfake", 1), sh.start(t, "destination"))
+	testMirrorStopAbortsOpenTransactionsFrom(t, sh, startFake(t, "kfake", 1))
+}
+
+func testMirrorStopAbortsOpenTransactionsFrom(t *testing.T, sh shape, source *side) {
+	p := newPair(t, 2*time.Minute, source, sh.start(t, "destination"))
 	const topic, partitions = "txns", 2
 	p.src.createTopic(t, p.ctx, topic, partitions)
 	p.createMirror()
