@@ -78,10 +78,12 @@ BENCH_SERVE = ./$(BIN) serve --set log.dirs=$(BENCH_DATA) --set listeners=PLAINT
 # bench/RESULTS.md and bench/results.png. The matrix: the machine's
 # limits; 1 KiB records in 16 KiB batches, Strait and franz-go's kfake side by
 # side, produce with acks=1 and acks=all on 1 and 8 partitions, catch-up and
-# tail reads on 1 and 8 partitions (issue 3's figures); one node with acks=1
-# against three nodes (RF=3, min.insync.replicas=2) with acks=all, and latency
-# at half the three nodes' rate (issue 4's); mirroring between two single
-# nodes, catch-up and lag at half the slower rate (issue 5's). BENCH_BYTES
+# tail reads on 1 and 8 partitions (issue 3's figures); transactional produce,
+# 100 records a transaction, acks=all, on 1 and 8 partitions (issue 23's); one
+# node with acks=1 against three nodes (RF=3, min.insync.replicas=2) with
+# acks=all, and latency at half the three nodes' rate (issue 4's); mirroring
+# between two single nodes, catch-up and lag at half the slower rate (issue
+# 5's). BENCH_BYTES
 # and BENCH_SECS keep the whole target under 10 minutes on a 2-core machine;
 # a failing command is noted in $(BENCH_OUT)/FAILED and the rest still run,
 # so the report shows its errors; the target then fails.
@@ -104,6 +106,12 @@ bench: build
 			--bytes $(BENCH_BYTES) > $(BENCH_OUT)/10-produce-acks$$acks-p$$p.json \
 			|| echo 10-produce-acks$$acks-p$$p >> $(BENCH_OUT)/FAILED; \
 	done; done
+	for p in 1 8; do \
+		rm -rf $(BENCH_DATA); \
+		./$(BIN) bench produce $(BENCH_PEERS) $(BENCH_LOAD) --transactional --txn-records 100 --acks all --partitions $$p \
+			--bytes $(BENCH_BYTES) > $(BENCH_OUT)/15-produce-txn-p$$p.json \
+			|| echo 15-produce-txn-p$$p >> $(BENCH_OUT)/FAILED; \
+	done
 	for p in 1 8; do \
 		rm -rf $(BENCH_DATA); \
 		./$(BIN) bench consume $(BENCH_PEERS) $(BENCH_LOAD) --partitions $$p \

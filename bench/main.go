@@ -19,7 +19,8 @@ import (
 const usage = `usage: strait bench <workload> [flags]
 
 workloads:
-  produce   produce throughput and latency
+  produce   produce throughput and latency; --transactional in transactions
+            of --txn-records records
   consume   catch-up read from offset 0, then a tail read
   e2e       end-to-end latency at a fixed rate
   cluster   one strait node with acks=1 against a three-node cluster with
@@ -131,11 +132,27 @@ func cmdProduce(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.Var(&bytes, "bytes", "stop after this many value bytes (e.g. 1GiB)")
 	duration := fs.Duration("duration", 0, "stop after this long (default 10s when neither --records nor --bytes)")
 	rate := fs.Float64("rate", 0, "records per second over all producers; 0 = max throughput")
+	transactional := fs.Bool("transactional", false, "produce in transactions of --txn-records records, each client with its own transactional.id (needs acks=all)")
+	txnRecords := fs.Int("txn-records", DefaultTxnRecords, "records per transaction with --transactional")
 	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
 		return code
 	}
 	if *records == 0 && bytes == 0 && *duration == 0 {
 		*duration = 10 * time.Second
+	}
+	perTxn := 0
+	if *transactional {
+		perTxn = *txnRecords
+		check := ProduceConfig{ProducerConfig: c.producer(&Broker{}), Rate: *rate, TxnRecords: perTxn}
+		check.fill()
+		err := check.validateTxn()
+		if perTxn < 1 {
+			err = fmt.Errorf("--txn-records %d < 1", perTxn)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+			return 2
+		}
 	}
 	return c.execute(ctx, "produce", fs, stdout, stderr, func(ctx context.Context, b *Broker, progress io.Writer) ([]Result, error) {
 		r, err := RunProduce(ctx, ProduceConfig{
@@ -144,6 +161,7 @@ func cmdProduce(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			Bytes:          int64(bytes),
 			Duration:       *duration,
 			Rate:           *rate,
+			TxnRecords:     perTxn,
 			Label:          b.Label,
 			BrokerPID:      b.PID,
 			Progress:       progress,

@@ -30,6 +30,16 @@ type ProduceConfig struct {
 	// for the records it kept waiting (HdrHistogram's coordinated-omission
 	// correction).
 	Rate float64
+	// TxnRecords, when > 0, makes the workload transactional: each
+	// producer client has a transactional.id of its own and sends its
+	// records in transactions of TxnRecords records each (begin, produce,
+	// flush, commit), the loop of an application using transactions, as
+	// Kafka's ProducerPerformance runs with --transactional-id (which
+	// bounds a transaction by time, we by records). Only committed records
+	// count; it needs acks=all and no Rate.
+	TxnRecords int
+	// TxnIDPrefix prefixes the transactional.ids; "" is the topic's name.
+	TxnIDPrefix string
 
 	Label     string // names the broker in the Result
 	BrokerPID int    // non-zero: measure the broker's CPU and memory
@@ -66,8 +76,11 @@ func RunProduce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
 	}
-	if cfg.Records < 0 || cfg.Bytes < 0 || cfg.Duration < 0 || cfg.Rate < 0 {
-		return Result{}, errors.New("bench: negative records, bytes, duration or rate")
+	if cfg.Records < 0 || cfg.Bytes < 0 || cfg.Duration < 0 || cfg.Rate < 0 || cfg.TxnRecords < 0 {
+		return Result{}, errors.New("bench: negative records, bytes, duration, rate or transaction size")
+	}
+	if err := cfg.validateTxn(); err != nil {
+		return Result{}, err
 	}
 	limit := cfg.limit()
 	if limit == 0 && cfg.Duration == 0 {
@@ -75,6 +88,9 @@ func RunProduce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 	}
 	if cfg.workload == "" {
 		cfg.workload = "produce"
+		if cfg.TxnRecords > 0 {
+			cfg.workload = WorkloadProduceTxn
+		}
 	}
 	if _, err := EnsureTopic(ctx, cfg.Bootstrap, cfg.Topic, cfg.Partitions, cfg.ReplicationFactor); err != nil {
 		return Result{}, err
@@ -85,8 +101,8 @@ func RunProduce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 			cl.Close()
 		}
 	}()
-	for range cfg.Producers {
-		cl, err := kgo.NewClient(cfg.producerOpts()...)
+	for i := range cfg.Producers {
+		cl, err := kgo.NewClient(append(cfg.producerOpts(), cfg.txnOpts(i)...)...)
 		if err != nil {
 			return Result{}, fmt.Errorf("bench: producer client: %w", err)
 		}
@@ -104,6 +120,7 @@ func RunProduce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 	}
 	var st produceState
 	st.hist = NewHistogram()
+	st.txnHist = NewHistogram()
 	mon := startMonitor(cfg.Progress, append(costMeters{cost}, nodes...), func(el time.Duration) string {
 		return rateLine(cfg.Label, cfg.workload, el, st.acked.Load(), st.bytes.Load()) +
 			"  p99 " + fmtDur(time.Duration(st.hist.Quantile(0.99)))
@@ -112,6 +129,10 @@ func RunProduce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for _, cl := range clients {
+		if cfg.TxnRecords > 0 {
+			wg.Go(func() { st.txnLoop(ctx, cl, &cfg, pool, limit, start) })
+			continue
+		}
 		wg.Go(func() { st.produceLoop(ctx, cl, &cfg, pool, limit, start) })
 	}
 	wg.Wait()
@@ -137,6 +158,11 @@ type produceState struct {
 	failed  atomic.Int64
 	first   atomic.Pointer[error]
 	hist    *Histogram
+
+	// Transactional runs: committed transactions, and each one's time
+	// from BeginTransaction to the commit's answer.
+	txns    atomic.Int64
+	txnHist *Histogram
 }
 
 // produceLoop claims record numbers until the run ends, paces them when a
@@ -189,8 +215,11 @@ func (st *produceState) produceLoop(ctx context.Context, cl *kgo.Client, cfg *Pr
 	_ = cl.Flush(ctx)
 }
 
-func (st *produceState) fail(err error) {
-	st.failed.Add(1)
+func (st *produceState) fail(err error) { st.failN(1, err) }
+
+// failN counts n records failed by err.
+func (st *produceState) failN(n int64, err error) {
+	st.failed.Add(n)
 	st.first.CompareAndSwap(nil, &err)
 }
 
@@ -202,6 +231,10 @@ func (st *produceState) result(workload, label string) Result {
 		Bytes:    st.bytes.Load(),
 		Errors:   st.failed.Load(),
 		Latency:  summarize(st.hist),
+	}
+	if n := st.txns.Load(); n > 0 {
+		r.Transactions = n
+		r.TxnLatency = summarize(st.txnHist)
 	}
 	if p := st.first.Load(); p != nil {
 		r.FirstError = (*p).Error()

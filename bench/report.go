@@ -135,6 +135,7 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "ratio %s/%s %s: %s\n", q.Of, q.To, q.Workload, strings.Join(parts, ", "))
 	}
+	writeTransactions(w, r.Results)
 	writeNodeCosts(w, r.Results)
 	writeClusterSummary(w, r.Cluster)
 	for _, res := range r.Results {
@@ -196,6 +197,21 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%.1f%s", v, unit)
 	}
 	return fmt.Sprintf("%.2f%s", v, unit)
+}
+
+// writeTransactions prints the transactions of each transactional
+// result, one line each.
+func writeTransactions(w io.Writer, results []Result) {
+	for _, res := range results {
+		if res.Transactions == 0 {
+			continue
+		}
+		line := fmt.Sprintf("%s %s: %d transactions committed, %.1f txn/s", res.Workload, res.Broker, res.Transactions, res.TransactionsPerSec)
+		if l := res.TxnLatency; l != nil && l.Count > 0 {
+			line += fmt.Sprintf(", begin to commit p50 %s p99 %s max %s", fmtDur(l.P50), fmtDur(l.P99), fmtDur(l.Max))
+		}
+		fmt.Fprintln(w, line)
+	}
 }
 
 // writeNodeCosts prints the cost of each node of a cluster, one line each.

@@ -26,6 +26,13 @@ type Result struct {
 	MiBPerSec     float64       `json:"mib_per_sec"`
 	RecordsPerSec float64       `json:"records_per_sec"`
 
+	// Transactions are the transactions a transactional workload
+	// committed (Records counts only their records); TxnLatency is each
+	// one's time from BeginTransaction to the commit's answer.
+	Transactions       int64    `json:"transactions,omitempty"`
+	TransactionsPerSec float64  `json:"transactions_per_sec,omitempty"`
+	TxnLatency         *Latency `json:"txn_latency,omitempty"`
+
 	// Latency is produce latency (send to acknowledgement) or, for e2e,
 	// produce to consume; nil for reads.
 	Latency *Latency `json:"latency,omitempty"`
@@ -73,6 +80,7 @@ func (r *Result) finish(elapsed time.Duration) {
 	if s := elapsed.Seconds(); s > 0 {
 		r.MiBPerSec = float64(r.Bytes) / mib / s
 		r.RecordsPerSec = float64(r.Records) / s
+		r.TransactionsPerSec = float64(r.Transactions) / s
 	}
 }
 

@@ -58,6 +58,9 @@ type Row struct {
 	// either side is missing.
 	VsPeer  float64
 	VsLimit float64
+	// Result is our broker's result the row shows, for the figures the
+	// table has no column for (a transactional run's).
+	Result *Result
 }
 
 // LoadResults reads the JSON reports in files, in order, and the
@@ -104,11 +107,11 @@ func (res *Results) add(rep *MirrorReport, file string) {
 	if lim == nil {
 		lim = res.Limits
 	}
-	for _, r := range rep.Results {
+	for i, r := range rep.Results {
 		if r.Broker == peerLabel {
 			continue
 		}
-		row := Row{Workload: rowName(rep, r.Workload), Broker: r.Broker, MiBPerSec: r.MiBPerSec}
+		row := Row{Workload: rowName(rep, r.Workload), Broker: r.Broker, MiBPerSec: r.MiBPerSec, Result: &rep.Results[i]}
 		row.Cost, row.CostNodes = r.combinedCost()
 		if r.Latency != nil && r.Latency.Count > 0 {
 			row.P99 = r.Latency.P99

@@ -63,6 +63,7 @@ func (res *Results) WriteMarkdown(w io.Writer, chart string) {
 	fmt.Fprintf(w, "resident set sampled during it, both read from /proc/<pid> (\"-\": the broker's process was not measured,\n")
 	fmt.Fprintf(w, "as for kfake run inside the bench process). A cell marked \"(N nodes)\" is a cluster's: CPU summed over its\n")
 	fmt.Fprintf(w, "N nodes (what a GiB costs the cluster), max RSS the largest of the nodes'.\n")
+	res.writeTransactionsMarkdown(w)
 	res.writeClusterMarkdown(w)
 	res.writeMirrorMarkdown(w)
 	res.writeStorageMarkdown(w)
@@ -128,6 +129,47 @@ func verdict(ok bool) string {
 		return "met"
 	}
 	return "NOT met"
+}
+
+// writeTransactionsMarkdown is the transactional rows again with the
+// figures of a transaction: records and transactions committed a second,
+// and the time from BeginTransaction to the commit's answer.
+func (res *Results) writeTransactionsMarkdown(w io.Writer) {
+	var rows []Row
+	for _, r := range res.Rows {
+		if r.Result != nil && r.Result.Transactions > 0 {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n## Transactions\n\n")
+	fmt.Fprintf(w, "`produce --transactional`: each producer client begins a transaction, produces its records, flushes and\n")
+	fmt.Fprintf(w, "commits, then begins the next; only committed records count. txn p50/p99: BeginTransaction to the commit's answer.\n\n")
+	fmt.Fprintf(w, "| workload | broker | rec/txn | rec/s | txn/s | txn p50 | txn p99 | kfake rec/s | kfake txn/s | kfake txn p50 | kfake txn p99 | ours/kfake txn/s |\n")
+	fmt.Fprintf(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, r := range rows {
+		ours := r.Result
+		cells := []string{r.Workload, r.Broker, fmt.Sprintf("%.0f", float64(ours.Records)/float64(ours.Transactions))}
+		cells = append(cells, txnCells(ours)...)
+		if p := r.Peer; p != nil && p.Transactions > 0 {
+			cells = append(cells, txnCells(p)...)
+			cells = append(cells, ratioCell(div(ours.TransactionsPerSec, p.TransactionsPerSec)))
+		} else {
+			cells = append(cells, "-", "-", "-", "-", "-")
+		}
+		fmt.Fprintln(w, "| "+strings.Join(cells, " | ")+" |")
+	}
+}
+
+// txnCells are a transactional result's rec/s, txn/s, txn p50 and p99.
+func txnCells(r *Result) []string {
+	p50, p99 := "-", "-"
+	if l := r.TxnLatency; l != nil && l.Count > 0 {
+		p50, p99 = durCell(l.P50), durCell(l.P99)
+	}
+	return []string{fmt.Sprintf("%.0f", r.RecordsPerSec), fmt.Sprintf("%.1f", r.TransactionsPerSec), p50, p99}
 }
 
 func (res *Results) writeClusterMarkdown(w io.Writer) {
