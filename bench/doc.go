@@ -1,6 +1,7 @@
 // Package bench is Strait's load generator: the workloads behind
-// `strait bench` (produce, consume, e2e, cluster, mirror), the side-by-side runs
-// against franz-go's kfake, and the reporting of both with their ratio.
+// `strait bench` (produce, plain or transactional, consume, e2e, cluster,
+// mirror), the side-by-side runs against franz-go's kfake, and the
+// reporting of both with their ratio.
 //
 // `strait bench cluster` (RunCluster) starts its own `strait serve`
 // children: one node measured with acks=1 and three nodes in KRaft combined
@@ -13,6 +14,18 @@
 // catch-up fetch rate, a KIP-1279 mirror's catch-up of the same data, and
 // the mirror lag while the source takes half the slower of those rates,
 // against issue 5's targets.
+//
+// `strait bench produce --transactional` (ProduceConfig.TxnRecords) sends
+// each client's records in transactions of --txn-records (100 in `make
+// bench`): begin, produce, flush, commit. The client is the same for both
+// brokers, but kgo speaks the transaction protocol each advertises: with
+// kfake, which finalizes transaction.version 2 (KIP-890 part 2), it adds
+// partitions implicitly and kfake ends a transaction inside EndTxn; with
+// Strait, which speaks the classic protocol as Kafka does without that
+// feature, it sends AddPartitionsToTxn, and a transaction begun before the
+// coordinator completed the last one (markers written, CompleteCommit
+// appended) is answered CONCURRENT_TRANSACTIONS and retried after kgo's
+// 20 ms backoff. The ratio includes that difference.
 //
 // Every workload is a library call (RunProduce, RunConsume, RunE2E) taking a
 // bootstrap address, so tests and `make bench` drive the same code the CLI
