@@ -232,14 +232,26 @@ func (s *Store) DeleteRange(minIdx, maxIdx uint64) error {
 
 func stableKey(k []byte) []byte { return append([]byte{stablePrefix}, k...) }
 
-// Set implements raft.StableStore.
+// Set implements raft.StableStore. After Close it drops the write and
+// returns nil: raft panics on a stable-store error, and one caller can
+// still write after raft has stopped. raft answers heartbeats on the
+// transport's connection goroutine (processHeartbeat), which neither
+// Raft.Shutdown nor NetworkTransport.Close joins, and a heartbeat from a
+// newer leader records that leader's term. Dropping that write is safe:
+// no vote is cast on that path (votes go through raft's main loop, which
+// has stopped), so no term can be voted in twice, and the node learns the
+// term again from the leader when it restarts.
 func (s *Store) Set(key, val []byte) error {
-	return s.read(func() error {
+	err := s.read(func() error {
 		if err := s.db.Set(stableKey(key), val, pebble.Sync); err != nil {
 			return s.fail(fmt.Errorf("raftmeta: set %q: %w", key, err))
 		}
 		return nil
 	})
+	if errors.Is(err, ErrStoreClosed) {
+		return nil
+	}
+	return err
 }
 
 // Get implements raft.StableStore; a key never set is ErrKeyNotFound.

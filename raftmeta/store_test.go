@@ -159,6 +159,15 @@ func TestStableStore(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// A term a heartbeat records after the quorum closed (raft answers
+	// heartbeats on the transport's goroutine, which its Shutdown does not
+	// join) is dropped, not an error raft would panic on.
+	if err := s.SetUint64([]byte("CurrentTerm"), 44); err != nil {
+		t.Fatalf("SetUint64 after Close: %v", err)
+	}
+	if _, err := s.Get([]byte("CurrentTerm")); !errors.Is(err, ErrStoreClosed) {
+		t.Fatalf("Get after Close: %v", err)
+	}
 	s = openTestStore(t, dir)
 	defer s.Close()
 	if v, err := s.Get([]byte("LastVoteCand")); err != nil || string(v) != "node-1" {
