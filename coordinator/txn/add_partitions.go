@@ -19,7 +19,8 @@ import (
 //     (KafkaApis, before the coordinator is asked).
 //   - An unknown id, or another producer id, is INVALID_PRODUCER_ID_MAPPING;
 //     another epoch PRODUCER_FENCED; a change being appended, or a commit
-//     or abort completing, CONCURRENT_TRANSACTIONS.
+//     or abort completing, CONCURRENT_TRANSACTIONS, once it has waited
+//     Config.ConcurrentWait for them to finish (Kafka answers at once).
 //   - Otherwise the partitions join the transaction, which starts if none
 //     was ongoing; the change is appended before the answer (nothing is
 //     appended when they are all in it already).
@@ -121,25 +122,38 @@ func (c *Coordinator) addPartitions(ctx context.Context, id string, pid int64, e
 	if e != nil {
 		return all(e)
 	}
-	s.mu.Lock()
-	m := s.txns[id]
 	var t Transit
 	write := false
-	switch {
-	case s.closed:
-		e = kerr.NotCoordinator
-	case m == nil:
-		e = kerr.InvalidProducerIDMapping
-	case verifyOnly:
-		if e = verifyLocked(m, pid, epoch); e == nil {
-			for _, tp := range parts {
-				if !m.HasPartition(tp) {
-					out[tp] = kerr.TransactionAbortable.Code
+	s.mu.Lock()
+	if verifyOnly {
+		m := s.txns[id]
+		switch {
+		case s.closed:
+			e = kerr.NotCoordinator
+		case m == nil:
+			e = kerr.InvalidProducerIDMapping
+		default:
+			if e = verifyLocked(m, pid, epoch); e == nil {
+				for _, tp := range parts {
+					if !m.HasPartition(tp) {
+						out[tp] = kerr.TransactionAbortable.Code
+					}
 				}
 			}
 		}
-	default:
-		t, write, e = s.prepareAddLocked(m, pid, epoch, parts)
+	} else {
+		e = s.whileConcurrentLocked(ctx, func() *kerr.Error {
+			m := s.txns[id]
+			switch {
+			case s.closed:
+				return kerr.NotCoordinator
+			case m == nil:
+				return kerr.InvalidProducerIDMapping
+			}
+			var e *kerr.Error
+			t, write, e = s.prepareAddLocked(m, pid, epoch, parts)
+			return e
+		})
 	}
 	s.mu.Unlock()
 	if e == nil && write {

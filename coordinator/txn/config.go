@@ -70,6 +70,11 @@ type Config struct {
 	// MarkerRetryBackoff spaces the retries of markers that failed
 	// (Kafka retries through its NetworkClient, at retry.backoff.ms).
 	MarkerRetryBackoff time.Duration
+	// ConcurrentWait is how long AddPartitionsToTxn, AddOffsetsToTxn and
+	// EndTxn wait for a transition of their transactional id to finish
+	// before they answer CONCURRENT_TRANSACTIONS; negative: not at all,
+	// as Kafka answers. See shard.whileConcurrentLocked.
+	ConcurrentWait time.Duration
 
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -85,6 +90,7 @@ const (
 	DefaultRemoveInterval     = time.Hour
 	DefaultRequestTimeout     = 30 * time.Second
 	DefaultMarkerRetryBackoff = 100 * time.Millisecond
+	DefaultConcurrentWait     = 200 * time.Millisecond
 )
 
 func (cfg Config) withDefaults() (Config, error) {
@@ -127,6 +133,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MarkerRetryBackoff <= 0 {
 		cfg.MarkerRetryBackoff = DefaultMarkerRetryBackoff
+	}
+	if cfg.ConcurrentWait == 0 {
+		cfg.ConcurrentWait = DefaultConcurrentWait
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}

@@ -72,6 +72,48 @@ func TestCommitWritesMarkersThenCompletes(t *testing.T) {
 	}
 }
 
+// TestNextTransactionWaitsForTheMarkers: an AddPartitionsToTxn that
+// starts the next transaction while the previous commit's markers are
+// being written waits for them (up to ConcurrentWait) and succeeds,
+// instead of answering CONCURRENT_TRANSACTIONS for the client to retry
+// after its backoff.
+func TestNextTransactionWaitsForTheMarkers(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.ConcurrentWait = time.Minute })
+	e.elect(3)
+	pid, epoch, _ := e.init("app", 60000)
+	e.addOK("app", pid, epoch, tp("a", 0))
+	gate := make(chan struct{})
+	e.markers.mu.Lock()
+	e.markers.gate = gate
+	e.markers.mu.Unlock()
+	if code := e.end("app", pid, epoch, true); code != 0 {
+		t.Fatalf("EndTxn: %s", codeName(code))
+	}
+	added := make(chan map[storage.TopicPartition]int16, 1)
+	go func() { added <- e.add("app", pid, epoch, tp("a", 1)) }()
+	select {
+	case got := <-added:
+		t.Fatalf("AddPartitionsToTxn answered %v while the markers were held", got)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(gate)
+	select {
+	case got := <-added:
+		if got[tp("a", 1)] != 0 {
+			t.Fatalf("AddPartitionsToTxn after the markers: %v", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("AddPartitionsToTxn still waits after the commit completed")
+	}
+	if got := e.describe("app"); got != "Ongoing pid=1001 epoch=0 a[1]" {
+		t.Fatalf("describe: %s", got)
+	}
+	p := e.c.PartitionFor("app")
+	if got := strings.Join(e.log.states(t, p, "app"), " "); got != "Empty Ongoing PrepareCommit CompleteCommit Ongoing" {
+		t.Fatalf("log: %s", got)
+	}
+}
+
 // TestInitProducerIDFencesAnOngoingTransaction: a second InitProducerId
 // for an id whose producer is inside a transaction aborts it with a bumped
 // epoch (markers at that epoch fence the old producer on every partition)

@@ -13,7 +13,8 @@ import (
 // protocol: the epoch stays):
 //   - An unknown id, or another producer id, is INVALID_PRODUCER_ID_MAPPING;
 //     another epoch PRODUCER_FENCED; a change being appended
-//     CONCURRENT_TRANSACTIONS.
+//     CONCURRENT_TRANSACTIONS, once it has waited Config.ConcurrentWait
+//     for the change to finish (Kafka answers at once).
 //   - An ongoing transaction moves to PrepareCommit or PrepareAbort; once
 //     that is appended the answer is sent, and the markers are written to
 //     every partition of the transaction (a retry meanwhile answers
@@ -29,13 +30,13 @@ import (
 func (c *Coordinator) EndTxn(ctx context.Context, req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
 	resp := kmsg.NewPtrEndTxnResponse()
 	resp.Version = req.Version
-	if e := c.endTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit); e != nil {
+	if e := c.endTxn(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit); e != nil {
 		resp.ErrorCode = e.Code
 	}
 	return resp
 }
 
-func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit bool) *kerr.Error {
+func (c *Coordinator) endTxn(ctx context.Context, id string, pid int64, epoch int16, commit bool) *kerr.Error {
 	if id == "" {
 		return kerr.InvalidRequest
 	}
@@ -43,8 +44,14 @@ func (c *Coordinator) endTxn(id string, pid int64, epoch int16, commit bool) *ke
 	if e != nil {
 		return e
 	}
+	var t Transit
+	write := false
 	s.mu.Lock()
-	t, write, e := s.prepareEndLocked(s.txns[id], pid, epoch, commit)
+	e = s.whileConcurrentLocked(ctx, func() *kerr.Error {
+		var e *kerr.Error
+		t, write, e = s.prepareEndLocked(s.txns[id], pid, epoch, commit)
+		return e
+	})
 	s.mu.Unlock()
 	if e != nil || !write {
 		return e

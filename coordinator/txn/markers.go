@@ -68,6 +68,7 @@ func (s *shard) finish(job markerJob) {
 func (s *shard) completed(job markerJob) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.changedLocked()
 	m := s.txns[job.id]
 	if s.closed || m == nil {
 		return

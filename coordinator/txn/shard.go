@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -30,6 +31,9 @@ type shard struct {
 	loaded bool
 	closed bool
 	txns   map[string]*Metadata
+	// changed, while requests wait in whileConcurrentLocked, is closed
+	// when a transition of the shard finishes (changedLocked).
+	changed chan struct{}
 }
 
 func newShard(c *Coordinator, p, epoch int32) *shard {
@@ -123,6 +127,7 @@ func (s *shard) write(id string, t Transit) *kerr.Error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.txns[id]
+	defer s.changedLocked()
 	if err != nil {
 		if m != nil && !s.closed {
 			m.Abandon()
@@ -196,6 +201,63 @@ func (s *shard) completeLocked(id string, m *Metadata) {
 	job := markerJob{id: id, producerID: m.ProducerID, epoch: m.ProducerEpoch, commit: m.State == PrepareCommit,
 		partitions: sortedPartitions(m.Partitions), complete: t}
 	s.c.wg.Go(func() { s.finish(job) })
+}
+
+// whileConcurrentLocked runs decide, with mu held, until it answers
+// something other than CONCURRENT_TRANSACTIONS, trying again each time a
+// transition of the shard finishes, for at most ConcurrentWait.
+//
+// Kafka answers CONCURRENT_TRANSACTIONS at once while a transactional
+// id's transition is appended or its commit's markers are written, and the
+// client retries after a backoff (the Java producer and franz-go wait
+// 20 ms before retrying an AddPartitionsToTxn). A producer that starts
+// its next transaction as soon as EndTxn returns, as every client does,
+// meets its previous commit's markers nearly every time, and that backoff
+// is most of a small transaction's time. Waiting here for the transition
+// (a few milliseconds: markers to local leaders and one append) answers
+// the request as the retry would have been answered, without the
+// backoff. The client cannot tell, except that it is faster; past the
+// bound it gets Kafka's answer.
+func (s *shard) whileConcurrentLocked(ctx context.Context, decide func() *kerr.Error) *kerr.Error {
+	e := decide()
+	if e != kerr.ConcurrentTransactions || s.c.cfg.ConcurrentWait < 0 {
+		return e
+	}
+	bound := time.NewTimer(s.c.cfg.ConcurrentWait)
+	defer bound.Stop()
+	for e == kerr.ConcurrentTransactions && s.awaitChangeLocked(ctx, bound.C) {
+		e = decide()
+	}
+	return e
+}
+
+// awaitChangeLocked releases mu until a transition of the shard finishes,
+// bound fires, ctx ends or the shard unloads, and reports whether a
+// transition finished. mu is held again when it returns.
+func (s *shard) awaitChangeLocked(ctx context.Context, bound <-chan time.Time) bool {
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	ch := s.changed
+	s.mu.Unlock()
+	defer s.mu.Lock()
+	select {
+	case <-ch:
+		return true
+	case <-bound:
+	case <-ctx.Done():
+	case <-s.ctx.Done():
+	}
+	return false
+}
+
+// changedLocked wakes the requests waiting in awaitChangeLocked. mu is
+// held.
+func (s *shard) changedLocked() {
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
 }
 
 // String names the shard in logs.
