@@ -15,6 +15,11 @@ import (
 	"github.com/strait-io/strait/broker/brokertest"
 )
 
+// clientMaker makes kgo clients: a brokertest.Broker or Cluster.
+type clientMaker interface {
+	Client(t testing.TB, opts ...kgo.Opt) *kgo.Client
+}
+
 // txnProduce runs one transaction of n records per partition with cl,
 // ending it with commit or abort, and fails the test on an error.
 func txnProduce(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, partitions int32, prefix string, n int, commit bool) {
@@ -45,8 +50,9 @@ func txnProduce(t *testing.T, ctx context.Context, cl *kgo.Client, topic string,
 // isolation; it returns the values before it but earlier end records,
 // sorted. A record a
 // read_committed reader must not see would show up before "end"; a last
-// stable offset stuck below it would time the read out.
-func readValues(t *testing.T, b *brokertest.Broker, topic string, partitions int32, readCommitted bool) []string {
+// stable offset stuck below it would time the read out. b is a node or a
+// cluster.
+func readValues(t *testing.T, b clientMaker, topic string, partitions int32, readCommitted bool) []string {
 	t.Helper()
 	ctx := testCtx(t, 30*time.Second)
 	w := b.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))

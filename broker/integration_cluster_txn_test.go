@@ -1,0 +1,365 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strait-io/strait/broker/brokertest"
+	"github.com/strait-io/strait/storage"
+)
+
+// The transaction failover cluster: three partitions of __transaction_state
+// (Kafka's 50 is only slower to place and load), replicated three times
+// with min.insync.replicas 2 as Kafka's defaults are; the coordinator looks
+// for timed out transactions every half second so a transaction its
+// producer left behind is aborted within the test's time; leaders stay
+// where failovers put them unless the test elects the preferred ones.
+var txnFailoverConfig = []string{
+	"auto.leader.rebalance.enable=false",
+	"transaction.state.log.num.partitions=3",
+	"transaction.state.log.replication.factor=3",
+	"transaction.state.log.min.isr=2",
+	"transaction.abort.timed.out.transaction.cleanup.interval.ms=500",
+}
+
+// TestClusterTransactionFailover kills the node of a transaction
+// coordinator (the leader of the transactional id's __transaction_state
+// partition) in a three-node cluster while franz-go's transactional
+// producer (acks=all, RF=3, min.insync.replicas=2) works, and checks that
+// the new coordinator completes or aborts every transaction: a
+// read_committed consumer sees each committed transaction whole and
+// nothing of the others, every replica's last stable offset reaches its
+// log end (no hanging transaction) and the producer goes on.
+func TestClusterTransactionFailover(t *testing.T) {
+	c := brokertest.StartCluster(t, 3, brokertest.WithConfig(txnFailoverConfig...))
+	ctx := testCtx(t, 4*time.Minute)
+	const topic, partitions = "txn-failover", 3
+	adm := c.Admin(t)
+	createReplicatedTopic(t, adm, topic, partitions, 3, "min.insync.replicas", "2")
+	c.WaitForISR(t, topic, 3, 15*time.Second)
+	f := &txnFailover{c: c, ctx: ctx, topic: topic, partitions: partitions}
+	runSubtests(t, []subtest{
+		{"KillCoordinatorOfOpenTransaction", f.killCoordinatorOfOpenTransaction},
+		{"KillCoordinatorBeforeMarkers", f.killCoordinatorBeforeMarkers},
+		{"KillCoordinatorOfAbandonedTransaction", f.killCoordinatorOfAbandonedTransaction},
+		{"NothingHalfVisible", f.nothingHalfVisible},
+	})
+}
+
+// txnFailover is the state the subtests share: the cluster, the data
+// topic, and what read_committed readers must see of it in the end.
+type txnFailover struct {
+	c          *brokertest.Cluster
+	ctx        context.Context
+	topic      string
+	partitions int32
+	// committed and aborted are the values of the transactions that
+	// committed and of those that did not.
+	committed, aborted []string
+}
+
+// txnProducer is a franz-go transactional producer of id bootstrapped at
+// every node, with records placed by the test.
+func (f *txnFailover) txnProducer(t *testing.T, id string, timeout time.Duration) *kgo.Client {
+	return f.c.Client(t, kgo.TransactionalID(id), kgo.TransactionTimeout(timeout), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+}
+
+// records are n values prefix-<partition>-<i> for every partition.
+func (f *txnFailover) records(prefix string, n int) []*kgo.Record {
+	var out []*kgo.Record
+	for p := range f.partitions {
+		for i := range n {
+			out = append(out, &kgo.Record{Topic: f.topic, Partition: p, Value: fmt.Appendf(nil, "%s-%d-%d", prefix, p, i)})
+		}
+	}
+	return out
+}
+
+// coordinator is the node coordinating id, as FindCoordinator answers,
+// checked against the leader of id's __transaction_state partition.
+func (f *txnFailover) coordinator(t *testing.T, id string) int32 {
+	t.Helper()
+	var node int32 = -1
+	f.c.WaitFor(t, 20*time.Second, "a coordinator of "+id, func() bool {
+		fc := f.c.Admin(t).FindTxnCoordinators(f.ctx, id)[id]
+		if fc.Err != nil {
+			return false
+		}
+		p := txnStatePartition(id, int32(len(f.c.Image().Topics["__transaction_state"].Partitions)))
+		node = fc.NodeID
+		return node == f.c.Leader("__transaction_state", p)
+	})
+	return node
+}
+
+// txnStatePartition is the __transaction_state partition of a
+// transactional id: the same hash as a group's (TransactionStateManager.partitionFor).
+func txnStatePartition(id string, partitions int32) int32 { return offsetsPartitionFor(id, partitions) }
+
+// state is id's transaction state as DescribeTransactions answers.
+func (f *txnFailover) state(t *testing.T, id string) string {
+	t.Helper()
+	d, err := f.c.Admin(t).DescribeTransactions(f.ctx, id)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	tx, err := d.On(id, nil)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	if tx.Err != nil {
+		return "error: " + tx.Err.Error()
+	}
+	return tx.State
+}
+
+// restart starts node id again and waits until the data topic and
+// __transaction_state are fully in sync.
+func (f *txnFailover) restart(t *testing.T, id int32) {
+	t.Helper()
+	f.c.Restart(t, id)
+	f.c.WaitForISR(t, f.topic, 3, 30*time.Second)
+	f.c.WaitForISR(t, "__transaction_state", 3, 30*time.Second)
+}
+
+// open begins a transaction and produces recs in it.
+func (f *txnFailover) open(t *testing.T, cl *kgo.Client, recs []*kgo.Record) error {
+	t.Helper()
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatalf("begin transaction: %v", err)
+	}
+	return cl.ProduceSync(f.ctx, recs...).FirstErr()
+}
+
+// commit runs one transaction of recs and tries to commit it (endTxn).
+func (f *txnFailover) commit(t *testing.T, cl *kgo.Client, recs []*kgo.Record) bool {
+	t.Helper()
+	return f.endTxn(t, cl, recs, f.open(t, cl, recs))
+}
+
+// endTxn ends the producer's transaction as franz-go documents it: a
+// commit, unless the produce failed, and an abort when the commit fails.
+// It reports whether the transaction committed, and notes its values in
+// committed or aborted.
+func (f *txnFailover) endTxn(t *testing.T, cl *kgo.Client, recs []*kgo.Record, produceErr error) bool {
+	t.Helper()
+	var vals []string
+	for _, r := range recs {
+		vals = append(vals, string(r.Value))
+	}
+	if produceErr == nil {
+		err := cl.EndTransaction(f.ctx, kgo.TryCommit)
+		if err == nil {
+			f.committed = append(f.committed, vals...)
+			return true
+		}
+		t.Logf("commit failed, aborting: %v", err)
+	} else if produceErr != nil {
+		t.Logf("produce failed, aborting: %v", produceErr)
+	}
+	if err := cl.EndTransaction(f.ctx, kgo.TryAbort); err != nil {
+		t.Logf("abort: %v", err)
+	}
+	f.aborted = append(f.aborted, vals...)
+	return false
+}
+
+// killCoordinatorOfOpenTransaction: a transaction has written to every
+// partition when its coordinator's node dies. The producer writes more
+// and commits through the new coordinator, which loaded the ongoing
+// transaction and its partitions from __transaction_state.
+func (f *txnFailover) killCoordinatorOfOpenTransaction(t *testing.T) {
+	const id = "failover-open"
+	cl := f.txnProducer(t, id, 30*time.Second)
+	// A first transaction makes the producer known to the coordinator.
+	if !f.commit(t, cl, f.records("open-first", 5)) {
+		t.Fatal("the first transaction did not commit with every node up")
+	}
+
+	before := f.records("open-before", 10)
+	if err := f.open(t, cl, before); err != nil {
+		t.Fatalf("produce before the kill: %v", err)
+	}
+	if s := f.state(t, id); s != "Ongoing" {
+		t.Fatalf("transaction state before the kill: %s, want Ongoing", s)
+	}
+	old := f.coordinator(t, id)
+	t.Logf("killing node %d, coordinator of %s with a transaction open", old, id)
+	f.c.Kill(t, old)
+
+	after := f.records("open-after", 10)
+	err := cl.ProduceSync(f.ctx, after...).FirstErr()
+	all := append(before, after...)
+	committed := f.endTxn(t, cl, all, err)
+	now := f.coordinator(t, id)
+	t.Logf("coordinator moved from node %d to node %d; committed %v", old, now, committed)
+	if now == old {
+		t.Fatalf("node %d still coordinates %s after it was killed", old, id)
+	}
+	// The producer goes on: until a transaction commits (franz-go may
+	// need to abort the one the failover interrupted).
+	for i := 0; !committed; i++ {
+		if i == 3 {
+			t.Fatal("no transaction committed in three attempts after the failover")
+		}
+		committed = f.commit(t, cl, f.records(fmt.Sprintf("open-retry%d", i), 10))
+	}
+	f.restart(t, old)
+}
+
+// killCoordinatorBeforeMarkers: EndTxn(commit) is answered once
+// PrepareCommit is in __transaction_state, before the markers are written.
+// The links between the coordinator and one partition's leader are cut,
+// so that partition's marker cannot land; the coordinator's node is then
+// killed, still in PrepareCommit. The new coordinator must write every
+// marker: the transaction becomes visible whole.
+func (f *txnFailover) killCoordinatorBeforeMarkers(t *testing.T) {
+	// Balance leadership again after the previous kill, so the
+	// coordinator's node does not lead every data partition.
+	if _, err := f.c.Admin(t).ElectLeaders(f.ctx, kadm.ElectPreferredReplica, nil); err != nil {
+		t.Fatalf("elect preferred leaders: %v", err)
+	}
+	const id = "failover-markers"
+	cl := f.txnProducer(t, id, 60*time.Second)
+	var coord, cutFrom int32
+	var cutPartition int32 = -1
+	f.c.WaitFor(t, 20*time.Second, "a data partition not led by the coordinator", func() bool {
+		coord = f.coordinator(t, id)
+		for p := range f.partitions {
+			if l := f.c.Leader(f.topic, p); l >= 0 && l != coord {
+				cutFrom, cutPartition = l, p
+				return true
+			}
+		}
+		return false
+	})
+	recs := f.records("markers", 10)
+	if err := f.open(t, cl, recs); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	t.Logf("cutting coordinator node %d from node %d, leader of %s", coord, cutFrom, tp(f.topic, cutPartition))
+	f.c.Net.Partition([]int32{coord}, []int32{cutFrom})
+	if err := cl.EndTransaction(f.ctx, kgo.TryCommit); err != nil {
+		// With a link cut the commit may still be answered (the ISR of
+		// the coordinator's partition shrinks to two); if it is not, the
+		// scenario did not happen and the test is wrong, not the broker.
+		t.Fatalf("commit with node %d cut off from node %d: %v", coord, cutFrom, err)
+	}
+	f.committed = append(f.committed, values(recs)...)
+	if s := f.state(t, id); s != "PrepareCommit" {
+		t.Fatalf("state after the commit was answered, with %s's marker held back: %s, want PrepareCommit", tp(f.topic, cutPartition), s)
+	}
+	t.Logf("commit answered, killing coordinator node %d in PrepareCommit", coord)
+	f.c.Kill(t, coord)
+	f.c.Net.Heal()
+	f.c.WaitFor(t, 30*time.Second, id+" completing its commit on a new coordinator", func() bool {
+		return f.state(t, id) == "CompleteCommit"
+	})
+	t.Logf("node %d completed the commit", f.coordinator(t, id))
+	f.restart(t, coord)
+
+	// The producer goes on with the new coordinator.
+	if !f.commit(t, cl, f.records("markers-next", 5)) {
+		t.Fatal("the transaction after the failover did not commit")
+	}
+}
+
+// killCoordinatorOfAbandonedTransaction: a producer opens a transaction,
+// writes, and is never heard of again; its coordinator's node dies. The
+// new coordinator must abort the transaction once it times out, so the
+// last stable offset moves on.
+func (f *txnFailover) killCoordinatorOfAbandonedTransaction(t *testing.T) {
+	const id = "failover-abandoned"
+	cl := f.txnProducer(t, id, 3*time.Second)
+	recs := f.records("abandoned", 10)
+	if err := f.open(t, cl, recs); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	f.aborted = append(f.aborted, values(recs)...)
+	coord := f.coordinator(t, id)
+	t.Logf("killing node %d, coordinator of %s, whose producer is gone with a transaction open", coord, id)
+	f.c.Kill(t, coord)
+	f.c.WaitFor(t, 30*time.Second, id+" aborted by a new coordinator", func() bool {
+		return f.state(t, id) == "CompleteAbort"
+	})
+	f.restart(t, coord)
+}
+
+// nothingHalfVisible reads the data topic back with read_committed and
+// read_uncommitted once every node is up: every committed transaction is
+// there whole, nothing of the others, and no replica holds a transaction
+// open.
+func (f *txnFailover) nothingHalfVisible(t *testing.T) {
+	waitNoOpenTransactions(t, f.c, f.topic, f.partitions)
+	got := readValues(t, f.c, f.topic, f.partitions, true)
+	want := slices.Sorted(slices.Values(f.committed))
+	if !slices.Equal(got, want) {
+		var missing, extra []string
+		for _, v := range want {
+			if _, ok := slices.BinarySearch(got, v); !ok {
+				missing = append(missing, v)
+			}
+		}
+		for _, v := range got {
+			if _, ok := slices.BinarySearch(want, v); !ok {
+				extra = append(extra, v)
+			}
+		}
+		t.Errorf("read_committed read %d records, want %d: missing %v, not committed %v", len(got), len(want), missing, extra)
+	}
+	all := readValues(t, f.c, f.topic, f.partitions, false)
+	for _, v := range f.aborted {
+		if _, ok := slices.BinarySearch(all, v); !ok && strings.HasPrefix(v, "abandoned") {
+			t.Errorf("the abandoned transaction's %s is not in the log", v)
+		}
+	}
+	t.Logf("read_committed: %d records of committed transactions, none of %d aborted", len(got), len(f.aborted))
+	listed, err := f.c.Admin(t).ListTransactions(f.ctx, nil, []string{"Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence"})
+	if err != nil {
+		t.Fatalf("list transactions: %v", err)
+	}
+	if len(listed) != 0 {
+		t.Errorf("transactions still open: %v", listed)
+	}
+}
+
+// waitNoOpenTransactions waits until every running node's replica of each
+// partition of topic has no open transaction and a last stable offset
+// equal to its high watermark and log end offset.
+func waitNoOpenTransactions(t *testing.T, c *brokertest.Cluster, topic string, partitions int32) {
+	t.Helper()
+	var why string
+	ctx := testCtx(t, 30*time.Second)
+	for {
+		why = ""
+		for _, id := range c.Running() {
+			for p := range partitions {
+				l, ok := c.Node(id).Node().LogManager().Log(storage.TopicPartition{Topic: topic, Partition: p})
+				if !ok {
+					why = fmt.Sprintf("node %d has no replica of %s", id, tp(topic, p))
+					continue
+				}
+				lso, hw, leo := l.LastStableOffset(), l.HighWatermark(), l.LogEndOffset()
+				if open := l.OpenTransactions(); len(open) > 0 || lso != hw || hw != leo {
+					why = fmt.Sprintf("node %d %s: last stable offset %d, high watermark %d, log end %d, open transactions %+v",
+						id, tp(topic, p), lso, hw, leo, open)
+				}
+			}
+		}
+		if why == "" {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("a transaction stays open: %s", why)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
