@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strait-io/strait/broker/brokertest"
-	"github.com/strait-io/strait/storage"
 )
 
 // The transaction failover cluster: three partitions of __transaction_state
@@ -297,7 +296,7 @@ func (f *txnFailover) killCoordinatorOfAbandonedTransaction(t *testing.T) {
 // there whole, nothing of the others, and no replica holds a transaction
 // open.
 func (f *txnFailover) nothingHalfVisible(t *testing.T) {
-	waitNoOpenTransactions(t, f.c, f.topic, f.partitions)
+	f.c.WaitTransactionsDecided(t, f.topic, 30*time.Second)
 	got := readValues(t, f.c, f.topic, f.partitions, true)
 	want := slices.Sorted(slices.Values(f.committed))
 	if !slices.Equal(got, want) {
@@ -327,39 +326,5 @@ func (f *txnFailover) nothingHalfVisible(t *testing.T) {
 	}
 	if len(listed) != 0 {
 		t.Errorf("transactions still open: %v", listed)
-	}
-}
-
-// waitNoOpenTransactions waits until every running node's replica of each
-// partition of topic has no open transaction and a last stable offset
-// equal to its high watermark and log end offset.
-func waitNoOpenTransactions(t *testing.T, c *brokertest.Cluster, topic string, partitions int32) {
-	t.Helper()
-	var why string
-	ctx := testCtx(t, 30*time.Second)
-	for {
-		why = ""
-		for _, id := range c.Running() {
-			for p := range partitions {
-				l, ok := c.Node(id).Node().LogManager().Log(storage.TopicPartition{Topic: topic, Partition: p})
-				if !ok {
-					why = fmt.Sprintf("node %d has no replica of %s", id, tp(topic, p))
-					continue
-				}
-				lso, hw, leo := l.LastStableOffset(), l.HighWatermark(), l.LogEndOffset()
-				if open := l.OpenTransactions(); len(open) > 0 || lso != hw || hw != leo {
-					why = fmt.Sprintf("node %d %s: last stable offset %d, high watermark %d, log end %d, open transactions %+v",
-						id, tp(topic, p), lso, hw, leo, open)
-				}
-			}
-		}
-		if why == "" {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("a transaction stays open: %s", why)
-		case <-time.After(50 * time.Millisecond):
-		}
 	}
 }

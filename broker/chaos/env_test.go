@@ -41,12 +41,19 @@ type env struct {
 	// extra are the ledgers of producers outside w (stopped by the test),
 	// audited with led.
 	extra []*ledger
+	// progress is what a plan's records count, and failures what went
+	// wrong so far: led's acknowledged records and failures unless the
+	// test sets its own (the transactional test counts committed
+	// records).
+	progress func() int64
+	failures func() string
 }
 
 // newEnv starts the cluster and creates the chaos topic, fully in sync.
 func newEnv(t *testing.T, timeout time.Duration, opts ...brokertest.Option) *env {
 	t.Helper()
 	e := &env{t: t, rng: newRand(t), start: time.Now(), led: newLedger()}
+	e.progress, e.failures = e.led.nAcked.Load, e.led.failures
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	e.ctx = ctx
@@ -99,8 +106,9 @@ func (e *env) startProducers(n int) {
 	e.w = startWorkload(e.ctx, chaosTopic, ps...)
 }
 
-// plan is how long a chaos run lasts: until records are acknowledged and
-// at least minFaults faults were injected, failing after timeout.
+// plan is how long a chaos run lasts: until records are acknowledged (or
+// committed: env.progress) and at least minFaults faults were injected,
+// failing after timeout.
 type plan struct {
 	records   int64
 	minFaults int
@@ -113,10 +121,10 @@ func (e *env) chaos(pl plan, fault func() bool) int {
 	e.t.Helper()
 	deadline := time.Now().Add(pl.timeout)
 	faults := 0
-	for e.led.nAcked.Load() < pl.records || faults < pl.minFaults {
+	for e.progress() < pl.records || faults < pl.minFaults {
 		if time.Now().After(deadline) {
-			e.t.Fatalf("plan not met after %v: %d of %d records acknowledged, %d of %d faults; failures: %s",
-				pl.timeout, e.led.nAcked.Load(), pl.records, faults, pl.minFaults, e.led.failures())
+			e.t.Fatalf("plan not met after %v: %d of %d records, %d of %d faults; failures: %s",
+				pl.timeout, e.progress(), pl.records, faults, pl.minFaults, e.failures())
 		}
 		time.Sleep(between(e.rng, time.Second, 2*time.Second))
 		if fault() {

@@ -18,3 +18,9 @@ func TestLeaderKillLong(t *testing.T) {
 func TestControllerKillLong(t *testing.T) {
 	controllerKill(t, plan{records: 100_000, minFaults: 20, timeout: 8 * time.Minute})
 }
+
+// TestTransactionKillLong is TestTransactionKill with at least 100,000
+// committed records and 30 kills (make test-long).
+func TestTransactionKillLong(t *testing.T) {
+	transactionKill(t, plan{records: 100_000, minFaults: 30, timeout: 8 * time.Minute})
+}

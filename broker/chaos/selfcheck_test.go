@@ -104,3 +104,38 @@ func TestReadBatchesFindsDivergence(t *testing.T) {
 		t.Errorf("reading in one go and in pieces disagree (err %v)", err)
 	}
 }
+
+// TestCheckTxnsCountsViolations feeds the transaction audit a
+// read_committed read-back with one of each violation, as
+// TestCheckCountsViolations does for check.
+func TestCheckTxnsCountsViolations(t *testing.T) {
+	txns := []txn{
+		{producer: "a", seq: 0, values: []string{"a-0-0", "a-0-1"}, outcome: txnCommitted},              // whole
+		{producer: "a", seq: 1, values: []string{"a-1-0", "a-1-1", "a-1-2"}, outcome: txnCommitted},     // one lost: partial
+		{producer: "a", seq: 2, values: []string{"a-2-0"}, outcome: txnAborted},                         // visible
+		{producer: "b", seq: 0, values: []string{"b-0-0", "b-0-1"}, outcome: txnUncertain, why: "lost"}, // visible whole
+		{producer: "b", seq: 1, values: []string{"b-1-0", "b-1-1"}, outcome: txnUncertain, why: "lost"}, // half visible
+		{producer: "b", seq: 2, values: []string{"b-2-0"}, outcome: txnAborted},                         // not visible
+	}
+	recs := []stored{
+		{0, 0, "a-0-0"}, {0, 1, "a-0-1"},
+		{0, 3, "a-1-0"}, {1, 0, "a-1-1"},
+		{1, 2, "a-2-0"},
+		{1, 4, "b-0-0"}, {2, 0, "b-0-1"},
+		{2, 1, "b-1-0"},
+		{2, 2, "a-0-0"}, // a duplicate
+		{2, 3, "x-0-0"}, // written by no transaction
+	}
+	a, problems := checkTxns(txns, recs, 1)
+	want := txnAudit{committed: 2, aborted: 2, uncertain: 2, committedRecords: 5, uncertainVisible: 1, read: 10,
+		lost: 1, abortedVisible: 1, partial: 2, dups: 1, unknown: 1, unordered: 1}
+	if a != want {
+		t.Errorf("checkTxns = %v, want %v", a, want)
+	}
+	if a.ok() {
+		t.Error("ok() with violations")
+	}
+	if len(problems) != 6 {
+		t.Errorf("problems = %q, want two partial transactions, one lost, one aborted visible, one duplicate, one unknown", problems)
+	}
+}

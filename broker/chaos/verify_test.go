@@ -103,31 +103,57 @@ func (a audit) String() string {
 		a.acked, a.read, a.lost, a.dups, a.misplaced, a.unordered, a.unacked)
 }
 
-// check audits recs against acked; problems holds up to ten examples of
-// each kind of violation.
-func check(acked map[string]ack, recs []stored, unordered int) (a audit, problems []string) {
-	kinds := map[string]int{}
-	note := func(kind, format string, args ...any) {
-		if kinds[kind]++; kinds[kind] <= 10 {
-			problems = append(problems, kind+": "+fmt.Sprintf(format, args...))
-		}
+// problemLog collects up to ten examples of each kind of violation.
+type problemLog struct {
+	kinds    map[string]int
+	problems []string
+}
+
+func (p *problemLog) note(kind, format string, args ...any) {
+	if p.kinds == nil {
+		p.kinds = map[string]int{}
 	}
-	a.acked, a.read, a.unordered = len(acked), len(recs), unordered
-	where := map[string][]stored{}
+	if p.kinds[kind]++; p.kinds[kind] <= 10 {
+		p.problems = append(p.problems, kind+": "+fmt.Sprintf(format, args...))
+	}
+}
+
+// byValue groups recs by value and lists the values in order.
+func byValue(recs []stored) (where map[string][]stored, values []string) {
+	where = map[string][]stored{}
 	for _, r := range recs {
 		where[r.value] = append(where[r.value], r)
 	}
-	values := make([]string, 0, len(where))
+	values = make([]string, 0, len(where))
 	for v := range where {
 		values = append(values, v)
 	}
 	sort.Strings(values)
+	return where, values
+}
+
+// duplicates counts the extra copies of each value read back, noting
+// them.
+func duplicates(where map[string][]stored, values []string, pl *problemLog) int {
+	dups := 0
 	for _, v := range values {
-		copies := where[v]
-		if len(copies) > 1 {
-			a.dups += len(copies) - 1
-			note("duplicate", "%s stored %d times: %v", v, len(copies), copies)
+		if copies := where[v]; len(copies) > 1 {
+			dups += len(copies) - 1
+			pl.note("duplicate", "%s stored %d times: %v", v, len(copies), copies)
 		}
+	}
+	return dups
+}
+
+// check audits recs against acked; problems holds up to ten examples of
+// each kind of violation.
+func check(acked map[string]ack, recs []stored, unordered int) (a audit, problems []string) {
+	var pl problemLog
+	note := pl.note
+	a.acked, a.read, a.unordered = len(acked), len(recs), unordered
+	where, values := byValue(recs)
+	a.dups = duplicates(where, values, &pl)
+	for _, v := range values {
 		if _, ok := acked[v]; !ok {
 			a.unacked++
 		}
@@ -150,7 +176,7 @@ func check(acked map[string]ack, recs []stored, unordered int) (a audit, problem
 			note("misplaced", "%s acknowledged at %d/%d, read at %d/%d", v, want.partition, want.offset, copies[0].partition, copies[0].offset)
 		}
 	}
-	return a, problems
+	return a, pl.problems
 }
 
 // verifyRecords reads topic back and asserts that no acknowledged record

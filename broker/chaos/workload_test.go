@@ -76,12 +76,18 @@ func (l *ledger) snapshot() map[string]ack {
 func (l *ledger) failures() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return summarizeErrors(l.failed)
+}
+
+// summarizeErrors lists error texts with how often they occurred, most
+// frequent first, "none" when there is none.
+func summarizeErrors(counts map[string]int) string {
 	type kv struct {
 		err string
 		n   int
 	}
 	var all []kv
-	for e, n := range l.failed {
+	for e, n := range counts {
 		all = append(all, kv{e, n})
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n || all[i].n == all[j].n && all[i].err < all[j].err })
