@@ -2,6 +2,7 @@ package replication
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -20,9 +21,9 @@ const noTimeout = time.Duration(1<<63 - 1)
 // OriginCoordinator, as Kafka's coordinators append through
 // ReplicaManager.appendRecords. The wait ends with ctx; then the error
 // wraps kerr.RequestTimedOut and the batch may still become committed.
-// Errors unwrap to kerr codes: NOT_LEADER_OR_FOLLOWER,
-// NOT_ENOUGH_REPLICAS(_AFTER_APPEND), KAFKA_STORAGE_ERROR, or the
-// validation error of a *record.Error.
+// Errors unwrap to kerr codes: NOT_LEADER_OR_FOLLOWER (also for a log
+// closed under the append), NOT_ENOUGH_REPLICAS(_AFTER_APPEND),
+// KAFKA_STORAGE_ERROR, or the validation error of a *record.Error.
 func (r *ReplicaManager) AppendCoordinator(ctx context.Context, tp storage.TopicPartition, batch []byte) (storage.AppendInfo, error) {
 	p, ok := r.Partition(tp)
 	if !ok {
@@ -30,7 +31,7 @@ func (r *ReplicaManager) AppendCoordinator(ctx context.Context, tp storage.Topic
 	}
 	info, err := p.appendRecordsToLeader(batch, record.OriginCoordinator, -1)
 	if err != nil {
-		return info, fmt.Errorf("replication: append to %s: %w", tp, err)
+		return info, fmt.Errorf("replication: append to %s: %w", tp, closedAsNotLeader(err))
 	}
 	var ackErr error
 	done := r.await(ctx, watchHighWatermark, []*Partition{p}, noTimeout, func() bool {
@@ -68,5 +69,21 @@ func (r *ReplicaManager) readLocal(tp storage.TopicPartition, from int64, maxByt
 	if !ok {
 		return storage.FetchDataInfo{}, fmt.Errorf("replication: read %s: %w", tp, kerr.NotLeaderForPartition)
 	}
-	return p.log.Read(from, maxBytes, isolation, true)
+	fd, err := p.log.Read(from, maxBytes, isolation, true)
+	return fd, closedAsNotLeader(err)
+}
+
+// closedAsNotLeader is err, made to unwrap to NOT_LEADER_OR_FOLLOWER when
+// the log was closed under the call (storage.ErrLogClosed: the broker is
+// stopping or crashing, or the replica was moved away), as produce answers
+// it (errorCode). The coordinators map NOT_LEADER_OR_FOLLOWER to
+// NOT_COORDINATOR, which sends their clients to the partition's new
+// leader; the bare storage error unwraps to no Kafka code, and a
+// transaction coordinator answered EndTxn with UNKNOWN_SERVER_ERROR, which
+// franz-go takes for a commit of unknown outcome.
+func closedAsNotLeader(err error) error {
+	if errors.Is(err, storage.ErrLogClosed) {
+		return fmt.Errorf("%w: %w", kerr.NotLeaderForPartition, err)
+	}
+	return err
 }

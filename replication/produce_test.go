@@ -377,3 +377,27 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestAppendCoordinatorClosedLog: a log closed under a coordinator's
+// append or read (its broker stopping or crashing, or the replica moved
+// away) is NOT_LEADER_OR_FOLLOWER, as produce answers it, so the
+// coordinators answer NOT_COORDINATOR and their clients look for the new
+// leader, instead of an error that unwraps to no Kafka code (which the
+// broker answered as UNKNOWN_SERVER_ERROR).
+func TestAppendCoordinatorClosedLog(t *testing.T) {
+	h := newHarness(t)
+	h.createTopic("__transaction_state", topicSpec{partitions: 1})
+	tp := storage.TopicPartition{Topic: "__transaction_state"}
+	if _, err := h.rm.AppendCoordinator(context.Background(), tp, h.batch("x", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.partition(tp.Topic, 0).log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.rm.AppendCoordinator(context.Background(), tp, h.batch("y", 1)); !errors.Is(err, kerr.NotLeaderForPartition) {
+		t.Errorf("append to a closed log: %v, want NOT_LEADER_OR_FOLLOWER", err)
+	}
+	if _, err := h.rm.ReadToLogEnd(tp, 0, 1<<20); !errors.Is(err, kerr.NotLeaderForPartition) {
+		t.Errorf("read of a closed log: %v, want NOT_LEADER_OR_FOLLOWER", err)
+	}
+}
