@@ -16,6 +16,23 @@ const (
 	txnStatePartitions = 3
 )
 
+// txnChaosConfig is the transactional chaos cluster's configuration:
+// __transaction_state as Kafka replicates it (RF 3, min.insync.replicas
+// 2) in three partitions, timed out transactions looked for every second;
+// small segments, so that data partitions roll (and snapshot their
+// producer state) in the middle of transactions and __transaction_state
+// is compacted while coordinators load it.
+var txnChaosConfig = []string{
+	"transaction.state.log.num.partitions=3",
+	"transaction.state.log.replication.factor=3",
+	"transaction.state.log.min.isr=2",
+	"transaction.abort.timed.out.transaction.cleanup.interval.ms=1000",
+	"log.segment.bytes=32768",
+	"transaction.state.log.segment.bytes=16384",
+	"log.cleaner.backoff.ms=200",
+	"log.cleaner.min.cleanable.ratio=0.01",
+}
+
 // TestTransactionKill runs four franz-go transactional producers
 // (distinct transactional ids, acks=all) whose transactions of 10-100
 // records span 2-4 partitions of the RF=3 chaos topic, one in five
@@ -28,42 +45,61 @@ const (
 // visible, no record is visible twice; no replica holds a transaction
 // open and the replicas agree below the high watermark.
 func TestTransactionKill(t *testing.T) {
-	transactionKill(t, plan{records: 5_000, minFaults: 6, timeout: 60 * time.Second})
+	transactionKill(t, plan{records: 5_000, minFaults: 6, timeout: 60 * time.Second}, false)
 }
 
-func transactionKill(t *testing.T, pl plan) {
-	e := newEnv(t, pl.timeout+3*time.Minute, brokertest.WithConfig(
-		"transaction.state.log.num.partitions=3",
-		"transaction.state.log.replication.factor=3",
-		"transaction.state.log.min.isr=2",
-		"transaction.abort.timed.out.transaction.cleanup.interval.ms=1000",
-	))
+// transactionKill runs the plan; with isolate, a third kind of fault cuts
+// a coordinator's node off from the others for 2-5 s instead of killing
+// it (faultnet's Isolate): a zombie coordinator that clients still reach.
+func transactionKill(t *testing.T, pl plan, isolate bool) {
+	e := newEnv(t, pl.timeout+3*time.Minute, brokertest.WithConfig(txnChaosConfig...))
 	led := newTxnLedger()
 	e.progress, e.failures = led.committedRecords.Load, led.failures
 	w := e.startTxnWorkload(4, led)
 	// The producers' first FindCoordinator creates __transaction_state.
 	e.c.WaitForISR(t, txnStateTopic, chaosRF, isrTimeout)
-	coordinatorKills, leaderKills := 0, 0
+	kinds := 2
+	if isolate {
+		kinds = 3
+	}
+	var coordinatorKills, leaderKills, isolations int
 	faults := e.chaos(pl, func() bool {
+		kind := e.rng.IntN(kinds)
 		var id int32
-		if e.rng.IntN(2) == 0 {
-			p := w.producers[e.rng.IntN(len(w.producers))]
-			id = e.c.Leader(txnStateTopic, coordinator.PartitionFor(p.id, txnStatePartitions))
-			e.logf("kill node %d, coordinator of %s (%d records committed so far)", id, p.id, led.committedRecords.Load())
-			coordinatorKills++
-		} else {
+		if kind == 1 {
 			p := int32(e.rng.IntN(chaosPartitions))
 			id = e.c.Leader(chaosTopic, p)
 			e.logf("kill node %d, leader of %s-%d (%d records committed so far)", id, chaosTopic, p, led.committedRecords.Load())
-			leaderKills++
+		} else {
+			p := w.producers[e.rng.IntN(len(w.producers))]
+			id = e.c.Leader(txnStateTopic, coordinator.PartitionFor(p.id, txnStatePartitions))
+			what := "kill"
+			if kind == 2 {
+				what = "isolate"
+			}
+			e.logf("%s node %d, coordinator of %s (%d records committed so far)", what, id, p.id, led.committedRecords.Load())
 		}
 		if id < 0 {
 			return false
 		}
-		e.c.Kill(t, id)
-		time.Sleep(between(e.rng, 300*time.Millisecond, 3*time.Second))
-		e.logf("restart node %d; %s", id, e.leaders())
-		e.c.Restart(t, id)
+		switch kind {
+		case 0:
+			coordinatorKills++
+		case 1:
+			leaderKills++
+		case 2:
+			isolations++
+			e.c.Net.Isolate(id)
+			time.Sleep(between(e.rng, 2*time.Second, 5*time.Second))
+			e.c.Net.Heal()
+			e.logf("healed; %s", e.leaders())
+		}
+		if kind != 2 {
+			e.c.Kill(t, id)
+			time.Sleep(between(e.rng, 300*time.Millisecond, 3*time.Second))
+			e.logf("restart node %d; %s", id, e.leaders())
+			e.c.Restart(t, id)
+		}
 		e.c.WaitForISR(t, chaosTopic, chaosRF, isrTimeout)
 		e.c.WaitForISR(t, txnStateTopic, chaosRF, isrTimeout)
 		e.logf("ISR full again")
@@ -79,8 +115,8 @@ func transactionKill(t *testing.T, pl plan) {
 	if divergent != 0 {
 		t.Errorf("%d divergent replicas, want 0", divergent)
 	}
-	e.logf("transaction kill: faults=%d (coordinator %d, leader %d) committed-lost=%d aborted-visible=%d partial=%d duplicates=%d divergent=%d; %v",
-		faults, coordinatorKills, leaderKills, a.lost, a.abortedVisible, a.partial, a.dups, divergent, a)
+	e.logf("transaction kill: faults=%d (coordinator kills %d, leader kills %d, coordinator isolations %d) committed-lost=%d aborted-visible=%d partial=%d duplicates=%d divergent=%d; %v",
+		faults, coordinatorKills, leaderKills, isolations, a.lost, a.abortedVisible, a.partial, a.dups, divergent, a)
 	if int64(a.committedRecords) < pl.records {
 		t.Errorf("%d records committed, want >= %d", a.committedRecords, pl.records)
 	}
