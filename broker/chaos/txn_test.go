@@ -36,7 +36,8 @@ var txnChaosConfig = []string{
 // TestTransactionKill runs four franz-go transactional producers
 // (distinct transactional ids, acks=all) whose transactions of 10-100
 // records span 2-4 partitions of the RF=3 chaos topic, one in five
-// aborted on purpose, while a seeded schedule kills, every 1-2 s, either
+// aborted on purpose and, for one producer, one in 25 left hanging until
+// the coordinator aborts it for its timeout, while a seeded schedule kills, every 1-2 s, either
 // the node coordinating one of the ids (the leader of its
 // __transaction_state partition) or the leader of a data partition, and
 // restarts it a moment later. After the chaos a read_committed reader
@@ -106,7 +107,8 @@ func transactionKill(t *testing.T, pl plan, isolate bool) {
 		return true
 	})
 	w.Stop(t, flushTimeout)
-	e.logf("producers stopped; clients replaced %d; errors: %s", w.replaced(), led.failures())
+	replaced, stalls := w.replaced()
+	e.logf("producers stopped; transactions hung past their timeout %d; clients replaced %d; errors: %s", stalls, replaced, led.failures())
 	e.c.WaitForISR(t, chaosTopic, chaosRF, isrTimeout)
 	// A transaction a failover left open is aborted once it times out.
 	e.c.WaitTransactionsDecided(t, chaosTopic, txnTimeout+isrTimeout)

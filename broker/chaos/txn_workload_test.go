@@ -105,6 +105,11 @@ type txnProducer struct {
 	led       *txnLedger
 	cl        *kgo.Client
 	replaced  int
+	// stallEvery: one transaction in stallEvery (none if 0) hangs
+	// between its produce and its end for longer than the producer's
+	// transaction timeout, stallTimeout.
+	stallEvery int
+	stalls     int
 }
 
 // run runs transactions until stop is closed, ending the current one
@@ -151,6 +156,13 @@ func (p *txnProducer) transaction(ctx context.Context, seq int) {
 		}
 	}
 	produceErr := p.cl.ProduceSync(ctx, recs...).FirstErr()
+	if p.stallEvery > 0 && p.rng.IntN(p.stallEvery) == 0 {
+		// Hang past the transaction timeout: the coordinator aborts the
+		// transaction and fences the producer (a bumped epoch), whose
+		// commit is then refused.
+		p.stalls++
+		time.Sleep(stallTimeout + 2*time.Second)
+	}
 	switch {
 	case produceErr != nil:
 		x.outcome, x.why = txnAborted, "produce: "+produceErr.Error()
@@ -213,13 +225,19 @@ type txnWorkload struct {
 
 // startTxnWorkload starts n transactional producers ("txn-1" ... "txn-n")
 // on the chaos topic, each with a random source drawn from the test's.
+// The last one has a short transaction timeout and now and then hangs in
+// a transaction until the coordinator aborts it.
 func (e *env) startTxnWorkload(n int, led *txnLedger) *txnWorkload {
 	w := &txnWorkload{stop: make(chan struct{})}
 	for i := range n {
 		id := fmt.Sprintf("txn-%d", i+1)
-		p := &txnProducer{id: id, rng: rand.New(rand.NewPCG(e.rng.Uint64(), e.rng.Uint64())), led: led,
+		timeout, stallEvery := txnTimeout, 0
+		if i == n-1 {
+			timeout, stallEvery = stallTimeout, 25
+		}
+		p := &txnProducer{id: id, rng: rand.New(rand.NewPCG(e.rng.Uint64(), e.rng.Uint64())), led: led, stallEvery: stallEvery,
 			newClient: func() *kgo.Client {
-				return e.c.Client(e.t, append(producerOpts(), kgo.TransactionalID(id), kgo.TransactionTimeout(txnTimeout))...)
+				return e.c.Client(e.t, append(producerOpts(), kgo.TransactionalID(id), kgo.TransactionTimeout(timeout))...)
 			}}
 		w.producers = append(w.producers, p)
 		w.wg.Go(func() { p.run(e.ctx, w.stop) })
@@ -229,8 +247,12 @@ func (e *env) startTxnWorkload(n int, led *txnLedger) *txnWorkload {
 
 // txnTimeout is the producers' transaction.timeout.ms: long enough to
 // ride out a failover, short enough that a transaction a failover left
-// behind is aborted within the test.
-const txnTimeout = 15 * time.Second
+// behind is aborted within the test. stallTimeout is the stalling
+// producer's, which a failover may exceed too.
+const (
+	txnTimeout   = 15 * time.Second
+	stallTimeout = 3 * time.Second
+)
 
 // Stop lets every producer end its transaction and waits for them.
 func (w *txnWorkload) Stop(t testing.TB, timeout time.Duration) {
@@ -245,11 +267,12 @@ func (w *txnWorkload) Stop(t testing.TB, timeout time.Duration) {
 	}
 }
 
-// replaced is how many clients were replaced because kgo gave up on them.
-func (w *txnWorkload) replaced() int {
-	n := 0
+// replaced is how many clients were replaced because kgo gave up on
+// them, and stalls how many transactions hung past their timeout.
+func (w *txnWorkload) replaced() (replaced, stalls int) {
 	for _, p := range w.producers {
-		n += p.replaced
+		replaced += p.replaced
+		stalls += p.stalls
 	}
-	return n
+	return replaced, stalls
 }
