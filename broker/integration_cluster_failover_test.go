@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -31,14 +32,22 @@ func TestClusterFailover(t *testing.T) {
 }
 
 // offsetsPartitionFor is the __consumer_offsets partition of group: the
-// Java hashCode of the id, sign bit cleared, modulo the partition count
-// (Kafka's GroupCoordinator.partitionFor with Utils.abs).
+// Java hashCode of the id made non-negative as Kafka's Utils.abs does
+// (Math.abs, with Integer.MIN_VALUE as 0; clearing the sign bit instead
+// places ids with a negative hash elsewhere), modulo the partition count
+// (Kafka's GroupCoordinator.partitionFor).
 func offsetsPartitionFor(group string, partitions int32) int32 {
 	var h int32
 	for _, r := range group {
 		h = 31*h + int32(r)
 	}
-	return (h & 0x7fffffff) % partitions
+	switch {
+	case h == math.MinInt32:
+		h = 0
+	case h < 0:
+		h = -h
+	}
+	return h % partitions
 }
 
 // testGroupCoordinatorFailover: a member consumed and committed 300

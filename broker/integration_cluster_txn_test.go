@@ -46,7 +46,8 @@ func TestClusterTransactionFailover(t *testing.T) {
 	f := &txnFailover{c: c, ctx: ctx, topic: topic, partitions: partitions}
 	runSubtests(t, []subtest{
 		{"KillCoordinatorOfOpenTransaction", f.killCoordinatorOfOpenTransaction},
-		{"KillCoordinatorBeforeMarkers", f.killCoordinatorBeforeMarkers},
+		{"KillCoordinatorBeforeCommitMarkers", f.killCoordinatorBeforeMarkers(true)},
+		{"KillCoordinatorBeforeAbortMarkers", f.killCoordinatorBeforeMarkers(false)},
 		{"KillCoordinatorOfAbandonedTransaction", f.killCoordinatorOfAbandonedTransaction},
 		{"NothingHalfVisible", f.nothingHalfVisible},
 	})
@@ -86,16 +87,24 @@ func (f *txnFailover) records(prefix string, n int) []*kgo.Record {
 func (f *txnFailover) coordinator(t *testing.T, id string) int32 {
 	t.Helper()
 	var node int32 = -1
-	f.c.WaitFor(t, 20*time.Second, "a coordinator of "+id, func() bool {
-		fc := f.c.Admin(t).FindTxnCoordinators(f.ctx, id)[id]
-		if fc.Err != nil {
-			return false
-		}
+	var last string
+	ctx, cancel := context.WithTimeout(f.ctx, 20*time.Second)
+	defer cancel()
+	for {
+		fc := f.c.Admin(t).FindTxnCoordinators(ctx, id)[id]
 		p := txnStatePartition(id, int32(len(f.c.Image().Topics["__transaction_state"].Partitions)))
 		node = fc.NodeID
-		return node == f.c.Leader("__transaction_state", p)
-	})
-	return node
+		leader := f.c.Leader("__transaction_state", p)
+		if fc.Err == nil && node == leader {
+			return node
+		}
+		last = fmt.Sprintf("FindCoordinator answered node %d (%v); __transaction_state-%d is led by %d", node, fc.Err, p, leader)
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no coordinator of %s: %s", id, last)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // txnStatePartition is the __transaction_state partition of a
@@ -213,60 +222,88 @@ func (f *txnFailover) killCoordinatorOfOpenTransaction(t *testing.T) {
 	f.restart(t, old)
 }
 
-// killCoordinatorBeforeMarkers: EndTxn(commit) is answered once
-// PrepareCommit is in __transaction_state, before the markers are written.
-// The links between the coordinator and one partition's leader are cut,
-// so that partition's marker cannot land; the coordinator's node is then
-// killed, still in PrepareCommit. The new coordinator must write every
-// marker: the transaction becomes visible whole.
-func (f *txnFailover) killCoordinatorBeforeMarkers(t *testing.T) {
-	// Balance leadership again after the previous kill, so the
-	// coordinator's node does not lead every data partition.
-	if _, err := f.c.Admin(t).ElectLeaders(f.ctx, kadm.ElectPreferredReplica, nil); err != nil {
-		t.Fatalf("elect preferred leaders: %v", err)
-	}
-	const id = "failover-markers"
-	cl := f.txnProducer(t, id, 60*time.Second)
-	var coord, cutFrom int32
-	var cutPartition int32 = -1
-	f.c.WaitFor(t, 20*time.Second, "a data partition not led by the coordinator", func() bool {
-		coord = f.coordinator(t, id)
-		for p := range f.partitions {
-			if l := f.c.Leader(f.topic, p); l >= 0 && l != coord {
-				cutFrom, cutPartition = l, p
-				return true
-			}
+// killCoordinatorBeforeMarkers: EndTxn is answered once PrepareCommit
+// (or PrepareAbort) is in __transaction_state, before the markers are
+// written. The links between the coordinator and one partition's leader
+// are cut, so that partition's marker cannot land; the coordinator's node
+// is then killed, still in PrepareCommit (PrepareAbort). The new
+// coordinator must write every marker: the transaction becomes visible
+// whole (or not at all), and the producer goes on.
+func (f *txnFailover) killCoordinatorBeforeMarkers(commit bool) func(t *testing.T) {
+	return func(t *testing.T) {
+		// Balance leadership again after the previous kill, so the
+		// coordinator's node does not lead every data partition.
+		if _, err := f.c.Admin(t).ElectLeaders(f.ctx, kadm.ElectPreferredReplica, nil); err != nil {
+			t.Fatalf("elect preferred leaders: %v", err)
 		}
-		return false
-	})
-	recs := f.records("markers", 10)
-	if err := f.open(t, cl, recs); err != nil {
-		t.Fatalf("produce: %v", err)
-	}
-	t.Logf("cutting coordinator node %d from node %d, leader of %s", coord, cutFrom, tp(f.topic, cutPartition))
-	f.c.Net.Partition([]int32{coord}, []int32{cutFrom})
-	if err := cl.EndTransaction(f.ctx, kgo.TryCommit); err != nil {
-		// With a link cut the commit may still be answered (the ISR of
-		// the coordinator's partition shrinks to two); if it is not, the
-		// scenario did not happen and the test is wrong, not the broker.
-		t.Fatalf("commit with node %d cut off from node %d: %v", coord, cutFrom, err)
-	}
-	f.committed = append(f.committed, values(recs)...)
-	if s := f.state(t, id); s != "PrepareCommit" {
-		t.Fatalf("state after the commit was answered, with %s's marker held back: %s, want PrepareCommit", tp(f.topic, cutPartition), s)
-	}
-	t.Logf("commit answered, killing coordinator node %d in PrepareCommit", coord)
-	f.c.Kill(t, coord)
-	f.c.Net.Heal()
-	f.c.WaitFor(t, 30*time.Second, id+" completing its commit on a new coordinator", func() bool {
-		return f.state(t, id) == "CompleteCommit"
-	})
-	t.Logf("node %d completed the commit", f.coordinator(t, id))
-	f.restart(t, coord)
+		base, end, prepared, completed := "failover-abort-markers", kgo.TryAbort, "PrepareAbort", "CompleteAbort"
+		if commit {
+			base, end, prepared, completed = "failover-commit-markers", kgo.TryCommit, "PrepareCommit", "CompleteCommit"
+		}
+		// The cut must spare the active controller: a node cut off from
+		// it is fenced, its leaderships move, and the coordinator may
+		// then write the held back marker to the partition's new leader.
+		// So the coordinator, the partition's leader and the controller
+		// are the three nodes: a transactional id is picked whose
+		// coordinator is not the controller.
+		var id string
+		var coord, cutFrom, cutPartition int32
+		f.c.WaitFor(t, 20*time.Second, "a coordinator and a data partition leader that are neither each other nor the controller", func() bool {
+			ctrl := f.c.Controller()
+			n := int32(len(f.c.Image().Topics["__transaction_state"].Partitions))
+			for i := range 20 {
+				cand := fmt.Sprintf("%s-%d", base, i)
+				c := f.c.Leader("__transaction_state", txnStatePartition(cand, n))
+				if c < 0 || c == ctrl {
+					continue
+				}
+				for p := range f.partitions {
+					if l := f.c.Leader(f.topic, p); l >= 0 && l != c && l != ctrl {
+						id, coord, cutFrom, cutPartition = cand, c, l, p
+						return true
+					}
+				}
+			}
+			return false
+		})
+		if c := f.coordinator(t, id); c != coord {
+			t.Fatalf("FindCoordinator names node %d for %s, the image node %d", c, id, coord)
+		}
+		cl := f.txnProducer(t, id, 60*time.Second)
+		recs := f.records(id, 10)
+		if err := f.open(t, cl, recs); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+		t.Logf("cutting coordinator node %d from node %d, leader of %s", coord, cutFrom, tp(f.topic, cutPartition))
+		f.c.Net.Partition([]int32{coord}, []int32{cutFrom})
+		if err := cl.EndTransaction(f.ctx, end); err != nil {
+			// With a link cut the end is still answered (the ISR of
+			// the coordinator's partition shrinks to two); if it is
+			// not, the scenario did not happen and the test is wrong,
+			// not the broker.
+			t.Fatalf("end (commit %v) with node %d cut off from node %d: %v", commit, coord, cutFrom, err)
+		}
+		if commit {
+			f.committed = append(f.committed, values(recs)...)
+		} else {
+			f.aborted = append(f.aborted, values(recs)...)
+		}
+		if s := f.state(t, id); s != prepared {
+			t.Fatalf("state once the end was answered, with %s's marker held back: %s, want %s", tp(f.topic, cutPartition), s, prepared)
+		}
+		t.Logf("end answered, killing coordinator node %d in %s", coord, prepared)
+		f.c.Kill(t, coord)
+		f.c.Net.Heal()
+		f.c.WaitFor(t, 30*time.Second, id+" reaching "+completed+" on a new coordinator", func() bool {
+			return f.state(t, id) == completed
+		})
+		t.Logf("node %d completed it", f.coordinator(t, id))
+		f.restart(t, coord)
 
-	// The producer goes on with the new coordinator.
-	if !f.commit(t, cl, f.records("markers-next", 5)) {
-		t.Fatal("the transaction after the failover did not commit")
+		// The producer goes on with the new coordinator.
+		if !f.commit(t, cl, f.records(id+"-next", 5)) {
+			t.Fatal("the transaction after the failover did not commit")
+		}
 	}
 }
 
