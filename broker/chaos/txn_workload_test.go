@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -110,12 +111,19 @@ type txnProducer struct {
 	// transaction timeout, stallTimeout.
 	stallEvery int
 	stalls     int
+	// doing is what the producer is doing (a string), for a test that
+	// waits for it in vain.
+	doing atomic.Value
 }
+
+// step notes what the producer starts doing.
+func (p *txnProducer) step(format string, args ...any) { p.doing.Store(fmt.Sprintf(format, args...)) }
 
 // run runs transactions until stop is closed, ending the current one
 // first, or ctx ends.
 func (p *txnProducer) run(ctx context.Context, stop <-chan struct{}) {
 	p.cl = p.newClient()
+	defer p.step("stopped")
 	for seq := 0; ; seq++ {
 		// A short pause between transactions keeps four producers from
 		// starving the cluster (and the tests beside it) of CPU, and
@@ -143,6 +151,7 @@ func (p *txnProducer) transaction(ctx context.Context, seq int) {
 		x.values = append(x.values, v)
 		recs[i] = &kgo.Record{Topic: chaosTopic, Partition: int32(parts[i%len(parts)]), Value: []byte(v)}
 	}
+	p.step("beginning transaction %d", seq)
 	if err := p.cl.BeginTransaction(); err != nil {
 		// kgo cannot go on with this client (a fatal producer id
 		// error): a new one takes the id over.
@@ -155,6 +164,7 @@ func (p *txnProducer) transaction(ctx context.Context, seq int) {
 			return
 		}
 	}
+	p.step("producing %d records of transaction %d", n, seq)
 	produceErr := p.cl.ProduceSync(ctx, recs...).FirstErr()
 	if p.stallEvery > 0 && p.rng.IntN(p.stallEvery) == 0 {
 		// Hang past the transaction timeout: the coordinator aborts the
@@ -169,6 +179,7 @@ func (p *txnProducer) transaction(ctx context.Context, seq int) {
 	case !commit:
 		x.outcome = txnAborted
 	default:
+		p.step("committing transaction %d", seq)
 		err := p.cl.EndTransaction(ctx, kgo.TryCommit)
 		if err == nil {
 			x.outcome = txnCommitted
@@ -191,6 +202,7 @@ func (p *txnProducer) transaction(ctx context.Context, seq int) {
 // left as it is; its next BeginTransaction tells whether it can go on.
 func (p *txnProducer) abort(ctx context.Context) {
 	for range 3 {
+		p.step("aborting a transaction")
 		err := p.cl.EndTransaction(ctx, kgo.TryAbort)
 		if err == nil {
 			return
@@ -263,7 +275,11 @@ func (w *txnWorkload) Stop(t testing.TB, timeout time.Duration) {
 	select {
 	case <-done:
 	case <-time.After(timeout):
-		t.Fatalf("transactional producers still running %v after being stopped", timeout)
+		var doing []string
+		for _, p := range w.producers {
+			doing = append(doing, fmt.Sprintf("%s: %v", p.id, p.doing.Load()))
+		}
+		t.Fatalf("transactional producers still running %v after being stopped: %s", timeout, strings.Join(doing, "; "))
 	}
 }
 
