@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strait-io/strait/broker/brokertest"
@@ -63,6 +65,11 @@ type txnFailover struct {
 	// committed and aborted are the values of the transactions that
 	// committed and of those that did not.
 	committed, aborted []string
+	// uncertain are the values of each transaction whose commit failed
+	// without a definite answer: franz-go aborts then, but the
+	// coordinator may have prepared the commit before the answer was
+	// lost, so all of each or none may be visible.
+	uncertain [][]string
 }
 
 // txnProducer is a franz-go transactional producer of id bootstrapped at
@@ -162,21 +169,34 @@ func (f *txnFailover) endTxn(t *testing.T, cl *kgo.Client, recs []*kgo.Record, p
 	for _, r := range recs {
 		vals = append(vals, string(r.Value))
 	}
+	var commitErr error
 	if produceErr == nil {
-		err := cl.EndTransaction(f.ctx, kgo.TryCommit)
-		if err == nil {
+		if commitErr = cl.EndTransaction(f.ctx, kgo.TryCommit); commitErr == nil {
 			f.committed = append(f.committed, vals...)
 			return true
 		}
-		t.Logf("commit failed, aborting: %v", err)
-	} else if produceErr != nil {
+		t.Logf("commit failed, aborting: %v", commitErr)
+	} else {
 		t.Logf("produce failed, aborting: %v", produceErr)
 	}
 	if err := cl.EndTransaction(f.ctx, kgo.TryAbort); err != nil {
 		t.Logf("abort: %v", err)
 	}
-	f.aborted = append(f.aborted, vals...)
+	if commitErr != nil && !commitRefused(commitErr) {
+		f.uncertain = append(f.uncertain, vals)
+	} else {
+		f.aborted = append(f.aborted, vals...)
+	}
 	return false
+}
+
+// commitRefused reports whether a failed EndTransaction(TryCommit) means
+// the transaction did not commit: franz-go did not attempt it
+// (OPERATION_NOT_ATTEMPTED), or the coordinator refused it with a
+// non-retriable error. Anything else leaves the outcome unknown.
+func commitRefused(err error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke) && (ke == kerr.OperationNotAttempted || !ke.Retriable && ke != kerr.UnknownServerError)
 }
 
 // killCoordinatorOfOpenTransaction: a transaction has written to every
@@ -335,7 +355,23 @@ func (f *txnFailover) killCoordinatorOfAbandonedTransaction(t *testing.T) {
 func (f *txnFailover) nothingHalfVisible(t *testing.T) {
 	f.c.WaitTransactionsDecided(t, f.topic, 30*time.Second)
 	got := readValues(t, f.c, f.topic, f.partitions, true)
-	want := slices.Sorted(slices.Values(f.committed))
+	want := slices.Clone(f.committed)
+	for _, vals := range f.uncertain {
+		visible := 0
+		for _, v := range vals {
+			if _, ok := slices.BinarySearch(got, v); ok {
+				visible++
+			}
+		}
+		switch visible {
+		case 0:
+		case len(vals):
+			want = append(want, vals...)
+		default:
+			t.Errorf("a transaction whose commit went unanswered is partly visible: %d of its %d records", visible, len(vals))
+		}
+	}
+	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		var missing, extra []string
 		for _, v := range want {
@@ -356,7 +392,8 @@ func (f *txnFailover) nothingHalfVisible(t *testing.T) {
 			t.Errorf("the abandoned transaction's %s is not in the log", v)
 		}
 	}
-	t.Logf("read_committed: %d records of committed transactions, none of %d aborted", len(got), len(f.aborted))
+	t.Logf("read_committed: %d records of committed transactions, none of %d aborted; %d transactions with an unanswered commit",
+		len(got), len(f.aborted), len(f.uncertain))
 	listed, err := f.c.Admin(t).ListTransactions(f.ctx, nil, []string{"Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence"})
 	if err != nil {
 		t.Fatalf("list transactions: %v", err)
