@@ -32,6 +32,10 @@ type ConsumeConfig struct {
 	BrokerPID int
 	Proc      *ProcReader
 	Progress  io.Writer
+
+	// Group, when it has members, makes the catch-up a consumer group's
+	// (GroupConfig); the tail read stays a direct one.
+	Group GroupConfig
 }
 
 // drainTimeout bounds the wait, after a producer finished, for a consumer to
@@ -47,6 +51,9 @@ func RunConsume(ctx context.Context, cfg ConsumeConfig) ([]Result, error) {
 	}
 	if cfg.Bytes <= 0 {
 		return nil, fmt.Errorf("bench: consume bytes %d <= 0", cfg.Bytes)
+	}
+	if err := cfg.Group.Validate(); err != nil {
+		return nil, err
 	}
 	if _, err := EnsureTopic(ctx, cfg.Bootstrap, cfg.Topic, cfg.Partitions, cfg.ReplicationFactor); err != nil {
 		return nil, err
@@ -83,7 +90,11 @@ func RunConsume(ctx context.Context, cfg ConsumeConfig) ([]Result, error) {
 		}
 	}
 
-	res, err := catchUp(ctx, &cfg, start, end)
+	read := catchUp
+	if cfg.Group.Members > 0 {
+		read = groupCatchUp
+	}
+	res, err := read(ctx, &cfg, start, end)
 	out = append(out, res)
 	if err != nil || cfg.TailDuration <= 0 {
 		return out, err

@@ -179,10 +179,17 @@ func cmdConsume(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	prefill := fs.Bool("prefill", true, "produce first when the topic holds less than --bytes")
 	tail := fs.Duration("tail-duration", 5*time.Second, "tail read: produce this long while a consumer reads the end; 0 skips")
 	tailRate := fs.Float64("tail-rate", 0, "tail producer records per second; 0 = max throughput")
+	members := fs.Int("group-members", 0, "catch-up: read with a consumer group of this many members; 0 assigns every partition to one client")
+	protocol := fs.String("group-protocol", "consumer", "the group's protocol: consumer (KIP-848, server-side assignment) or classic")
 	var fc fetchFlags
 	fc.register(fs)
 	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
 		return code
+	}
+	group := GroupConfig{Members: *members, Protocol: *protocol}
+	if err := group.Validate(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
 	}
 	return c.execute(ctx, "consume", fs, stdout, stderr, func(ctx context.Context, b *Broker, progress io.Writer) ([]Result, error) {
 		return RunConsume(ctx, ConsumeConfig{
@@ -192,6 +199,7 @@ func cmdConsume(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			Prefill:        *prefill,
 			TailDuration:   *tail,
 			TailRate:       *tailRate,
+			Group:          group,
 			Label:          b.Label,
 			BrokerPID:      b.PID,
 			Progress:       progress,

@@ -33,6 +33,13 @@ type Result struct {
 	TransactionsPerSec float64  `json:"transactions_per_sec,omitempty"`
 	TxnLatency         *Latency `json:"txn_latency,omitempty"`
 
+	// Duplicates are records a group catch-up read more than once (a
+	// partition moved before its offsets were committed); FirstRecord is
+	// how long its members took to read their first record (joining the
+	// group and the first fetch).
+	Duplicates  int64         `json:"duplicates,omitempty"`
+	FirstRecord time.Duration `json:"first_record_ns,omitempty"`
+
 	// Latency is produce latency (send to acknowledgement) or, for e2e,
 	// produce to consume; nil for reads.
 	Latency *Latency `json:"latency,omitempty"`

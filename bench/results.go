@@ -141,6 +141,14 @@ func rowName(rep *MirrorReport, workload string) string {
 			parts = append(parts, "acks="+a)
 		}
 	}
+	if workload == groupWorkload {
+		if proto, ok := rep.Config["group-protocol"].(string); ok && proto != "" {
+			parts = append(parts, proto)
+		}
+		if m, ok := rep.Config["group-members"].(string); ok && m != "" {
+			parts = append(parts, "members="+m)
+		}
+	}
 	if p, ok := rep.Config["partitions"].(string); ok && p != "" {
 		parts = append(parts, "p="+p)
 	}
@@ -164,7 +172,7 @@ func workloadKind(w string) (kind, bool) {
 		return kindRate, true
 	case w == "mirror-catch-up":
 		return kindCopy, true
-	case w == "catch-up", w == "tail", strings.Contains(w, "fetch"):
+	case w == "catch-up", w == groupWorkload, w == "tail", strings.Contains(w, "fetch"):
 		return kindFetch, true
 	case w == "prefill", strings.HasPrefix(w, "produce"):
 		return kindProduce, true

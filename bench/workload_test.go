@@ -295,3 +295,44 @@ func TestCancelEndsRuns(t *testing.T) {
 		t.Fatalf("produce: %+v, %v; want a result and cancelled", res, err)
 	}
 }
+
+// TestConsumeGroup: a group catch-up (KIP-848 and classic, 3 members)
+// reads every record of the topic once, counted by offset, and says how
+// long the first record took. kfake serves both protocols.
+func TestConsumeGroup(t *testing.T) {
+	for _, proto := range []string{"consumer", "classic"} {
+		t.Run(proto, func(t *testing.T) {
+			b := startKfake(t)
+			pc := testProducer(b, "group-"+proto)
+			pc.Partitions = 4
+			out, err := RunConsume(ctxT(t), ConsumeConfig{
+				ProducerConfig: pc,
+				Bytes:          1 << 20,
+				Prefill:        true,
+				Group:          GroupConfig{Members: 3, Protocol: proto},
+				Label:          b.Label,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out) != 2 {
+				t.Fatalf("%d results, want prefill and group catch-up: %+v", len(out), out)
+			}
+			cu := out[1]
+			if cu.Workload != groupWorkload || cu.Records != 1024 || cu.Bytes != 1<<20 || cu.Errors != 0 || cu.FirstRecord <= 0 {
+				t.Fatalf("group catch-up %+v, want 1024 records and a first-record time", cu)
+			}
+		})
+	}
+}
+
+func TestGroupConfigErrors(t *testing.T) {
+	for _, g := range []GroupConfig{{Members: -1}, {Members: 2, Protocol: "share"}, {Members: 1}} {
+		if err := g.Validate(); err == nil {
+			t.Errorf("%+v: no error", g)
+		}
+	}
+	if err := (GroupConfig{}).Validate(); err != nil {
+		t.Errorf("no group: %v", err)
+	}
+}
