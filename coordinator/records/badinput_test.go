@@ -83,6 +83,50 @@ func TestTagOrder(t *testing.T) {
 	}
 }
 
+// TestKafkaDefaults: the two tagged fields whose schema default is a JSON
+// null, which Kafka's generator takes for no default (an empty struct or
+// array): an absent tag reads as that empty default, and the empty default
+// is left out when written.
+func TestKafkaDefaults(t *testing.T) {
+	// ConsumerGroupMemberMetadataValue without tag 0, as written for an
+	// empty ClassicMemberMetadata: an empty struct, not nil.
+	noTag := []byte{0, 0, 0x00, 0x00, 0x01, 0x01, 0x01, 0x00, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00}
+	var m ConsumerGroupMemberMetadataValue
+	if err := m.ReadFrom(noTag); err != nil {
+		t.Fatal(err)
+	}
+	if m.ClassicMemberMetadata == nil || !m.ClassicMemberMetadata.isDefault() {
+		t.Errorf("absent ClassicMemberMetadata read as %+v, want an empty struct", m.ClassicMemberMetadata)
+	}
+	if b := m.AppendTo(nil); !bytes.Equal(b, noTag) {
+		t.Errorf("an empty ClassicMemberMetadata is written as\n%x\nwant it left out:\n%x", b, noTag)
+	}
+	m.ClassicMemberMetadata = nil
+	if b := m.AppendTo(nil); !bytes.Equal(b[len(b)-4:], []byte{0x01, 0x00, 0x01, 0x00}) {
+		t.Errorf("a nil ClassicMemberMetadata is written as %x, want an explicit null tag 0", b)
+	}
+
+	// AssignmentEpochs: empty is left out; an explicit null or empty
+	// array reads as nil.
+	v := ConsumerGroupCurrentMemberAssignmentValue{
+		AssignedPartitions:          []AssignedTopicPartitions{{TopicID: topicID, Partitions: []int32{}, AssignmentEpochs: []int32{}}},
+		PartitionsPendingRevocation: []AssignedTopicPartitions{},
+	}
+	b := v.AppendTo(nil)
+	if want := join(make([]byte, 11), []byte{0x02}, uuidBytes, []byte{0x01, 0x00, 0x01, 0x00}); !bytes.Equal(b, want) {
+		t.Errorf("empty AssignmentEpochs written as\n%x\nwant\n%x", b, want)
+	}
+	for _, epochs := range [][]byte{{0x00}, {0x01}} { // null, empty
+		rec := join(make([]byte, 11), []byte{0x02}, uuidBytes, []byte{0x01, 0x01, 0x00, 0x01}, epochs, []byte{0x01, 0x00})
+		if err := v.ReadFrom(rec); err != nil {
+			t.Fatal(err)
+		}
+		if e := v.AssignedPartitions[0].AssignmentEpochs; e != nil {
+			t.Errorf("AssignmentEpochs %x read as %#v, want nil", epochs, e)
+		}
+	}
+}
+
 // TestTruncated decodes every strict prefix of every golden and round-trip
 // record: an error each time, and no panic.
 func TestTruncated(t *testing.T) {

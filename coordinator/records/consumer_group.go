@@ -96,8 +96,14 @@ type ConsumerGroupMemberMetadataValue struct {
 	SubscribedTopicRegex *string
 	RebalanceTimeoutMs   int32 // default -1
 	ServerAssignor       *string
-	// ClassicMemberMetadata (tag 0, default null) is set for a member
-	// that joined with the classic protocol (KIP-848 upgrade path).
+	// ClassicMemberMetadata (tag 0) is set for a member that joined with
+	// the classic protocol (KIP-848 upgrade path), and nil for one that
+	// uses the consumer protocol. The schema's "default": null is a JSON
+	// null, which Kafka's generator reads as no default, so the default
+	// is an empty struct: Kafka writes nil explicitly (tag 0, a null
+	// struct) for every consumer-protocol member, leaves out an empty
+	// struct, and reads an absent tag as an empty struct. This package
+	// does the same.
 	ClassicMemberMetadata *ClassicMemberMetadata
 	UnknownTags           kmsg.Tags
 }
@@ -134,14 +140,17 @@ func (v *ConsumerGroupMemberMetadataValue) AppendTo(dst []byte) []byte {
 		dst = kbin.AppendCompactNullableString(dst, v.SubscribedTopicRegex)
 		dst = kbin.AppendInt32(dst, v.RebalanceTimeoutMs)
 		dst = kbin.AppendCompactNullableString(dst, v.ServerAssignor)
-		if v.ClassicMemberMetadata == nil {
-			return appendTags(dst, &v.UnknownTags)
-		}
 		// A nullable struct in a tagged field starts with a presence
-		// uvarint, 1 (Kafka's MessageDataGenerator; it reads <= 0 as
-		// null).
-		body := v.ClassicMemberMetadata.appendTo([]byte{1})
-		return appendTags(dst, &v.UnknownTags, tagged{0, body})
+		// uvarint: 0 for null, 1 before the struct (Kafka's
+		// MessageDataGenerator).
+		switch c := v.ClassicMemberMetadata; {
+		case c == nil:
+			return appendTags(dst, &v.UnknownTags, tagged{0, []byte{0}})
+		case c.isDefault():
+			return appendTags(dst, &v.UnknownTags)
+		default:
+			return appendTags(dst, &v.UnknownTags, tagged{0, c.appendTo([]byte{1})})
+		}
 	})
 }
 
@@ -156,17 +165,25 @@ func (v *ConsumerGroupMemberMetadataValue) ReadFrom(b []byte) error {
 		v.SubscribedTopicRegex = d.nullableString()
 		v.RebalanceTimeoutMs = d.int32()
 		v.ServerAssignor = d.nullableString()
+		v.ClassicMemberMetadata = &ClassicMemberMetadata{SupportedProtocols: []ClassicProtocol{}}
 		d.tags(&v.UnknownTags, func(tag uint32, f *decoder) bool {
 			if tag != 0 {
 				return false
 			}
-			if f.r.Uvarint() > 0 {
-				v.ClassicMemberMetadata = new(ClassicMemberMetadata)
+			if f.r.Uvarint() == 0 {
+				v.ClassicMemberMetadata = nil
+			} else {
 				v.ClassicMemberMetadata.readFrom(f)
 			}
 			return true
 		})
 	})
+}
+
+// isDefault reports whether v is the field's default, an empty struct,
+// which Kafka leaves out (its generated equals compares unknown tags too).
+func (v *ClassicMemberMetadata) isDefault() bool {
+	return v.SessionTimeoutMs == 0 && len(v.SupportedProtocols) == 0 && v.UnknownTags.Len() == 0
 }
 
 func (v *ClassicMemberMetadata) appendTo(dst []byte) []byte {

@@ -113,6 +113,31 @@ func goldens() []golden {
 			[]byte{0x00},                          //   no tagged fields
 		),
 	}, {
+		// Kafka writes a null ClassicMemberMetadata explicitly: the
+		// schema's JSON null default is no default to its generator.
+		name:     "ConsumerGroupMemberMetadata of a consumer-protocol member",
+		key:      ConsumerGroupMemberMetadataKey("g1", "m1"),
+		keyBytes: join([]byte{0x00, 0x05}, g1, m1),
+		value: &ConsumerGroupMemberMetadataValue{
+			InstanceID: strp("i"), ClientID: "c", ClientHost: "h",
+			SubscribedTopicNames: []string{}, SubscribedTopicRegex: strp("t.*"),
+			RebalanceTimeoutMs: -1,
+		},
+		valueBytes: join(
+			[]byte{0x00, 0x00},             // version 0
+			[]byte{0x02, 'i'},              // InstanceId "i"
+			[]byte{0x00},                   // RackId null
+			[]byte{0x02, 'c'},              // ClientId "c"
+			[]byte{0x02, 'h'},              // ClientHost "h"
+			[]byte{0x01},                   // SubscribedTopicNames: empty
+			[]byte{0x04, 't', '.', '*'},    // SubscribedTopicRegex "t.*"
+			[]byte{0xff, 0xff, 0xff, 0xff}, // RebalanceTimeoutMs -1
+			[]byte{0x00},                   // ServerAssignor null
+			[]byte{0x01},                   // 1 tagged field
+			[]byte{0x00, 0x01},             // tag 0 (ClassicMemberMetadata), size 1
+			[]byte{0x00},                   //   presence 0: null
+		),
+	}, {
 		name:     "ConsumerGroupTargetAssignmentMetadata",
 		key:      ConsumerGroupTargetAssignmentMetadataKey("g1"),
 		keyBytes: join([]byte{0x00, 0x06}, g1), // type 6

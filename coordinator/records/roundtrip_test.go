@@ -83,7 +83,7 @@ func fullValues() map[RecordType][]Value {
 				MemberEpoch: 7, PreviousMemberEpoch: 6, State: 2,
 				AssignedPartitions: []AssignedTopicPartitions{
 					{TopicID: topicID, Partitions: []int32{0, 1}, AssignmentEpochs: []int32{5, 7}, UnknownTags: unknownTags(1)},
-					{TopicID: otherID, Partitions: []int32{}, AssignmentEpochs: []int32{}},
+					{TopicID: otherID, Partitions: []int32{}},
 				},
 				PartitionsPendingRevocation: []AssignedTopicPartitions{{TopicID: otherID, Partitions: []int32{3}}},
 				UnknownTags:                 unknownTags(0),

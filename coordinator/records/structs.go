@@ -65,18 +65,22 @@ func (v *TopicPartitions) readFrom(d *decoder) {
 // AssignedTopicPartitions is ConsumerGroupCurrentMemberAssignmentValue's
 // TopicPartitions: TopicPartitions with, since KIP-1251, the epoch at
 // which each partition was assigned to the member (tag 0, aligned with
-// Partitions; nil, Kafka's default, leaves it out).
+// Partitions). The schema's "default": null is a JSON null, which Kafka's
+// generator reads as no default: the default is an empty array, which
+// Kafka leaves out and reads back for an absent tag (it would write a
+// Java null explicitly; its record helpers never set one). Here nil and
+// empty are the same, left out, and a null or empty array reads as nil.
 type AssignedTopicPartitions struct {
 	TopicID          [16]byte
 	Partitions       []int32
-	AssignmentEpochs []int32 // tag 0, nullable
+	AssignmentEpochs []int32 // tag 0
 	UnknownTags      kmsg.Tags
 }
 
 func (v *AssignedTopicPartitions) appendTo(dst []byte) []byte {
 	dst = kbin.AppendUuid(dst, v.TopicID)
 	dst = appendInt32s(dst, v.Partitions)
-	if v.AssignmentEpochs == nil {
+	if len(v.AssignmentEpochs) == 0 {
 		return appendTags(dst, &v.UnknownTags)
 	}
 	return appendTags(dst, &v.UnknownTags, tagged{0, appendInt32s(nil, v.AssignmentEpochs)})
@@ -89,7 +93,9 @@ func (v *AssignedTopicPartitions) readFrom(d *decoder) {
 		if tag != 0 {
 			return false
 		}
-		v.AssignmentEpochs = f.int32s(true)
+		if v.AssignmentEpochs = f.int32s(true); len(v.AssignmentEpochs) == 0 {
+			v.AssignmentEpochs = nil
+		}
 		return true
 	})
 }
