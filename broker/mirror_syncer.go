@@ -239,7 +239,7 @@ func (m *mirrorSyncers) stats() map[string]syncer.Stats {
 type mirrorSyncCollector struct {
 	stats func() map[string]syncer.Stats
 
-	rounds, metadata, configs, offsets, acls *prometheus.Desc
+	rounds, metadata, configs, offsets, shares, acls *prometheus.Desc
 }
 
 func newMirrorSyncCollector(stats func() map[string]syncer.Stats) *mirrorSyncCollector {
@@ -252,13 +252,14 @@ func newMirrorSyncCollector(stats func() map[string]syncer.Stats) *mirrorSyncCol
 		metadata: d("strait_mirror_topic_metadata_refresh_errors_total", "Failed topic discovery and partition refreshes of the mirror's metadata sync (TopicMetadataRefreshError)."),
 		configs:  d("strait_mirror_topic_config_sync_errors_total", "Failed topic config syncs of the mirror (TopicConfigSyncError)."),
 		offsets:  d("strait_mirror_consumer_group_offset_sync_errors_total", "Failed consumer group offset syncs of the mirror (ConsumerGroupOffsetSyncError)."),
+		shares:   d("strait_mirror_share_group_offset_sync_errors_total", "Failed share group offset syncs of the mirror (ShareGroupOffsetSyncError)."),
 		acls:     d("strait_mirror_acl_sync_errors_total", "Failed ACL syncs of the mirror (AclSyncError)."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *mirrorSyncCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.rounds, c.metadata, c.configs, c.offsets, c.acls} {
+	for _, d := range []*prometheus.Desc{c.rounds, c.metadata, c.configs, c.offsets, c.shares, c.acls} {
 		ch <- d
 	}
 }
@@ -274,6 +275,7 @@ func (c *mirrorSyncCollector) Collect(ch chan<- prometheus.Metric) {
 			{c.metadata, st.TopicMetadataRefreshErrors},
 			{c.configs, st.TopicConfigSyncErrors},
 			{c.offsets, st.ConsumerGroupOffsetSyncErrors},
+			{c.shares, st.ShareGroupOffsetSyncErrors},
 			{c.acls, st.AclSyncErrors},
 		} {
 			ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v), name)

@@ -70,3 +70,46 @@ func TestGroupCommits(t *testing.T) {
 		t.Error("groupInactive: want only '', Empty and Dead")
 	}
 }
+
+// TestShareGroupAlters: a share group's start offsets are synced like
+// committed offsets: mirrored topics only, uninitialized partitions
+// skipped, clamped into the destination log, unchanged ones left alone.
+func TestShareGroupAlters(t *testing.T) {
+	v := &mirrorView{active: map[string]*raftmeta.Topic{"orders": {Name: "orders"}}}
+	so := func(topic string, p int32, start int64) kadm.ShareOffset {
+		return kadm.ShareOffset{Topic: topic, Partition: p, StartOffset: start, LeaderEpoch: 3}
+	}
+	offsets := func(os ...kadm.ShareOffset) kadm.ShareOffsets {
+		out := kadm.ShareOffsets{}
+		for _, o := range os {
+			if out[o.Topic] == nil {
+				out[o.Topic] = map[int32]kadm.ShareOffset{}
+			}
+			out[o.Topic][o.Partition] = o
+		}
+		return out
+	}
+	bounds := map[string]map[int32]logBounds{"orders": {0: {0, 100}, 1: {10, 100}, 2: {0, 50}, 3: {0, 100}, 4: {0, 100}}}
+	src := offsets(
+		so("orders", 0, 40),   // synced as is
+		so("orders", 1, 5),    // below the destination's log start
+		so("orders", 2, 80),   // beyond the destination's end
+		so("orders", 3, -1),   // never initialized on the source
+		so("orders", 4, 60),   // the destination already has it
+		so("orders", 9, 7),    // no such destination partition yet
+		so("payments", 0, 20), // not mirrored
+	)
+	dst := offsets(so("orders", 4, 60), so("orders", 0, 12))
+	got := shareGroupAlters(v, src, dst, bounds)
+	want := map[int32]int64{0: 40, 1: 10, 2: 50}
+	n := 0
+	got.Each(func(o kadm.Offset) {
+		n++
+		if o.Topic != "orders" || want[o.Partition] != o.At || o.LeaderEpoch != -1 {
+			t.Errorf("alter %s/%d to %d (epoch %d), want %v", o.Topic, o.Partition, o.At, o.LeaderEpoch, want)
+		}
+	})
+	if n != len(want) {
+		t.Fatalf("%d alters, want %d: %v", n, len(want), got)
+	}
+}

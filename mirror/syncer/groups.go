@@ -20,22 +20,12 @@ func (s *Syncer) syncGroups(ctx context.Context, v *mirrorView) int {
 	if len(v.active) == 0 {
 		return 0
 	}
-	failed := 0
-	listed, err := s.src.ListGroups(ctx)
-	if err != nil {
-		// A *ShardErrors still lists the groups of the brokers that
-		// answered.
-		s.logger.Warn("could not list the source's consumer groups", "err", err)
-		failed++
-	}
-	var groups []string
-	for _, g := range listed.Sorted() {
-		// Consumer groups and simple (commit-only) groups; Connect's
-		// and share groups keep no consumer offsets.
-		if (g.ProtocolType == "consumer" || g.ProtocolType == "") && v.set.groups.matches(g.Group) {
-			groups = append(groups, g.Group)
-		}
-	}
+	// Consumer groups (of either protocol: ProtocolType "consumer") and
+	// simple (commit-only) groups; Connect's and share groups keep no
+	// consumer offsets.
+	groups, failed := s.sourceGroups(ctx, v, nil, func(g kadm.ListedGroup) bool {
+		return g.ProtocolType == "consumer" || g.ProtocolType == ""
+	})
 	if len(groups) == 0 {
 		return failed
 	}
@@ -75,6 +65,24 @@ func (s *Syncer) syncGroups(ctx context.Context, v *mirrorView) int {
 		s.c.offsets.Add(int64(n))
 	}
 	return failed
+}
+
+// sourceGroups lists the source's groups of types (all types if none)
+// that keep accepts and the mirror's group filters select, sorted; failed
+// is 1 if the listing failed (a *ShardErrors still lists the groups of the
+// brokers that answered).
+func (s *Syncer) sourceGroups(ctx context.Context, v *mirrorView, types []string, keep func(kadm.ListedGroup) bool) (groups []string, failed int) {
+	listed, err := s.src.ListGroupsByType(ctx, types)
+	if err != nil {
+		s.logger.Warn("could not list the source's groups", "types", types, "err", err)
+		failed++
+	}
+	for _, g := range listed.Sorted() {
+		if keep(g) && v.set.groups.matches(g.Group) {
+			groups = append(groups, g.Group)
+		}
+	}
+	return groups, failed
 }
 
 // groupInactive reports whether a group in state (DescribeGroups) has no

@@ -49,6 +49,7 @@ type Stats struct {
 	TopicMetadataRefreshErrors    int64
 	TopicConfigSyncErrors         int64
 	ConsumerGroupOffsetSyncErrors int64
+	ShareGroupOffsetSyncErrors    int64
 	AclSyncErrors                 int64
 
 	TopicsStarted     int64
@@ -56,8 +57,11 @@ type Stats struct {
 	PartitionsCreated int64
 	ConfigsAltered    int64
 	OffsetsCommitted  int64
-	AclsCreated       int64
-	AclsDeleted       int64
+	// ShareOffsetsAltered counts share-partition start offsets set on
+	// the destination (AlterShareGroupOffsets).
+	ShareOffsetsAltered int64
+	AclsCreated         int64
+	AclsDeleted         int64
 }
 
 // Add returns the sum of s and o (a broker adds up the Stats of a
@@ -68,12 +72,14 @@ func (s Stats) Add(o Stats) Stats {
 		TopicMetadataRefreshErrors:    s.TopicMetadataRefreshErrors + o.TopicMetadataRefreshErrors,
 		TopicConfigSyncErrors:         s.TopicConfigSyncErrors + o.TopicConfigSyncErrors,
 		ConsumerGroupOffsetSyncErrors: s.ConsumerGroupOffsetSyncErrors + o.ConsumerGroupOffsetSyncErrors,
+		ShareGroupOffsetSyncErrors:    s.ShareGroupOffsetSyncErrors + o.ShareGroupOffsetSyncErrors,
 		AclSyncErrors:                 s.AclSyncErrors + o.AclSyncErrors,
 		TopicsStarted:                 s.TopicsStarted + o.TopicsStarted,
 		TopicsStopped:                 s.TopicsStopped + o.TopicsStopped,
 		PartitionsCreated:             s.PartitionsCreated + o.PartitionsCreated,
 		ConfigsAltered:                s.ConfigsAltered + o.ConfigsAltered,
 		OffsetsCommitted:              s.OffsetsCommitted + o.OffsetsCommitted,
+		ShareOffsetsAltered:           s.ShareOffsetsAltered + o.ShareOffsetsAltered,
 		AclsCreated:                   s.AclsCreated + o.AclsCreated,
 		AclsDeleted:                   s.AclsDeleted + o.AclsDeleted,
 	}
@@ -81,9 +87,10 @@ func (s Stats) Add(o Stats) Stats {
 
 // counters are Stats as atomics, read by Stats while a round runs.
 type counters struct {
-	rounds                                                           atomic.Int64
-	metadataErrors, configErrors, offsetErrors, aclErrors            atomic.Int64
-	started, stopped, partitions, configs, offsets, aclsAdd, aclsDel atomic.Int64
+	rounds                                                             atomic.Int64
+	metadataErrors, configErrors, offsetErrors, shareErrors, aclErrors atomic.Int64
+	started, stopped, partitions, configs, offsets, shareOffsets       atomic.Int64
+	aclsAdd, aclsDel                                                   atomic.Int64
 }
 
 // Syncer synchronises one mirror's metadata from its source; see the
@@ -139,12 +146,14 @@ func (s *Syncer) Stats() Stats {
 		TopicMetadataRefreshErrors:    c.metadataErrors.Load(),
 		TopicConfigSyncErrors:         c.configErrors.Load(),
 		ConsumerGroupOffsetSyncErrors: c.offsetErrors.Load(),
+		ShareGroupOffsetSyncErrors:    c.shareErrors.Load(),
 		AclSyncErrors:                 c.aclErrors.Load(),
 		TopicsStarted:                 c.started.Load(),
 		TopicsStopped:                 c.stopped.Load(),
 		PartitionsCreated:             c.partitions.Load(),
 		ConfigsAltered:                c.configs.Load(),
 		OffsetsCommitted:              c.offsets.Load(),
+		ShareOffsetsAltered:           c.shareOffsets.Load(),
 		AclsCreated:                   c.aclsAdd.Load(),
 		AclsDeleted:                   c.aclsDel.Load(),
 	}
@@ -200,6 +209,7 @@ func (s *Syncer) SyncOnce(ctx context.Context) {
 		s.c.metadataErrors.Add(1)
 		s.c.configErrors.Add(1)
 		s.c.offsetErrors.Add(1)
+		s.c.shareErrors.Add(1)
 		s.c.aclErrors.Add(1)
 		return
 	}
@@ -213,6 +223,7 @@ func (s *Syncer) SyncOnce(ctx context.Context) {
 		{"topic metadata", s.syncTopics, &s.c.metadataErrors},
 		{"topic configs", s.syncConfigs, &s.c.configErrors},
 		{"consumer group offsets", s.syncGroups, &s.c.offsetErrors},
+		{"share group offsets", s.syncShareGroups, &s.c.shareErrors},
 		{"ACLs", s.syncACLs, &s.c.aclErrors},
 	}
 	for _, st := range steps {

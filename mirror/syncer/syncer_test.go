@@ -47,7 +47,7 @@ func TestStepsFailIndependently(t *testing.T) {
 	s.SyncOnce(context.Background())
 	s.SyncOnce(context.Background())
 	// Topic metadata: discovery and the refresh fail (2 a round).
-	want := Stats{Rounds: 2, TopicMetadataRefreshErrors: 4, TopicConfigSyncErrors: 2, ConsumerGroupOffsetSyncErrors: 2, AclSyncErrors: 2}
+	want := Stats{Rounds: 2, TopicMetadataRefreshErrors: 4, TopicConfigSyncErrors: 2, ConsumerGroupOffsetSyncErrors: 2, ShareGroupOffsetSyncErrors: 2, AclSyncErrors: 2}
 	if got := s.Stats(); got != want {
 		t.Fatalf("stats %+v\nwant  %+v", got, want)
 	}
