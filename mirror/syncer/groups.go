@@ -2,12 +2,10 @@ package syncer
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // syncGroups is the consumer group offset step (metric
@@ -29,9 +27,9 @@ func (s *Syncer) syncGroups(ctx context.Context, v *mirrorView) int {
 	if len(groups) == 0 {
 		return failed
 	}
-	described, err := s.dst.DescribeGroups(ctx, groups...)
-	if err != nil && len(described) == 0 {
-		s.logger.Warn("could not describe the consumer groups on the destination", "err", err)
+	active, err := s.activeDestGroups(ctx, nil)
+	if err != nil {
+		s.logger.Warn("could not list the groups of the destination", "err", err)
 		return failed + 1
 	}
 	topics := slices.Sorted(maps.Keys(v.active))
@@ -41,16 +39,7 @@ func (s *Syncer) syncGroups(ctx context.Context, v *mirrorView) int {
 		return failed + 1
 	}
 	for _, g := range groups {
-		dg, ok := described[g]
-		switch {
-		case !ok:
-			failed++
-			continue
-		case dg.Err != nil && !errors.Is(dg.Err, kerr.GroupIDNotFound):
-			s.logger.Warn("could not describe a consumer group on the destination", "group", g, "err", dg.Err)
-			failed++
-			continue
-		case !groupInactive(dg.State):
+		if active[g] {
 			// "only synced for groups that are not currently active on
 			// the destination cluster, preventing overwrites of local
 			// consumer progress" (digest §6).
@@ -85,7 +74,27 @@ func (s *Syncer) sourceGroups(ctx context.Context, v *mirrorView, types []string
 	return groups, failed
 }
 
-// groupInactive reports whether a group in state (DescribeGroups) has no
+// activeDestGroups are the destination's groups of types (all if none)
+// that have members: any state but Empty and Dead. ListGroups rather than
+// DescribeGroups, which only describes classic groups: a KIP-848 group's
+// state comes from ListGroups (or ConsumerGroupDescribe). A listing that
+// failed anywhere is an error: a group the failed broker coordinates
+// could be active.
+func (s *Syncer) activeDestGroups(ctx context.Context, types []string) (map[string]bool, error) {
+	listed, err := s.dst.ListGroupsByType(ctx, types)
+	if err != nil {
+		return nil, err
+	}
+	active := map[string]bool{}
+	for g, l := range listed {
+		if !groupInactive(l.State) {
+			active[g] = true
+		}
+	}
+	return active, nil
+}
+
+// groupInactive reports whether a group in state (ListGroups) has no
 // members on the destination: Empty, Dead (Kafka's answer for a group it
 // does not know) or no state at all.
 func groupInactive(state string) bool {

@@ -35,7 +35,7 @@ func (s *Syncer) syncShareGroups(ctx context.Context, v *mirrorView) int {
 	if len(groups) == 0 {
 		return failed
 	}
-	active, err := s.activeDestShareGroups(ctx)
+	active, err := s.activeDestGroups(ctx, []string{"share"})
 	if err != nil {
 		s.logger.Warn("could not list the share groups of the destination", "err", err)
 		return failed + 1
@@ -87,22 +87,6 @@ func (s *Syncer) syncShareGroups(ctx context.Context, v *mirrorView) int {
 		s.c.shareOffsets.Add(int64(n))
 	}
 	return failed
-}
-
-// activeDestShareGroups are the destination's share groups with members
-// (any state but Empty and Dead).
-func (s *Syncer) activeDestShareGroups(ctx context.Context) (map[string]bool, error) {
-	listed, err := s.dst.ListGroupsByType(ctx, []string{"share"})
-	if err != nil {
-		return nil, err
-	}
-	active := map[string]bool{}
-	for g, l := range listed {
-		if l.GroupType == "share" && !groupInactive(l.State) {
-			active[g] = true
-		}
-	}
-	return active, nil
 }
 
 // shareGroupAlters are the start offsets that bring a share group's
