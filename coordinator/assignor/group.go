@@ -25,6 +25,9 @@ type group struct {
 // newGroup numbers spec. Topics the describer does not know are dropped
 // from every subscription (see the package comment).
 func newGroup(spec GroupSpec, d TopicDescriber) (*group, error) {
+	if d == nil {
+		return nil, fmt.Errorf("%w: no topic describer", ErrPartitionAssignor)
+	}
 	g := &group{ids: make([]string, 0, len(spec.Members))}
 	for id := range spec.Members {
 		g.ids = append(g.ids, id)

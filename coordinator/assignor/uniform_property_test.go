@@ -322,3 +322,47 @@ func TestByName(t *testing.T) {
 		t.Fatalf("ByName(sticky) = %v", a.Name())
 	}
 }
+
+// TestAssignorsDegenerateGroups: an empty group, members subscribing to
+// nothing or only to unknown topics, topics with no partitions, racks on
+// some partitions only or on none of the members', and no describer at
+// all get an assignment (or, without a describer, an error), not a panic.
+func TestAssignorsDegenerateGroups(t *testing.T) {
+	topics := StaticTopics{
+		tid(1): {Partitions: 0},
+		tid(2): {Partitions: 3, Racks: [][]string{{"r0", "r0"}, nil}},
+		tid(3): {Partitions: 2, Racks: [][]string{{""}, {"r9"}}},
+	}
+	groups := map[string]map[string]Member{
+		"nil":                 nil,
+		"empty":               {},
+		"no topics":           {"A": {}, "B": {RackID: "r0"}},
+		"unknown topics":      {"A": member(ids(tid(7)), asg(tps(tid(7), 0))), "B": member(ids(tid(8)), nil)},
+		"no partitions":       {"A": member(ids(tid(1)), asg(tps(tid(1), 0))), "B": member(ids(tid(1)), nil)},
+		"some of each":        {"A": {Topics: ids(tid(1), tid(2), tid(7)), RackID: "r0"}, "B": {Topics: ids(tid(3)), RackID: "r1"}, "C": {}},
+		"all the same racks":  {"A": {Topics: ids(tid(2), tid(3)), RackID: "r0"}, "B": {Topics: ids(tid(2), tid(3)), RackID: "r0"}},
+		"one member, no rack": {"A": {Topics: ids(tid(1), tid(2), tid(3)), Assignment: asg(tps(tid(2), 2, 1, 0))}},
+	}
+	for _, a := range []Assignor{Uniform(), Range(), Simple()} {
+		cov := exactlyOne
+		if a.Name() == SimpleName {
+			cov = atLeastOne
+		}
+		for name, members := range groups {
+			for _, typ := range []SubscriptionType{Homogeneous, Heterogeneous} {
+				spec := GroupSpec{Type: typ, Members: members}
+				got := mustAssign(t, a, spec, topics)
+				checkValid(t, spec, topics, got, cov)
+				for id := range members {
+					if len(members[id].Topics) == 0 && len(got[id]) != 0 {
+						t.Fatalf("%s %s: member %s subscribes to nothing and got %s", a.Name(), name, id, format(got))
+					}
+				}
+			}
+		}
+		spec := GroupSpec{Members: map[string]Member{"A": member(ids(tid(2)), nil)}}
+		if _, err := a.Assign(spec, nil); !errors.Is(err, ErrPartitionAssignor) {
+			t.Fatalf("%s without a describer: %v", a.Name(), err)
+		}
+	}
+}
