@@ -25,8 +25,11 @@ const maxBalancePasses = 16
 //
 // Where partitions cannot move, or subscriptions overlap in part, the
 // result may be less than perfectly balanced, as in Kafka. With racks
-// known, the partitions that moved are then swapped between their new
-// owners where that puts both in a rack they have a replica in (racks.swap).
+// known, step 2 matches each topic's partitions to the subscribers it
+// picked by rack (racks.place), step 3 moves a partition in the taker's
+// rack where the giver has one, and the partitions that moved are then
+// swapped between their new owners where that puts both in a rack they
+// have a replica in (racks.swap); none of it changes a count.
 type uniformHeterogeneous struct {
 	g      *group
 	r      *racks
@@ -97,7 +100,11 @@ func (u *uniformHeterogeneous) topicOrder(a, b int32) int {
 }
 
 // handOut gives every unassigned partition to a least loaded subscriber of
-// its topic.
+// its topic. With racks known, which of those subscribers takes which
+// partition is chosen for racks (racks.place): the balancer names the
+// takers, one partition each per level, whatever it gives them, so any
+// matching of the topic's free partitions to those takers leaves every
+// member's count as it would be.
 func (u *uniformHeterogeneous) handOut() {
 	var topics []int32
 	for t := range u.g.topicIDs {
@@ -109,13 +116,41 @@ func (u *uniformHeterogeneous) handOut() {
 		}
 	}
 	slices.SortFunc(topics, u.topicOrder)
+	var free, takers []int32
+	var room []int
+	if u.r != nil {
+		room = make([]int, len(u.g.ids))
+	}
 	for _, t := range topics {
 		u.bal.init(u.g.subscribers[t])
+		free = free[:0]
 		for slot := u.g.first[t]; slot < u.g.first[t+1]; slot++ {
-			if u.owner[slot] >= 0 {
-				continue
+			if u.owner[slot] < 0 {
+				free = append(free, slot)
 			}
-			u.assign(slot, u.bal.nextLeast())
+		}
+		if u.r == nil {
+			for _, slot := range free {
+				u.assign(slot, u.bal.nextLeast())
+			}
+			continue
+		}
+		// nextLeast grows its range by looking only at members outside
+		// it, whose counts do not change, so it names the same takers
+		// before the partitions are given as while they are.
+		takers = takers[:0]
+		for range free {
+			i := u.bal.nextLeast()
+			takers = append(takers, i)
+			room[i]++
+		}
+		left := u.r.place(free, room, u.assign)
+		for _, i := range takers {
+			if room[i] > 0 {
+				room[i]--
+				u.assign(left[0], i)
+				left = left[1:]
+			}
 		}
 	}
 }
@@ -177,15 +212,42 @@ func (u *uniformHeterogeneous) balanceTopic(t int32) int {
 		if giver < 0 {
 			return moved
 		}
-		u.end[giver]--
-		slot := u.parts[u.end[giver]]
 		taker := u.bal.nextLeast()
 		if u.bal.balanced() {
 			return moved
 		}
-		u.assign(slot, taker)
+		u.end[giver]--
+		if u.r != nil {
+			u.pickForRacks(giver, taker)
+		}
+		u.assign(u.parts[u.end[giver]], taker)
 		moved++
 	}
+}
+
+// pickForRacks puts the partition giver is to give taker last in giver's
+// run: one in taker's rack and not in giver's if it has one, else one in
+// taker's rack, else one not in giver's, else its highest. Which one
+// moves changes no count, and giver loses one partition either way.
+func (u *uniformHeterogeneous) pickForRacks(giver, taker int32) {
+	score := func(slot int32) int {
+		n := 0
+		if u.r.matches(taker, slot) {
+			n += 2
+		}
+		if !u.r.matches(giver, slot) {
+			n++
+		}
+		return n
+	}
+	start, last := u.start[giver], u.end[giver]
+	best, bestScore := last, score(u.parts[last])
+	for k := last - 1; k >= start && bestScore < 3; k-- {
+		if sc := score(u.parts[k]); sc > bestScore {
+			best, bestScore = k, sc
+		}
+	}
+	u.parts[best], u.parts[last] = u.parts[last], u.parts[best]
 }
 
 // assign gives slot to member i, taking it from its owner if it has one.

@@ -70,6 +70,46 @@ func TestUniformRackAwareHeterogeneous(t *testing.T) {
 	})
 }
 
+// Handed out in turn, the partitions of T1 would land one rack off each
+// (A in r0 getting the partition in r1, B the one in r2, C the one in r0),
+// a cycle no trade of two fixes; handed out for racks, each lands in its
+// member's rack.
+func TestUniformRackAwareHeterogeneousHandOut(t *testing.T) {
+	topics := rackTopics(ids(tid(1)), 3, func(p int) []string { return []string{fmt.Sprintf("r%d", (p+1)%3)} })
+	topics[tid(2)] = StaticTopic{Partitions: 1}
+	spec := GroupSpec{Type: Heterogeneous, Members: map[string]Member{
+		"A": {Topics: ids(tid(1)), RackID: "r0"},
+		"B": {Topics: ids(tid(1)), RackID: "r1"},
+		"C": {Topics: ids(tid(1)), RackID: "r2"},
+		"D": {Topics: ids(tid(2)), RackID: "r0"},
+	}}
+	got := mustAssign(t, Uniform(), spec, topics)
+	expectAssignment(t, got, map[string]Partitions{
+		"A": asg(tps(tid(1), 2)),
+		"B": asg(tps(tid(1), 0)),
+		"C": asg(tps(tid(1), 1)),
+		"D": asg(tps(tid(2), 0)),
+	})
+}
+
+// When balancing a heterogeneous group moves partitions from A to the new
+// B, A gives up the ones in B's rack, not its highest.
+func TestUniformRackAwareHeterogeneousBalance(t *testing.T) {
+	topics := rackTopics(ids(tid(1)), 4, func(p int) []string { return []string{[]string{"r1", "r0", "r1", "r0"}[p]} })
+	topics[tid(2)] = StaticTopic{Partitions: 1}
+	spec := GroupSpec{Type: Heterogeneous, Members: map[string]Member{
+		"A": {Topics: ids(tid(1)), RackID: "r0", Assignment: asg(tps(tid(1), 0, 1, 2, 3))},
+		"B": {Topics: ids(tid(1)), RackID: "r1"},
+		"C": {Topics: ids(tid(2)), RackID: "r0"},
+	}}
+	got := mustAssign(t, Uniform(), spec, topics)
+	expectAssignment(t, got, map[string]Partitions{
+		"A": asg(tps(tid(1), 1, 3)),
+		"B": asg(tps(tid(1), 0, 2)),
+		"C": asg(tps(tid(2), 0)),
+	})
+}
+
 // Stickiness comes before racks: members holding partitions in the other
 // rack keep them while balance allows.
 func TestUniformRackStickinessFirst(t *testing.T) {
