@@ -19,7 +19,10 @@ import (
 // what lets a range grow by comparing their counts with the level.
 type balancer struct {
 	counts []int32 // the builder's partition count of each member
-	sorted []int32 // the subscribers, by count then index, ranges aside
+	// prefer, when set, puts the members it marks first among those with
+	// the same count: they are the first to get a partition at a level.
+	prefer []bool
+	sorted []int32 // the subscribers, by count, then prefer, then index, ranges aside
 
 	lowEnd   int   // sorted[:lowEnd] is the least loaded range
 	lowLevel int32 // its count before this turn
@@ -35,7 +38,11 @@ type balancer struct {
 func (b *balancer) init(members []int32) int32 {
 	b.sorted = append(b.sorted[:0], members...)
 	slices.SortFunc(b.sorted, func(x, y int32) int {
-		return cmp.Or(cmp.Compare(b.counts[x], b.counts[y]), cmp.Compare(x, y))
+		c := cmp.Compare(b.counts[x], b.counts[y])
+		if c == 0 && b.prefer != nil {
+			c = boolOrder(b.prefer[y], b.prefer[x])
+		}
+		return cmp.Or(c, cmp.Compare(x, y))
 	})
 	last := len(b.sorted) - 1
 	b.lowEnd, b.lowNext = 0, 0

@@ -71,7 +71,9 @@ func (u *uniformHeterogeneous) build() [][]int32 {
 		}
 	}
 	kept := slices.Clone(u.owner)
+	u.bal.prefer = make([]bool, len(u.g.ids))
 	u.handOut()
+	u.bal.prefer = nil
 	u.balance()
 	if u.r != nil {
 		var moved []int32
@@ -100,7 +102,10 @@ func (u *uniformHeterogeneous) topicOrder(a, b int32) int {
 }
 
 // handOut gives every unassigned partition to a least loaded subscriber of
-// its topic. With racks known, which of those subscribers takes which
+// its topic; of those, to the ones that already got a partition here, for
+// their assignment changes anyway: so a member that leaves while another
+// joins is replaced by it, the others keeping their assignment as it is
+// (Kafka's testMemberReplacementStickiness). With racks known, which of those subscribers takes which
 // partition is chosen for racks (racks.place): the balancer names the
 // takers, one partition each per level, whatever it gives them, so any
 // matching of the topic's free partitions to those takers leaves every
@@ -257,4 +262,7 @@ func (u *uniformHeterogeneous) assign(slot, i int32) {
 	}
 	u.owner[slot] = i
 	u.counts[i]++
+	if u.bal.prefer != nil {
+		u.bal.prefer[i] = true
+	}
 }

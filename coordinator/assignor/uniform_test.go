@@ -150,20 +150,38 @@ func TestUniformHomogeneousReassignmentWhenOneSubscriptionRemovedAfterInitialAss
 }
 
 // Where Kafka's member order gives the extra partition to the first member
-// whatever it holds, we give it to a member that holds one more than the
-// minimum: here B keeps its two partitions and A, at the minimum, takes
-// the one C left; Kafka's order would move one of B's to A.
+// whatever it holds, we give it to a member that holds more than the
+// minimum, so that it keeps what it holds; else to a member below the
+// minimum, which gets new partitions anyway, so that a member holding the
+// minimum keeps its assignment as it is (see stickyQuotas).
 func TestUniformHomogeneousExtraPartitionStaysWithItsHolder(t *testing.T) {
-	spec := GroupSpec{Members: map[string]Member{
-		"A": member(ids(tid(1)), asg(tps(tid(1), 0))),
-		"B": member(ids(tid(1)), asg(tps(tid(1), 1, 2))),
-	}}
 	topics := topicsOf(map[TopicID]int{tid(1): 5})
-	got := mustAssign(t, Uniform(), spec, topics) // C left, holding 3 and 4
-	expectAssignment(t, got, map[string]Partitions{
-		"A": asg(tps(tid(1), 0, 3)),
-		"B": asg(tps(tid(1), 1, 2, 4)),
-	})
+	for _, tc := range []struct {
+		name    string
+		current map[string]Partitions
+		want    map[string]Partitions
+	}{{
+		// B holds three, one more than the minimum: it keeps them, and
+		// A takes the two C left; Kafka's order would move one of B's
+		// to A.
+		name:    "holder above the minimum",
+		current: map[string]Partitions{"A": {}, "B": asg(tps(tid(1), 1, 2, 3))},
+		want:    map[string]Partitions{"A": asg(tps(tid(1), 0, 4)), "B": asg(tps(tid(1), 1, 2, 3))},
+	}, {
+		// B holds the minimum, two: A, below it, takes both that C
+		// left, and B's assignment does not change.
+		name:    "holder at the minimum",
+		current: map[string]Partitions{"A": asg(tps(tid(1), 0)), "B": asg(tps(tid(1), 1, 2))},
+		want:    map[string]Partitions{"A": asg(tps(tid(1), 0, 3, 4)), "B": asg(tps(tid(1), 1, 2))},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := GroupSpec{Members: map[string]Member{
+				"A": member(ids(tid(1)), tc.current["A"]),
+				"B": member(ids(tid(1)), tc.current["B"]),
+			}}
+			expectAssignment(t, mustAssign(t, Uniform(), spec, topics), tc.want)
+		})
+	}
 }
 
 // The cases of Kafka's UniformHeterogeneousAssignmentBuilderTest, whose
