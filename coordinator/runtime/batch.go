@@ -3,6 +3,8 @@ package runtime
 import (
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kbin"
+
 	"github.com/strait-io/strait/storage/record"
 )
 
@@ -81,4 +83,17 @@ func buildBatch(spec record.BatchSpec, recs []Record) ([]byte, error) {
 		return nil, fmt.Errorf("coordinator: building a batch of %d records: %w", len(recs), err)
 	}
 	return b, nil
+}
+
+// DecodeComplete checks that a decoder of a coordinator record read all of
+// its input and no more: the reader did not run out, and nothing is left
+// after the last field.
+func DecodeComplete(r *kbin.Reader) error {
+	if err := r.Complete(); err != nil {
+		return err
+	}
+	if len(r.Src) != 0 {
+		return fmt.Errorf("%d bytes left after the last field", len(r.Src))
+	}
+	return nil
 }

@@ -123,7 +123,9 @@ type pendingWrite struct {
 	// eager marks records whose effect is already in memory: if their
 	// append fails, memory is ahead of the log and the shard must reload.
 	eager bool
-	done  func(err error)
+	// done gets the offset the log gave the write's first record (-1 if
+	// the append failed or wrote nothing) and the append's outcome.
+	done func(firstOffset int64, err error)
 }
 
 // NewWriter returns a writer for cfg's partition. It writes nothing until
@@ -147,7 +149,26 @@ func NewWriter(cfg WriterConfig) *Writer {
 // (Kafka's runtime completes an operation without records after the
 // pending writes). Called with the shard lock held.
 func (w *Writer) Append(recs []Record, eager bool, done func(err error)) {
+	w.AppendAt(recs, eager, outcomeOnly(done))
+}
+
+// AppendAt queues records like Append; done also gets the offset the log
+// gave the first of them, the next ones following it: Kafka's
+// CoordinatorRuntime replays every record at its offset, and a shard that
+// tracks where its records are (the share coordinator, to prune what
+// later snapshots made redundant) learns it here. The offset is -1 when
+// the append failed, or when the write has no records and its batch wrote
+// nothing. Called with the shard lock held.
+func (w *Writer) AppendAt(recs []Record, eager bool, done func(firstOffset int64, err error)) {
 	w.enqueue(&pendingWrite{kind: writePlain, records: recs, size: recordsSize(recs), eager: eager, done: done})
+}
+
+// outcomeOnly adapts a done callback that wants only the outcome.
+func outcomeOnly(done func(err error)) func(int64, error) {
+	if done == nil {
+		return nil
+	}
+	return func(_ int64, err error) { done(err) }
 }
 
 // AppendAndWait queues records like Append and returns a channel that
@@ -166,7 +187,7 @@ func (w *Writer) AppendAndWait(recs []Record, eager bool) <-chan error {
 // or replayed, and are dropped by an ABORT. eager and done are as for
 // Append. Called with the shard lock held.
 func (w *Writer) AppendTransactional(p Producer, recs []Record, eager bool, done func(err error)) {
-	w.enqueue(&pendingWrite{kind: writeTransactional, records: recs, producer: p, size: recordsSize(recs), eager: eager, done: done})
+	w.enqueue(&pendingWrite{kind: writeTransactional, records: recs, producer: p, size: recordsSize(recs), eager: eager, done: outcomeOnly(done)})
 }
 
 // AppendEndTxnMarker queues the COMMIT (commit true) or ABORT marker of
@@ -179,7 +200,7 @@ func (w *Writer) AppendTransactional(p Producer, recs []Record, eager bool, done
 // (TRANSACTION_COORDINATOR_FENCED); done gets that error. eager and done
 // are as for Append. Called with the shard lock held.
 func (w *Writer) AppendEndTxnMarker(p Producer, commit bool, coordinatorEpoch int32, eager bool, done func(err error)) {
-	w.enqueue(&pendingWrite{kind: writeMarker, producer: p, commit: commit, coordEp: coordinatorEpoch, size: 64, eager: eager, done: done})
+	w.enqueue(&pendingWrite{kind: writeMarker, producer: p, commit: commit, coordEp: coordinatorEpoch, size: 64, eager: eager, done: outcomeOnly(done)})
 }
 
 func (w *Writer) enqueue(pw *pendingWrite) {
@@ -207,7 +228,7 @@ func (w *Writer) FailQueued(err error) {
 	w.queue = nil
 	for _, pw := range queued {
 		if pw.done != nil {
-			pw.done(err)
+			pw.done(-1, err)
 		}
 	}
 }
@@ -246,20 +267,46 @@ func (w *Writer) Run(ctx context.Context) {
 			if len(batch) == 0 {
 				break
 			}
-			err := w.write(ctx, batch)
+			lastOffset, err := w.write(ctx, batch)
 			w.cfg.Lock.Lock()
 			if err != nil && w.cfg.Diverged != nil && anyEager(batch) && (w.cfg.Serving == nil || w.cfg.Serving() == nil) {
 				w.cfg.Diverged(err)
 			}
+			next := firstOffset(batch, lastOffset, err)
 			for _, pw := range batch {
 				if pw.done != nil {
-					pw.done(err)
+					pw.done(next, err)
+				}
+				if next >= 0 {
+					next += int64(pw.recordCount())
 				}
 			}
 			w.writing = false
 			w.cfg.Lock.Unlock()
 		}
 	}
+}
+
+// firstOffset is the offset of the first record of batch, appended with
+// lastOffset and err as its outcome; -1 if the append failed or wrote
+// nothing. The records of a batch have consecutive offsets, in queue order.
+func firstOffset(batch []*pendingWrite, lastOffset int64, err error) int64 {
+	n := 0
+	for _, pw := range batch {
+		n += pw.recordCount()
+	}
+	if err != nil || n == 0 || lastOffset < 0 {
+		return -1
+	}
+	return lastOffset - int64(n) + 1
+}
+
+// recordCount is how many records the write puts in its batch.
+func (pw *pendingWrite) recordCount() int {
+	if pw.kind == writeMarker {
+		return 1
+	}
+	return len(pw.records)
 }
 
 func anyEager(batch []*pendingWrite) bool {
@@ -292,11 +339,12 @@ func (w *Writer) coalesces(first, next *pendingWrite, size int) bool {
 }
 
 // write appends one batch made of writes: the records of plain writes
-// together, or the one transactional write or marker.
-func (w *Writer) write(ctx context.Context, writes []*pendingWrite) error {
+// together, or the one transactional write or marker. It returns the
+// offset of the batch's last record, -1 if it appended nothing.
+func (w *Writer) write(ctx context.Context, writes []*pendingWrite) (int64, error) {
 	b, err := w.build(writes)
 	if err != nil || b == nil {
-		return err
+		return -1, err
 	}
 	actx := ctx
 	if w.cfg.WriteTimeout > 0 {
@@ -304,13 +352,14 @@ func (w *Writer) write(ctx context.Context, writes []*pendingWrite) error {
 		actx, cancel = context.WithTimeout(ctx, w.cfg.WriteTimeout)
 		defer cancel()
 	}
-	if _, err := w.cfg.Log.Append(actx, w.cfg.Partition, b); err != nil {
+	last, err := w.cfg.Log.Append(actx, w.cfg.Partition, b)
+	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return ErrUnloaded
+			return -1, ErrUnloaded
 		}
-		return err
+		return -1, err
 	}
-	return nil
+	return last, nil
 }
 
 // build encodes writes as one batch, nil for plain writes without records.

@@ -32,6 +32,8 @@ type writerLog struct {
 	// block makes appends wait for their context and fail with it, as
 	// the broker's acks=all wait does.
 	block bool
+	// next is the offset the next appended record gets.
+	next int64
 }
 
 func (l *writerLog) Append(ctx context.Context, p int32, batch []byte) (int64, error) {
@@ -60,7 +62,9 @@ func (l *writerLog) Append(ctx context.Context, p int32, batch []byte) (int64, e
 		return 0, err
 	}
 	l.batches = append(l.batches, describeBatch(l.t, batch))
-	return int64(len(l.batches)), nil
+	n, _ := record.ReadBatch(batch)
+	l.next += int64(n.LastOffsetDelta()) + 1
+	return l.next - 1, nil
 }
 
 func (l *writerLog) appended() []string {
@@ -426,5 +430,62 @@ func TestWriterWriteTimeout(t *testing.T) {
 	waitClosed(t, ch, "slow")
 	if got, want := h.eventLog(), []string{"diverged", "slow: REQUEST_TIMED_OUT"}; !slices.Equal(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
+	}
+}
+
+// AppendAt tells each write the offset of its first record: the writes
+// coalesced into one batch follow each other in queue order, a write
+// without records gets the offset after the records before it (or -1 when
+// its batch wrote nothing), and a failed append gets -1.
+func TestWriterAppendAtOffsets(t *testing.T) {
+	h := newWriterHarness(t, nil)
+	got := map[string]int64{}
+	var last <-chan struct{}
+	queue := func(name string, keys ...string) {
+		ch := make(chan struct{})
+		h.w.AppendAt(recs(keys...), true, func(first int64, err error) {
+			h.assertLocked("done")
+			if err != nil {
+				first = -100
+			}
+			got[name] = first
+			close(ch)
+		})
+		last = ch
+	}
+	h.mu.Lock()
+	queue("empty-alone")
+	h.mu.Unlock()
+	h.run()
+	<-last
+	h.mu.Lock()
+	queue("a", "a1", "a2")
+	queue("empty")
+	queue("b", "b1")
+	queue("c", "c1", "c2", "c3")
+	h.mu.Unlock()
+	<-last
+	h.mu.Lock()
+	queue("d", "d1")
+	h.mu.Unlock()
+	<-last
+	h.log.mu.Lock()
+	h.log.fail = []error{kerr.NotEnoughReplicas}
+	h.log.mu.Unlock()
+	h.mu.Lock()
+	h.serving = nil
+	queue("failed", "e1")
+	h.mu.Unlock()
+	<-last
+	want := map[string]int64{"empty-alone": -1, "a": 0, "empty": 2, "b": 2, "c": 3, "d": 6, "failed": -100}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s: first offset %d, want %d (all: %v)", name, got[name], w, got)
+		}
+	}
+	if b := h.log.appended(); !slices.Equal(b, []string{"plain a1,a2,b1,c1,c2,c3", "plain d1"}) {
+		t.Errorf("batches %q", b)
 	}
 }

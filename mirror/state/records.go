@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kbin"
 
 	"github.com/strait-io/strait/coordinator"
+	"github.com/strait-io/strait/coordinator/runtime"
 	"github.com/strait-io/strait/mirror/partition"
 )
 
@@ -65,7 +66,7 @@ func decodeKey(b []byte) (Key, error) {
 		return Key{}, fmt.Errorf("%w %d", errUnknownKeyVersion, v)
 	}
 	k := Key{Mirror: r.String(), TopicID: r.Uuid(), Partition: r.Int32()}
-	if err := complete(&r); err != nil {
+	if err := runtime.DecodeComplete(&r); err != nil {
 		return Key{}, fmt.Errorf("decoding __mirror_state key: %w", err)
 	}
 	return k, nil
@@ -112,7 +113,7 @@ func decodeValue(b []byte) (partition.Record, error) {
 		return partition.Record{}, fmt.Errorf("decoding __mirror_state value v%d of %d bytes: truncated", v, len(b))
 	}
 	if v == valueVersion {
-		if err := complete(&r); err != nil {
+		if err := runtime.DecodeComplete(&r); err != nil {
 			return partition.Record{}, fmt.Errorf("decoding __mirror_state value: %w", err)
 		}
 	}
@@ -136,15 +137,4 @@ func buildBatch(recs []stateRecord, nowMs int64) ([]byte, error) {
 		}
 	}
 	return coordinator.BuildBatch(pairs, nowMs)
-}
-
-// complete checks that r read all of its input and no more.
-func complete(r *kbin.Reader) error {
-	if err := r.Complete(); err != nil {
-		return err
-	}
-	if len(r.Src) != 0 {
-		return fmt.Errorf("%d bytes left after the last field", len(r.Src))
-	}
-	return nil
 }
