@@ -60,3 +60,8 @@ func appendErrorCode(err error) int16 {
 	}
 	return ke.Code
 }
+
+// AppendErrorCode is appendErrorCode for the other coordinators over
+// coordinator/runtime (the share coordinator), which map their failed
+// appends the same way.
+func AppendErrorCode(err error) int16 { return appendErrorCode(err) }
