@@ -10,7 +10,9 @@ import (
 //
 // Behavior:
 // * Group keys map to a __consumer_offsets partition (Java String.hashCode of the group id, modulo the partition count); the answer is that partition's leader.
-// * Transaction keys answer INVALID_REQUEST until transactions are implemented.
+// * Transaction keys (type 1) are answered by the transaction coordinator,
+//   share-partition keys (type 2, "groupId:topicId:partition") by the share
+//   coordinator: the broker routes them (GroupService is its router).
 //
 // Version notes:
 // * v1: KeyType, ErrorMessage

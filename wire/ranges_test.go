@@ -36,8 +36,20 @@ var txnRanges = map[int16][2]int16{
 	24: {0, 5}, 25: {0, 4}, 26: {0, 4}, 65: {0, 0}, 66: {0, 2},
 }
 
+// shareCoordinatorRanges are the share coordinator's APIs (KIP-932),
+// advertised only by a server with a ShareCoordinatorService: Kafka 4.2's
+// ranges (WriteShareGroupState and ReadShareGroupStateSummary v1 are
+// KIP-1226's).
+var shareCoordinatorRanges = map[int16][2]int16{
+	83: {0, 0}, 84: {0, 0}, 85: {0, 1}, 86: {0, 0}, 87: {0, 1},
+}
+
 // txnStandIn is a TransactionService for the served checks.
 type txnStandIn struct{ TransactionService }
+
+// shareCoordinatorStandIn is a ShareCoordinatorService for the served
+// checks.
+type shareCoordinatorStandIn struct{ ShareCoordinatorService }
 
 // expectedRanges is kafka40Ranges with the test stand-ins' ranges on top.
 func expectedRanges(standIns ...api) map[int16][2]int16 {
@@ -83,8 +95,9 @@ func expectedKeysFor(mirror bool, standIns ...api) []kmsg.ApiVersionsResponseApi
 // serves, and exactly mirrorRanges for the keys served only with a
 // MirrorService.
 func TestRegistryMatchesKafka40Ranges(t *testing.T) {
-	if len(registry) != len(kafka40Ranges)+len(mirrorRanges)+len(txnRanges) {
-		t.Errorf("registry has %d keys, the tables %d + %d + %d", len(registry), len(kafka40Ranges), len(mirrorRanges), len(txnRanges))
+	if len(registry) != len(kafka40Ranges)+len(mirrorRanges)+len(txnRanges)+len(shareCoordinatorRanges) {
+		t.Errorf("registry has %d keys, the tables %d + %d + %d + %d", len(registry),
+			len(kafka40Ranges), len(mirrorRanges), len(txnRanges), len(shareCoordinatorRanges))
 	}
 	for k, a := range registry {
 		table, which := kafka40Ranges, "Kafka 4.0"
@@ -94,6 +107,10 @@ func TestRegistryMatchesKafka40Ranges(t *testing.T) {
 			if _, ok := txnRanges[k]; ok {
 				table, which = txnRanges, "transactions"
 				with = Services{Transactions: txnStandIn{}}
+			}
+			if _, ok := shareCoordinatorRanges[k]; ok {
+				table, which = shareCoordinatorRanges, "share coordinator"
+				with = Services{ShareCoordinator: shareCoordinatorStandIn{}}
 			}
 			if a.served(Services{}) || !a.served(with) {
 				t.Errorf("%s: served without its service, or not with it", NameForKey(k))

@@ -27,6 +27,11 @@ type Services struct {
 	// optional, as Mirror: while it is nil those keys are neither
 	// advertised nor accepted.
 	Transactions TransactionService
+	// ShareCoordinator is the share coordinator (KIP-932, keys 83-87, and
+	// FindCoordinator for share-partition keys through Groups). It is
+	// optional: while it is nil those keys are neither advertised nor
+	// accepted.
+	ShareCoordinator ShareCoordinatorService
 	// Mirror serves the KIP-1279 mirror RPCs (keys 94-105). It is
 	// optional: while it is nil the server neither advertises those keys
 	// in ApiVersions nor accepts them (a request for one is refused like
@@ -129,6 +134,24 @@ type TransactionService interface {
 
 // servesTransactions is the served check of the transaction keys.
 func servesTransactions(svc Services) bool { return svc.Transactions != nil }
+
+// ShareCoordinatorService is the share coordinator (KIP-932): the durable
+// state of share-partitions in __share_group_state, read and written by
+// the share-partition leaders (inter-broker RPCs; Kafka checks
+// CLUSTER_ACTION) and initialized, deleted and summarized for the group
+// coordinator. Per-share-partition failures are error codes in the
+// responses.
+type ShareCoordinatorService interface {
+	InitializeShareGroupState(ctx context.Context, req *kmsg.InitializeShareGroupStateRequest) *kmsg.InitializeShareGroupStateResponse
+	ReadShareGroupState(ctx context.Context, req *kmsg.ReadShareGroupStateRequest) *kmsg.ReadShareGroupStateResponse
+	WriteShareGroupState(ctx context.Context, req *kmsg.WriteShareGroupStateRequest) *kmsg.WriteShareGroupStateResponse
+	DeleteShareGroupState(ctx context.Context, req *kmsg.DeleteShareGroupStateRequest) *kmsg.DeleteShareGroupStateResponse
+	ReadShareGroupStateSummary(ctx context.Context, req *kmsg.ReadShareGroupStateSummaryRequest) *kmsg.ReadShareGroupStateSummaryResponse
+}
+
+// servesShareCoordinator is the served check of the share coordinator's
+// keys.
+func servesShareCoordinator(svc Services) bool { return svc.ShareCoordinator != nil }
 
 // MirrorService serves the cluster mirroring RPCs of KIP-1279 (types in
 // wire/mirrormsg). As for the other services, per-mirror, per-topic and

@@ -1,0 +1,25 @@
+package wire
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ReadShareGroupState: v0
+//
+// Behavior:
+// * Answered by the share coordinator of each share-partition (KIP-932):
+//   its state epoch, start offset and state batches. A share-partition
+//   leader reads when it becomes leader; its leader epoch is recorded,
+//   fencing older leaders (FENCED_LEADER_EPOCH).
+// * An inter-broker API (Kafka checks CLUSTER_ACTION); Strait enforces no
+//   ACLs yet.
+
+func init() {
+	register(api{key: 84, min: 0, max: 0, served: servesShareCoordinator, handle: (*Server).handleReadShareGroupState})
+}
+
+func (s *Server) handleReadShareGroupState(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	return s.svc.ShareCoordinator.ReadShareGroupState(ctx, kreq.(*kmsg.ReadShareGroupStateRequest)), nil
+}

@@ -1,0 +1,27 @@
+package wire
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// WriteShareGroupState: v0-1
+//
+// Behavior:
+// * Answered by the share coordinator of each share-partition (KIP-932)
+//   once the change (start offset, state batches) is in __share_group_state
+//   with acks=all. Older leader or state epochs are fenced.
+// * An inter-broker API (Kafka checks CLUSTER_ACTION); Strait enforces no
+//   ACLs yet.
+//
+// Version notes:
+// * v1: DeliveryCompleteCount (KIP-1226)
+
+func init() {
+	register(api{key: 85, min: 0, max: 1, served: servesShareCoordinator, handle: (*Server).handleWriteShareGroupState})
+}
+
+func (s *Server) handleWriteShareGroupState(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	return s.svc.ShareCoordinator.WriteShareGroupState(ctx, kreq.(*kmsg.WriteShareGroupStateRequest)), nil
+}
