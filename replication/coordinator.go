@@ -48,6 +48,28 @@ func (r *ReplicaManager) AppendCoordinator(ctx context.Context, tp storage.Topic
 	return info, nil
 }
 
+// DeleteRecordsCoordinator moves the log start offset of a coordinator's
+// internal-topic partition this node leads up to offset, as Kafka's
+// CoordinatorPartitionWriter.deleteRecords asks ReplicaManager.deleteRecords
+// with allowInternalTopicDeletion: the share coordinator prunes
+// __share_group_state this way, which clients may not (DeleteRecords
+// answers INVALID_TOPIC_EXCEPTION for internal topics). The followers
+// follow the leader's log start offset through their fetches; it does
+// not wait for them, since what lies below offset is redundant to the
+// coordinator whichever replica leads next. Errors unwrap to kerr codes:
+// NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE (past the high watermark),
+// POLICY_VIOLATION (a topic without the delete cleanup policy).
+func (r *ReplicaManager) DeleteRecordsCoordinator(tp storage.TopicPartition, offset int64) error {
+	p, ok := r.Partition(tp)
+	if !ok {
+		return fmt.Errorf("replication: delete records of %s: %w", tp, kerr.NotLeaderForPartition)
+	}
+	if _, err := p.deleteRecordsOnLeader(offset); err != nil {
+		return fmt.Errorf("replication: delete records of %s below %d: %w", tp, offset, err)
+	}
+	return nil
+}
+
 // ReadCommitted reads a local partition from offset up to its high
 // watermark, at least one whole batch when there is one. Reading outside
 // the log is *storage.OffsetOutOfRangeError.

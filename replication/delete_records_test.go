@@ -2,11 +2,14 @@ package replication
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/storage"
 )
 
 func deleteRecordsReq(topic string, offsets map[int32]int64, order ...int32) *kmsg.DeleteRecordsRequest {
@@ -105,5 +108,30 @@ func TestDeleteRecordsWaitsForReplicas(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the follower's progress did not complete DeleteRecords")
+	}
+}
+
+// A coordinator prunes its internal topic with DeleteRecordsCoordinator,
+// which DeleteRecords refuses for clients: the log start moves, up to the
+// high watermark and not past it.
+func TestDeleteRecordsCoordinator(t *testing.T) {
+	h := newHarness(t)
+	h.createTopic("__share_group_state", topicSpec{})
+	tp := storage.TopicPartition{Topic: "__share_group_state", Partition: 0}
+	if _, err := h.rm.AppendCoordinator(context.Background(), tp, h.batch("a", 5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.rm.DeleteRecordsCoordinator(tp, 3); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := h.rm.Partition(tp)
+	if start := p.log.LogStartOffset(); start != 3 {
+		t.Fatalf("log start %d after pruning below 3", start)
+	}
+	if err := h.rm.DeleteRecordsCoordinator(tp, 6); !errors.Is(err, kerr.OffsetOutOfRange) {
+		t.Fatalf("pruning past the high watermark: %v", err)
+	}
+	if err := h.rm.DeleteRecordsCoordinator(storage.TopicPartition{Topic: "nope"}, 1); !errors.Is(err, kerr.NotLeaderForPartition) {
+		t.Fatalf("pruning a partition not led here: %v", err)
 	}
 }
