@@ -217,7 +217,8 @@ func endpointFor(b *raftmeta.Broker, listener string) (raftmeta.Endpoint, bool) 
 	return raftmeta.Endpoint{}, false
 }
 
-// isInternalTopic reports Kafka's internal topics.
+// isInternalTopic reports Kafka's internal topics (Topic.isInternal):
+// the coordinators' state topics, KIP-932's __share_group_state with them.
 func isInternalTopic(name string) bool {
-	return name == "__consumer_offsets" || name == "__transaction_state"
+	return name == "__consumer_offsets" || name == "__transaction_state" || name == "__share_group_state"
 }
