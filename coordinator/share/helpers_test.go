@@ -239,84 +239,37 @@ func (h *harness) ctx() context.Context {
 
 // initialize initializes one share-partition and returns its error code.
 func (h *harness) initialize(k Key, stateEpoch int32, start int64) int16 {
-	req := kmsg.NewPtrInitializeShareGroupStateRequest()
-	req.GroupID = k.GroupID
-	t := kmsg.NewInitializeShareGroupStateRequestTopic()
-	t.TopicID = k.TopicID
-	p := kmsg.NewInitializeShareGroupStateRequestTopicPartition()
-	p.Partition, p.StateEpoch, p.StartOffset = k.Partition, stateEpoch, start
-	t.Partitions = append(t.Partitions, p)
-	req.Topics = append(req.Topics, t)
-	resp := h.c.InitializeShareGroupState(h.ctx(), req)
-	return resp.Topics[0].Partitions[0].ErrorCode
+	rp, _ := InitializeResult(h.c.InitializeShareGroupState(h.ctx(), InitializeRequest(k, stateEpoch, start)))
+	return rp.ErrorCode
 }
 
-// write writes one share-partition's state and returns its error code.
+// write writes one share-partition's state, with as many delivery
+// complete records as batches (to tell summaries apart), and returns its
+// error code.
 func (h *harness) write(k Key, stateEpoch, leaderEpoch int32, start int64, batches ...StateBatch) int16 {
-	req := kmsg.NewPtrWriteShareGroupStateRequest()
+	req := WriteRequest(k, stateEpoch, leaderEpoch, start, batches)
 	req.Version = 1
-	req.GroupID = k.GroupID
-	t := kmsg.NewWriteShareGroupStateRequestTopic()
-	t.TopicID = k.TopicID
-	p := kmsg.NewWriteShareGroupStateRequestTopicPartition()
-	p.Partition, p.StateEpoch, p.LeaderEpoch, p.StartOffset = k.Partition, stateEpoch, leaderEpoch, start
-	p.DeliveryCompleteCount = int32(len(batches))
-	for _, b := range batches {
-		sb := kmsg.NewWriteShareGroupStateRequestTopicPartitionStateBatch()
-		sb.FirstOffset, sb.LastOffset, sb.DeliveryState, sb.DeliveryCount = b.FirstOffset, b.LastOffset, b.DeliveryState, b.DeliveryCount
-		p.StateBatches = append(p.StateBatches, sb)
-	}
-	t.Partitions = append(t.Partitions, p)
-	req.Topics = append(req.Topics, t)
-	resp := h.c.WriteShareGroupState(h.ctx(), req)
-	return resp.Topics[0].Partitions[0].ErrorCode
+	req.Topics[0].Partitions[0].DeliveryCompleteCount = int32(len(batches))
+	rp, _ := WriteResult(h.c.WriteShareGroupState(h.ctx(), req))
+	return rp.ErrorCode
 }
 
 // read reads one share-partition's state.
 func (h *harness) read(k Key, leaderEpoch int32) kmsg.ReadShareGroupStateResponseTopicPartition {
-	req := kmsg.NewPtrReadShareGroupStateRequest()
-	req.GroupID = k.GroupID
-	t := kmsg.NewReadShareGroupStateRequestTopic()
-	t.TopicID = k.TopicID
-	p := kmsg.NewReadShareGroupStateRequestTopicPartition()
-	p.Partition, p.LeaderEpoch = k.Partition, leaderEpoch
-	t.Partitions = append(t.Partitions, p)
-	req.Topics = append(req.Topics, t)
-	return h.c.ReadShareGroupState(h.ctx(), req).Topics[0].Partitions[0]
+	rp, _ := ReadResult(h.c.ReadShareGroupState(h.ctx(), ReadRequest(k, leaderEpoch)))
+	return rp
 }
 
 // summary reads one share-partition's summary.
 func (h *harness) summary(k Key) kmsg.ReadShareGroupStateSummaryResponseTopicPartition {
-	req := kmsg.NewPtrReadShareGroupStateSummaryRequest()
+	req := SummaryRequest(k)
 	req.Version = 1
-	req.GroupID = k.GroupID
-	t := kmsg.NewReadShareGroupStateSummaryRequestTopic()
-	t.TopicID = k.TopicID
-	p := kmsg.NewReadShareGroupStateSummaryRequestTopicPartition()
-	p.Partition = k.Partition
-	t.Partitions = append(t.Partitions, p)
-	req.Topics = append(req.Topics, t)
-	return h.c.ReadShareGroupStateSummary(h.ctx(), req).Topics[0].Partitions[0]
+	rp, _ := SummaryResult(h.c.ReadShareGroupStateSummary(h.ctx(), req))
+	return rp
 }
 
 // remove deletes one share-partition's state and returns its error code.
 func (h *harness) remove(k Key) int16 {
-	req := kmsg.NewPtrDeleteShareGroupStateRequest()
-	req.GroupID = k.GroupID
-	t := kmsg.NewDeleteShareGroupStateRequestTopic()
-	t.TopicID = k.TopicID
-	p := kmsg.NewDeleteShareGroupStateRequestTopicPartition()
-	p.Partition = k.Partition
-	t.Partitions = append(t.Partitions, p)
-	req.Topics = append(req.Topics, t)
-	return h.c.DeleteShareGroupState(h.ctx(), req).Topics[0].Partitions[0].ErrorCode
-}
-
-// batchesOf converts a read's state batches.
-func batchesOf(rp kmsg.ReadShareGroupStateResponseTopicPartition) []StateBatch {
-	var out []StateBatch
-	for _, b := range rp.StateBatches {
-		out = append(out, StateBatch{FirstOffset: b.FirstOffset, LastOffset: b.LastOffset, DeliveryState: b.DeliveryState, DeliveryCount: b.DeliveryCount})
-	}
-	return out
+	rp, _ := DeleteResult(h.c.DeleteShareGroupState(h.ctx(), DeleteRequest(k)))
+	return rp.ErrorCode
 }

@@ -46,8 +46,8 @@ func TestInitializeWriteRead(t *testing.T) {
 	r = h.read(keyA0, 1)
 	wantCode(t, "read", r.ErrorCode, nil)
 	want := []StateBatch{sb(105, 109, 2, 1), sb(110, 112, 4, 2), sb(113, 119, 0, 1)}
-	if r.StartOffset != 105 || !slices.Equal(batchesOf(r), want) {
-		t.Fatalf("read: start %d batches %v, want 105 %v", r.StartOffset, batchesOf(r), want)
+	if r.StartOffset != 105 || !slices.Equal(ReadBatches(r), want) {
+		t.Fatalf("read: start %d batches %v, want 105 %v", r.StartOffset, ReadBatches(r), want)
 	}
 	s := h.summary(keyA0)
 	if s.ErrorCode != 0 || s.StartOffset != 105 || s.StateEpoch != 0 || s.LeaderEpoch != 1 || s.DeliveryCompleteCount != 1 {
@@ -81,8 +81,8 @@ func TestSnapshotEveryNUpdates(t *testing.T) {
 		}
 	}
 	r := h.read(keyA0, 1)
-	if !slices.Equal(batchesOf(r), []StateBatch{sb(0, 6, DeliveryStateAcknowledged, 1)}) {
-		t.Fatalf("batches %v", batchesOf(r))
+	if !slices.Equal(ReadBatches(r), []StateBatch{sb(0, 6, DeliveryStateAcknowledged, 1)}) {
+		t.Fatalf("batches %v", ReadBatches(r))
 	}
 
 	// 0: every write is a snapshot.
@@ -205,8 +205,8 @@ func TestFailedAppendReloads(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	wantCode(t, "read after the reload", r.ErrorCode, nil)
-	if !slices.Equal(batchesOf(r), []StateBatch{sb(0, 4, DeliveryStateAcknowledged, 1)}) {
-		t.Fatalf("after a failed write the state is %v, want what the log holds", batchesOf(r))
+	if !slices.Equal(ReadBatches(r), []StateBatch{sb(0, 4, DeliveryStateAcknowledged, 1)}) {
+		t.Fatalf("after a failed write the state is %v, want what the log holds", ReadBatches(r))
 	}
 }
 
