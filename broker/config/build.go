@@ -125,6 +125,17 @@ func (c *Config) build(v values) error {
 		RemoveExpiredIntervalMs:     v.i32("transaction.remove.expired.transaction.cleanup.interval.ms"),
 		PartitionVerificationEnable: v.boolean("transaction.partition.verification.enable"),
 	}
+	c.Share = ShareCoordinatorConfig{
+		StateTopicNumPartitions:          v.i32("share.coordinator.state.topic.num.partitions"),
+		StateTopicReplicationFactor:      int16(v.i64("share.coordinator.state.topic.replication.factor")),
+		StateTopicMinISR:                 int16(v.i64("share.coordinator.state.topic.min.isr")),
+		StateTopicSegmentBytes:           v.i32("share.coordinator.state.topic.segment.bytes"),
+		SnapshotUpdateRecordsPerSnapshot: v.i32("share.coordinator.snapshot.update.records.per.snapshot"),
+		LoadBufferSize:                   v.i32("share.coordinator.load.buffer.size"),
+		WriteTimeoutMs:                   v.i32("share.coordinator.write.timeout.ms"),
+		StateTopicPruneIntervalMs:        v.i32("share.coordinator.state.topic.prune.interval.ms"),
+		ColdPartitionSnapshotIntervalMs:  v.i32("share.coordinator.cold.partition.snapshot.interval.ms"),
+	}
 	c.Cluster = ClusterConfig{
 		BrokerHeartbeatIntervalMs:                v.i32("broker.heartbeat.interval.ms"),
 		BrokerSessionTimeoutMs:                   v.i32("broker.session.timeout.ms"),

@@ -89,6 +89,7 @@ type Config struct {
 
 	Group   GroupConfig
 	Txn     TxnConfig
+	Share   ShareCoordinatorConfig
 	Cluster ClusterConfig
 	Mirror  MirrorConfig
 
@@ -136,6 +137,23 @@ type TxnConfig struct {
 	AbortTimedOutIntervalMs     int32
 	RemoveExpiredIntervalMs     int32
 	PartitionVerificationEnable bool
+}
+
+// ShareCoordinatorConfig is the share coordinator's part of the config
+// (KIP-932's ShareCoordinatorConfig): __share_group_state and the
+// coordinator's snapshots, writes, loading and pruning.
+type ShareCoordinatorConfig struct {
+	StateTopicNumPartitions int32
+	// StateTopicReplicationFactor is what __share_group_state asks for; it
+	// is lowered only where fewer brokers are registered.
+	StateTopicReplicationFactor      int16
+	StateTopicMinISR                 int16
+	StateTopicSegmentBytes           int32
+	SnapshotUpdateRecordsPerSnapshot int32
+	LoadBufferSize                   int32
+	WriteTimeoutMs                   int32
+	StateTopicPruneIntervalMs        int32
+	ColdPartitionSnapshotIntervalMs  int32
 }
 
 // ClusterConfig is membership, controller and replication settings

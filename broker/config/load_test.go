@@ -79,6 +79,11 @@ func TestDefaults(t *testing.T) {
 			IDExpirationMs: 604800000, AbortTimedOutIntervalMs: 10000, RemoveExpiredIntervalMs: 3600000,
 			PartitionVerificationEnable: true,
 		},
+		Share: ShareCoordinatorConfig{
+			StateTopicNumPartitions: 50, StateTopicReplicationFactor: 3, StateTopicMinISR: 2,
+			StateTopicSegmentBytes: 104857600, SnapshotUpdateRecordsPerSnapshot: 500, LoadBufferSize: 5242880,
+			WriteTimeoutMs: 5000, StateTopicPruneIntervalMs: 300000, ColdPartitionSnapshotIntervalMs: 300000,
+		},
 		Cluster: ClusterConfig{
 			BrokerHeartbeatIntervalMs: 2000, BrokerSessionTimeoutMs: 9000,
 			ControlledShutdownEnable: true, AutoLeaderRebalanceEnable: true, LeaderImbalanceCheckIntervalSeconds: 300,

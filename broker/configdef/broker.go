@@ -561,6 +561,53 @@ var brokerDefs = []Def{
 		Doc: `Whether a partition leader asks the transaction coordinator that a transactional batch's partition is in its transaction before it appends it (KIP-890), so a late or stray write of an ended transaction is refused.`,
 	},
 
+	// Share coordinator (KIP-932's ShareCoordinatorConfig).
+	{
+		Name: "share.coordinator.state.topic.num.partitions", Type: Int, Default: str("50"),
+		Validate: atLeast(1),
+		Doc:      `The partition count of __share_group_state; do not change it once the topic exists.`,
+	},
+	{
+		Name: "share.coordinator.state.topic.replication.factor", Type: Short, Default: str("3"),
+		Validate: atLeast(1),
+		Doc:      `The replication factor of __share_group_state. A broker that is down when the topic is created still gets its replica; only a cluster with fewer brokers registered gets one replica per broker.`,
+	},
+	{
+		Name: "share.coordinator.state.topic.min.isr", Type: Short, Default: str("2"),
+		Validate: atLeast(1),
+		Doc:      `The min.insync.replicas of __share_group_state (capped at its replica count).`,
+	},
+	{
+		Name: "share.coordinator.state.topic.segment.bytes", Type: Int, Default: str("104857600"),
+		Validate: atLeast(1),
+		Doc:      `The segment size of __share_group_state.`,
+	},
+	{
+		Name: "share.coordinator.snapshot.update.records.per.snapshot", Type: Int, Default: str("500"),
+		Validate: between(0, 500),
+		Doc:      `How many update records a share-partition gets in __share_group_state between two snapshots of its whole state; 0 writes a snapshot every time.`,
+	},
+	{
+		Name: "share.coordinator.load.buffer.size", Type: Int, Default: str("5242880"),
+		Validate: atLeast(1),
+		Doc:      `How many bytes are read at a time when loading share-partition state from __share_group_state.`,
+	},
+	{
+		Name: "share.coordinator.write.timeout.ms", Type: Int, Default: str("5000"),
+		Validate: atLeast(1),
+		Doc:      `How long a write to __share_group_state waits for its replicas.`,
+	},
+	{
+		Name: "share.coordinator.state.topic.prune.interval.ms", Type: Int, Default: str("300000"),
+		Validate: atLeast(1),
+		Doc:      `How often the share coordinator deletes the records of __share_group_state that later snapshots made redundant (the topic has no retention and is not compacted).`,
+	},
+	{
+		Name: "share.coordinator.cold.partition.snapshot.interval.ms", Type: Int, Default: str("300000"),
+		Validate: atLeast(1),
+		Doc:      `How old a share-partition's last snapshot may get before the share coordinator writes it again, so that pruning moves past a share-partition that is not written to.`,
+	},
+
 	// Cluster mirroring (KIP-1279's ClusterMirrorConfigs, digest §5.2).
 	{
 		Name: "mirror.state.topic.num.partitions", Type: Int, Default: str("50"),
