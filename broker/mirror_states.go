@@ -6,7 +6,6 @@ import (
 
 	"github.com/strait-io/strait/mirror/state"
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/storage"
 )
 
 // deleteMirrorStatesTimeout bounds how long a broker keeps trying to
@@ -33,16 +32,7 @@ func (n *Node) startMirrorStates() error {
 		return err
 	}
 	n.mirrorStates = c
-	n.replicas.OnLeadershipChange(func(tp storage.TopicPartition, leader bool, epoch int32) {
-		if tp.Topic != raftmeta.MirrorStateTopic {
-			return
-		}
-		if leader {
-			c.OnElection(tp.Partition, epoch)
-		} else {
-			c.OnResignation(tp.Partition)
-		}
-	})
+	n.followLeadership(raftmeta.MirrorStateTopic, c)
 	return nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/strait-io/strait/broker/config"
 	"github.com/strait-io/strait/coordinator"
 	"github.com/strait-io/strait/coordinator/producerid"
+	"github.com/strait-io/strait/coordinator/share"
 	"github.com/strait-io/strait/coordinator/txn"
 	"github.com/strait-io/strait/mirror/manager"
 	"github.com/strait-io/strait/mirror/state"
@@ -72,6 +73,7 @@ type Node struct {
 	replicas  *replication.ReplicaManager
 	groups    *coordinator.GroupCoordinator
 	txns      *txn.Coordinator
+	shares    *share.Coordinator
 	server    *wire.Server
 	registry  *prometheus.Registry
 	metrics   *metrics
@@ -90,6 +92,8 @@ type Node struct {
 	// raft's FSM goroutine from startReplicas on, before startGroups
 	// sets groups.
 	deltaGroups atomic.Pointer[coordinator.GroupCoordinator]
+	// deltaShares is shares for the metadata subscription, as deltaGroups.
+	deltaShares atomic.Pointer[share.Coordinator]
 
 	// Cluster mirroring (mirror_*.go): the __mirror_state coordinator,
 	// the mirror manager (read by the metadata subscription, like
@@ -191,6 +195,9 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	n.startGroups()
 	if err := n.startTransactions(); err != nil {
 		return fmt.Errorf("starting the transaction coordinator: %w", err)
+	}
+	if err := n.startShareCoordinator(); err != nil {
+		return fmt.Errorf("starting the share coordinator: %w", err)
 	}
 	if err := n.startMirrors(); err != nil {
 		return fmt.Errorf("starting cluster mirroring: %w", err)
@@ -367,6 +374,9 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		if g := n.deltaGroups.Load(); g != nil {
 			g.OnMetadataDelta(d)
 		}
+		if s := n.deltaShares.Load(); s != nil {
+			s.OnMetadataDelta(d)
+		}
 		if m := n.mirrorMgr.Load(); m != nil {
 			m.OnMetadata(img)
 		}
@@ -417,16 +427,7 @@ func (n *Node) startGroups() {
 	// coordinator, which writes them in order with its own records and
 	// commits or drops the transaction's offsets (KIP-447).
 	n.replicas.SetTxnMarkerCompleter(n.groups)
-	n.replicas.OnLeadershipChange(func(tp storage.TopicPartition, leader bool, epoch int32) {
-		if tp.Topic != offsetsTopic {
-			return
-		}
-		if leader {
-			n.groups.OnElection(tp.Partition, epoch)
-		} else {
-			n.groups.OnResignation(tp.Partition)
-		}
-	})
+	n.followLeadership(offsetsTopic, n.groups)
 }
 
 func (n *Node) wireConfig(ctx context.Context) (wire.Config, error) {
@@ -506,6 +507,9 @@ func (n *Node) Stop(ctx context.Context) error {
 			n.unsub()
 		}
 		n.stopMirrors()
+		if n.shares != nil {
+			n.shares.Close()
+		}
 		if n.txns != nil {
 			n.txns.Close()
 		}
@@ -566,6 +570,9 @@ func (n *Node) Abandon() {
 			n.unsub()
 		}
 		n.stopMirrors()
+		if n.shares != nil {
+			n.shares.Close()
+		}
 		if n.txns != nil {
 			n.txns.Close()
 		}

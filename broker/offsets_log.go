@@ -61,6 +61,30 @@ func (o coordinatorLog) Read(_ context.Context, partition int32, from int64, max
 	return data[:it.Pos()], next, fd.LogEndOffset, nil
 }
 
+// partitionCoordinator is a coordinator serving the partitions of its
+// internal topic that this broker leads.
+type partitionCoordinator interface {
+	OnElection(partition, epoch int32)
+	OnResignation(partition int32)
+}
+
+// followLeadership tells c when this broker becomes the leader of a
+// partition of topic and when it stops leading one, as Kafka's
+// BrokerMetadataPublisher calls its coordinators' onElection and
+// onResignation.
+func (n *Node) followLeadership(topic string, c partitionCoordinator) {
+	n.replicas.OnLeadershipChange(func(tp storage.TopicPartition, leader bool, epoch int32) {
+		if tp.Topic != topic {
+			return
+		}
+		if leader {
+			c.OnElection(tp.Partition, epoch)
+		} else {
+			c.OnResignation(tp.Partition)
+		}
+	})
+}
+
 // kafkaError returns err's *kerr.Error, or UNKNOWN_SERVER_ERROR.
 func kafkaError(err error) error {
 	var ke *kerr.Error

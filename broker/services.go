@@ -25,10 +25,14 @@ func (n *Node) services() wire.Services {
 		Cluster:      clusterView{n},
 		Replicas:     n.replicas,
 		Admin:        admin{n},
-		Groups:       groupsAndTransactions{GroupCoordinator: n.groups, txns: n.txns},
+		Groups:       groupsAndTransactions{GroupCoordinator: n.groups, txns: n.txns, shares: n.shares},
 		Producers:    producerIDsService{groups: n.groups, txns: n.txns},
 		Transactions: n.txns,
-		Mirror:       mirrorService{n},
+		// The share coordinator's inter-broker keys (83-87) are
+		// advertised and served on every listener, as Kafka's broker
+		// listener serves them.
+		ShareCoordinator: n.shares,
+		Mirror:           mirrorService{n},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/coordinator"
+	"github.com/strait-io/strait/coordinator/share"
 	"github.com/strait-io/strait/coordinator/txn"
 	"github.com/strait-io/strait/replication"
 	"github.com/strait-io/strait/storage"
@@ -53,16 +54,7 @@ func (n *Node) startTransactions() error {
 		return err
 	}
 	n.txns = c
-	n.replicas.OnLeadershipChange(func(tp storage.TopicPartition, leader bool, epoch int32) {
-		if tp.Topic != transactionTopic {
-			return
-		}
-		if leader {
-			c.OnElection(tp.Partition, epoch)
-		} else {
-			c.OnResignation(tp.Partition)
-		}
-	})
+	n.followLeadership(transactionTopic, c)
 	return nil
 }
 
@@ -166,10 +158,13 @@ func (v txnVerifier) VerifyTransaction(ctx context.Context, id string, pid int64
 
 // groupsAndTransactions is the GroupService the wire server gets: the
 // group coordinator, with FindCoordinator for transactional ids (key type
-// 1) answered by the transaction coordinator.
+// 1) answered by the transaction coordinator and for share-partition keys
+// (key type 2, KIP-932) by the share coordinator, as KafkaApis.getCoordinator
+// routes them.
 type groupsAndTransactions struct {
 	*coordinator.GroupCoordinator
-	txns *txn.Coordinator
+	txns   *txn.Coordinator
+	shares *share.Coordinator
 }
 
 var _ wire.GroupService = groupsAndTransactions{}
@@ -181,6 +176,9 @@ const coordinatorTypeTransaction int8 = 1
 func (g groupsAndTransactions) FindCoordinator(ctx context.Context, req *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
 	if req.Version >= 1 && req.CoordinatorType == coordinatorTypeTransaction {
 		return g.txns.FindCoordinator(ctx, req)
+	}
+	if req.Version >= 1 && req.CoordinatorType == share.CoordinatorTypeShare {
+		return g.shares.FindCoordinator(ctx, req)
 	}
 	return g.GroupCoordinator.FindCoordinator(ctx, req)
 }
