@@ -133,7 +133,9 @@ func TestApiVersionsUnsupportedVersionFallback(t *testing.T) {
 	apiVersionsOnConn(t, c)
 }
 
-func apiVersionsOnConn(t *testing.T, c *rawClient) {
+// apiVersionsOnConn sends ApiVersions v4 on c and returns its answer,
+// failing the test unless it is answered without an error.
+func apiVersionsOnConn(t *testing.T, c *rawClient) *kmsg.ApiVersionsResponse {
 	t.Helper()
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.Version = 4
@@ -143,4 +145,5 @@ func apiVersionsOnConn(t *testing.T, c *rawClient) {
 	if corr := c.readResp(resp); corr != 77 || resp.ErrorCode != 0 {
 		t.Fatalf("follow-up ApiVersions: corr %d error %d", corr, resp.ErrorCode)
 	}
+	return resp
 }

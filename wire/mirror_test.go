@@ -88,13 +88,7 @@ func TestMirrorKeysAdvertisedOnlyWithService(t *testing.T) {
 			svc.Mirror = &mirrorStandIn{}
 		}
 		s := newTestServerSvc(t, Config{}, svc, nil)
-		c := dialRaw(t, s.plaintextAddr())
-		req := kmsg.NewPtrApiVersionsRequest()
-		req.Version = 4
-		req.ClientSoftwareName, req.ClientSoftwareVersion = "raw", "1"
-		c.send(1, req)
-		resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
-		c.readResp(resp)
+		resp := apiVersionsOnConn(t, dialRaw(t, s.plaintextAddr()))
 		want := expectedKeysFor(withMirror)
 		if resp.ErrorCode != 0 || !reflect.DeepEqual(resp.ApiKeys, want) {
 			t.Fatalf("mirror service %t: error %d, keys %+v, want %+v", withMirror, resp.ErrorCode, resp.ApiKeys, want)

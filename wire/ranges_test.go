@@ -51,6 +51,13 @@ type txnStandIn struct{ TransactionService }
 // checks.
 type shareCoordinatorStandIn struct{ ShareCoordinatorService }
 
+// shareRanges are the share group partition APIs (KIP-932), Kafka 4.2's
+// ranges (v0 was Kafka 4.0's early access, gone in 4.1), served only by a
+// server with a ShareService and advertised only with AdvertiseShare.
+var shareRanges = map[int16][2]int16{
+	78: {1, 2}, 79: {1, 2},
+}
+
 // expectedRanges is kafka40Ranges with the test stand-ins' ranges on top.
 func expectedRanges(standIns ...api) map[int16][2]int16 {
 	return expectedRangesFor(false, standIns...)
@@ -95,9 +102,9 @@ func expectedKeysFor(mirror bool, standIns ...api) []kmsg.ApiVersionsResponseApi
 // serves, and exactly mirrorRanges for the keys served only with a
 // MirrorService.
 func TestRegistryMatchesKafka40Ranges(t *testing.T) {
-	if len(registry) != len(kafka40Ranges)+len(mirrorRanges)+len(txnRanges)+len(shareCoordinatorRanges) {
-		t.Errorf("registry has %d keys, the tables %d + %d + %d + %d", len(registry),
-			len(kafka40Ranges), len(mirrorRanges), len(txnRanges), len(shareCoordinatorRanges))
+	if len(registry) != len(kafka40Ranges)+len(mirrorRanges)+len(txnRanges)+len(shareCoordinatorRanges)+len(shareRanges) {
+		t.Errorf("registry has %d keys, the tables %d + %d + %d + %d + %d", len(registry),
+			len(kafka40Ranges), len(mirrorRanges), len(txnRanges), len(shareCoordinatorRanges), len(shareRanges))
 	}
 	for k, a := range registry {
 		table, which := kafka40Ranges, "Kafka 4.0"
@@ -112,9 +119,17 @@ func TestRegistryMatchesKafka40Ranges(t *testing.T) {
 				table, which = shareCoordinatorRanges, "share coordinator"
 				with = Services{ShareCoordinator: shareCoordinatorStandIn{}}
 			}
+			if _, ok := shareRanges[k]; ok {
+				table, which = shareRanges, "share"
+				with = Services{Share: shareStandIn{}}
+			}
 			if a.served(Services{}) || !a.served(with) {
 				t.Errorf("%s: served without its service, or not with it", NameForKey(k))
 			}
+		}
+		_, share := shareRanges[k]
+		if advertised := a.advertised == nil || a.advertised(Services{}); advertised == share {
+			t.Errorf("%s: advertised by default %t", NameForKey(k), advertised)
 		}
 		if r, ok := table[k]; !ok || r != [2]int16{a.min, a.max} {
 			t.Errorf("%s registered v%d-%d, the %s table says %v (present %t)", NameForKey(k), a.min, a.max, which, r, ok)

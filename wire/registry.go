@@ -29,6 +29,11 @@ type api struct {
 	// key out of its table: not advertised, and refused like a key it
 	// does not know (the mirror RPCs without a MirrorService).
 	served func(Services) bool
+	// advertised reports whether a served key is listed in ApiVersions;
+	// nil means whenever it is served. A served key that is not
+	// advertised is still accepted from a client that sends it without
+	// asking (the share keys before share groups are complete).
+	advertised func(Services) bool
 	// poolFrame reads the request into a buffer from the server's pool,
 	// given back when the request ends. kmsg decodes byte fields as
 	// slices of the frame, so only a handler done with every such slice
@@ -80,6 +85,8 @@ type apiTable struct {
 // ApiVersions does not list it and resolve refuses it as an unknown key:
 // Kafka's ApiVersionManager likewise advertises and accepts only the APIs
 // the node has enabled (SocketServer.parseRequestHeader, isApiEnabled).
+// An entry served but not advertised(svc) is in the table, left out of
+// the ApiVersions list only.
 func newAPITable(svc Services, extra ...api) *apiTable {
 	m := make(map[int16]api, len(registry)+len(extra))
 	for k, a := range registry {
@@ -94,6 +101,9 @@ func newAPITable(svc Services, extra ...api) *apiTable {
 	}
 	t := &apiTable{byKey: m}
 	for _, a := range m {
+		if a.advertised != nil && !a.advertised(svc) {
+			continue
+		}
 		v := kmsg.NewApiVersionsResponseApiKey()
 		v.ApiKey, v.MinVersion, v.MaxVersion = a.key, a.min, a.max
 		t.versions = append(t.versions, v)

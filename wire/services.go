@@ -37,7 +37,32 @@ type Services struct {
 	// in ApiVersions nor accepts them (a request for one is refused like
 	// an unknown key), so a client never sees an API it cannot use.
 	Mirror MirrorService
+	// Share serves ShareFetch (78) and ShareAcknowledge (79) for KIP-932
+	// share groups (replication/share's Manager). It is optional: while
+	// it is nil those keys are neither advertised nor accepted.
+	Share ShareService
+	// AdvertiseShare lists the share keys in ApiVersions when Share is
+	// set. A share consumer needs share-group membership
+	// (ShareGroupHeartbeat, key 76) and the share coordinator behind the
+	// persister too; until the broker has them it serves the share keys
+	// to a client that sends them anyway, but does not offer them, so kgo
+	// and the Java client (which ask ApiVersions first) do not try.
+	AdvertiseShare bool
 }
+
+// ShareService is the partition leader's side of share groups (KIP-932):
+// it acquires records for share consumers and takes their
+// acknowledgements. Partition-level failures are error codes in the
+// responses.
+type ShareService interface {
+	ShareFetch(ctx context.Context, req *kmsg.ShareFetchRequest) *kmsg.ShareFetchResponse
+	ShareAcknowledge(ctx context.Context, req *kmsg.ShareAcknowledgeRequest) *kmsg.ShareAcknowledgeResponse
+}
+
+// servesShare is the served check of the share keys, advertisesShare
+// their advertised check.
+func servesShare(svc Services) bool     { return svc.Share != nil }
+func advertisesShare(svc Services) bool { return svc.AdvertiseShare }
 
 // ClusterView is this broker's view of the cluster.
 type ClusterView interface {
