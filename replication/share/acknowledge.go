@@ -95,16 +95,22 @@ func checkAckBatch(b AckBatch) *kerr.Error {
 	return nil
 }
 
-// ReleaseMember gives back every record member holds (Kafka's
-// releaseAcquiredRecords: the member closed its share session, its
-// connection closed, or it left the group), except those waiting for a
-// write. As Kafka does (DeliveryCountOps.DECREASE), the records become
-// available with their delivery count lowered by one: they were acquired
-// but may never have reached the client, so this delivery does not count,
-// and none is archived for it. The lowered counts are written. It reports
-// whether anything changed.
-func (sp *SharePartition) ReleaseMember(member string) bool {
-	changed := sp.giveBack(func(r *run) bool { return r.member == member }, func(r *run) RecordState {
+// ReleaseMember gives back the records member holds that it acquired in
+// share session upTo or an earlier one (sessions are numbered in the
+// order they open; math.MaxUint64 for every one), except those waiting for
+// a write: Kafka's releaseAcquiredRecords, when the member closed its
+// share session, its connection closed, or it left the group. Kafka
+// releases by member alone; the bound keeps a closed session's release,
+// which may run late, from taking what the member's next session already
+// acquired when it reconnected at once.
+//
+// As Kafka does (DeliveryCountOps.DECREASE), the records become available
+// with their delivery count lowered by one: they were acquired but may
+// never have reached the client, so this delivery does not count, and none
+// is archived for it. The lowered counts are written. It reports whether
+// anything changed.
+func (sp *SharePartition) ReleaseMember(member string, upTo uint64) bool {
+	changed := sp.giveBack(func(r *run) bool { return r.member == member && r.session <= upTo }, func(r *run) RecordState {
 		r.deliveries = max(r.deliveries-1, 0)
 		return Available
 	})
@@ -116,10 +122,16 @@ func (sp *SharePartition) ReleaseMember(member string) bool {
 
 // ExpireLocks gives back the records whose acquisition lock expired by now
 // (Kafka's AcquisitionLockTimerTask): available again with their delivery
-// count, or archived once delivered DeliveryCountLimit times. It reports
-// whether anything changed.
+// count, or archived once delivered DeliveryCountLimit times. Their new
+// state is written, as Kafka writes it on a lock timeout, so the delivery
+// counts outlive a failover: a consumer that keeps dying on a record
+// still exhausts its deliveries. It reports whether anything changed.
 func (sp *SharePartition) ExpireLocks(now time.Time) bool {
-	return sp.giveBack(func(r *run) bool { return !r.deadline.After(now) }, sp.released)
+	changed := sp.giveBack(func(r *run) bool { return !r.deadline.After(now) }, sp.released)
+	if changed {
+		sp.dirty = true
+	}
+	return changed
 }
 
 // giveBack gives back the held records match selects, except those
@@ -132,7 +144,7 @@ func (sp *SharePartition) giveBack(match func(r *run) bool, to func(r *run) Reco
 			continue
 		}
 		r.state = to(r)
-		r.member, r.deadline = "", time.Time{}
+		r.member, r.session, r.deadline = "", 0, time.Time{}
 		if r.state == Archived {
 			sp.dirty = true
 		}

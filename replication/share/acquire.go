@@ -18,7 +18,11 @@ type LogBatch struct {
 // returned.
 type AcquireRequest struct {
 	Member string
-	Now    time.Time
+	// Session numbers the member's share session the records are
+	// acquired in: closing it gives back what it acquired, never what a
+	// later session of the same member did (ReleaseMember).
+	Session uint64
+	Now     time.Time
 	// Lock is the acquisition lock duration (share.record.lock.duration.ms).
 	Lock time.Duration
 	// MaxRecords bounds the records acquired: exactly in RecordLimit
@@ -229,7 +233,7 @@ func (a *acquisition) lock(r *run, aborted, fresh bool) {
 	}
 	r.state = Acquired
 	r.deliveries++
-	r.member = a.req.Member
+	r.member, r.session = a.req.Member, a.req.Session
 	r.deadline = a.req.Now.Add(a.req.Lock)
 	a.count += r.size()
 	if fresh && a.req.Mode == BatchOptimized && a.req.BatchSize > 0 {

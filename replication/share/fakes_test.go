@@ -214,10 +214,15 @@ type memPersister struct {
 	stateEpoch map[PartitionKey]int32
 	// attempts counts Write calls, failed ones too.
 	attempts int
+	// leaderEpoch is the newest leader epoch a read or write carried:
+	// writes from an older one are fenced (FENCED_LEADER_EPOCH), as the
+	// share coordinator fences a deposed leader.
+	leaderEpoch map[PartitionKey]int32
 }
 
 func newMemPersister() *memPersister {
-	return &memPersister{states: map[PartitionKey]PersistedState{}, stateEpoch: map[PartitionKey]int32{}}
+	return &memPersister{states: map[PartitionKey]PersistedState{}, stateEpoch: map[PartitionKey]int32{},
+		leaderEpoch: map[PartitionKey]int32{}}
 }
 
 func (p *memPersister) Initialize(_ context.Context, key PartitionKey, stateEpoch int32, start int64) error {
@@ -235,6 +240,10 @@ func (p *memPersister) Read(_ context.Context, key PartitionKey, leaderEpoch int
 	if p.failRead != nil {
 		return PersistedState{}, p.failRead
 	}
+	if e, ok := p.leaderEpoch[key]; ok && leaderEpoch < e {
+		return PersistedState{}, kerr.FencedLeaderEpoch
+	}
+	p.leaderEpoch[key] = leaderEpoch
 	st, ok := p.states[key]
 	if !ok {
 		return PersistedState{StartOffset: -1}, nil
@@ -262,6 +271,10 @@ func (p *memPersister) Write(ctx context.Context, key PartitionKey, st Persisted
 	if e, ok := p.stateEpoch[key]; ok && st.StateEpoch < e {
 		return kerr.FencedStateEpoch
 	}
+	if e, ok := p.leaderEpoch[key]; ok && st.LeaderEpoch < e {
+		return kerr.FencedLeaderEpoch
+	}
+	p.leaderEpoch[key] = st.LeaderEpoch
 	p.writes = append(p.writes, st)
 	p.states[key] = st
 	return nil

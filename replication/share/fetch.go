@@ -89,7 +89,9 @@ func (m *Manager) ShareFetch(ctx context.Context, req *kmsg.ShareFetchRequest) *
 	acked := m.acknowledgeAll(ctx, group, member, acks, renew)
 	var fetched map[TopicPartition]*fetchResult
 	if !fc.final && !renew {
-		fetched = m.fetch(ctx, m.fetchParams(req, group, member, gcfg, mode), fc.parts)
+		p := m.fetchParams(req, group, member, gcfg, mode)
+		p.session = fc.id
+		fetched = m.fetch(ctx, p, fc.parts)
 	}
 	if fc.final {
 		m.closeSession(key, nil)
@@ -177,6 +179,7 @@ func hasAcks(acks []ackPartition) bool { return len(acks) > 0 }
 // fetchParams are a ShareFetch's limits.
 type fetchParams struct {
 	group, member string
+	session       uint64
 	maxWait       time.Duration
 	minBytes      int32
 	maxBytes      int32
@@ -359,7 +362,7 @@ func (m *Manager) tryFetch(p fetchParams, targets []*fetchTarget, minBytes int32
 		var got []AcquiredRange
 		if e.gone == nil && acquired < p.maxRecords {
 			got = e.sp.Acquire(AcquireRequest{
-				Member: p.member, Now: now, Lock: p.lock,
+				Member: p.member, Session: p.session, Now: now, Lock: p.lock,
 				MaxRecords: p.maxRecords - acquired, Mode: p.mode, BatchSize: p.batchSize,
 				From: r.from, Batches: logBatches(r.batches),
 			})

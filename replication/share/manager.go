@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -510,39 +511,47 @@ func (m *Manager) revalidateLoop() {
 }
 
 // MemberLeft ends a member's share session and gives back every record it
-// holds on this broker (Kafka's ShareGroupListener.onMemberLeave); the
-// group coordinator calls it when a member leaves or is fenced.
+// holds on this broker, on every partition of the group (Kafka's
+// ShareGroupListener.onMemberLeave releases the session's partitions; a
+// member that left holds nothing anywhere); the group coordinator calls it
+// when a member leaves or is fenced.
 func (m *Manager) MemberLeft(group, member string) {
-	m.sessions.removeMember(group, member)
-	for _, e := range m.entries() {
-		if e.key.GroupID == group {
-			m.releaseMember(e, member)
+	m.sessions.remove(sessionKey{group, member}, nil, func(*session) {
+		for _, e := range m.entries() {
+			if e.key.GroupID == group {
+				m.releaseMember(e, member, math.MaxUint64)
+			}
 		}
-	}
+	})
 }
 
 // closeSession ends the session of key (only s, when not nil) and gives
-// back what the member holds on the session's partitions (Kafka's
-// releaseSession): the final epoch, or the session's connection closed.
+// back what the member acquired in it, or earlier, on the session's
+// partitions (Kafka's releaseSession): the final epoch, or the session's
+// connection closed. The release happens with the removal, as one step
+// for the member's next session.
 func (m *Manager) closeSession(key sessionKey, s *session) {
-	removed := m.sessions.remove(key, s)
-	if removed == nil {
-		return
-	}
-	for _, tp := range removed.parts {
-		if e := m.loaded(PartitionKey{key.group, tp.TopicID, tp.Partition}); e != nil {
-			m.releaseMember(e, key.member)
+	m.sessions.remove(key, s, func(removed *session) {
+		if removed == nil {
+			return
 		}
-	}
+		for _, tp := range removed.parts {
+			if e := m.loaded(PartitionKey{key.group, tp.TopicID, tp.Partition}); e != nil {
+				m.releaseMember(e, key.member, removed.id)
+			}
+		}
+	})
 }
 
-func (m *Manager) releaseMember(e *entry, member string) {
+// releaseMember gives back what member acquired in its sessions up to upTo
+// on e.
+func (m *Manager) releaseMember(e *entry, member string, upTo uint64) {
 	e.mu.Lock()
 	if e.sp == nil || e.gone != nil {
 		e.mu.Unlock()
 		return
 	}
-	if e.sp.ReleaseMember(member) {
+	if e.sp.ReleaseMember(member, upTo) {
 		e.notifyLocked(nil)
 	}
 	dirty := e.sp.Dirty()

@@ -84,14 +84,18 @@ func Recover(cfg PartitionConfig, leaderEpoch int32, st PersistedState, resetOff
 		default:
 			r.state = Available
 			if r.deliveries >= cfg.DeliveryCountLimit {
-				r.state = Archived
+				// Delivered the limit: as if the last holder's
+				// lock had expired. The change is written.
+				r.state, sp.dirty = Archived, true
 			}
 		}
 		sp.runs = append(sp.runs, r)
 		sp.end = b.LastOffset + 1
 	}
 	sp.runs.coalesce()
-	sp.advanceStart()
+	if sp.advanceStart() {
+		sp.dirty = true
+	}
 	sp.MoveStart(logStart)
 	return sp
 }

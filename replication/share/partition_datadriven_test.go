@@ -2,6 +2,7 @@ package share
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,11 +16,11 @@ import (
 //
 //	new [limit=5] [max-inflight=100] [start=N] [reset=N] [log-start=N] [state-epoch=N]
 //	    (input: persisted batches "first last STATE count")
-//	acquire member=a [max=N] [mode=record] [batch-size=N] [lock=30s] [from=N]
+//	acquire member=a [session=N] [max=N] [mode=record] [batch-size=N] [lock=30s] [from=N]
 //	    (input: log batches "first-last [aborted]"; from: where the read
 //	    started, the fetch offset by default)
 //	ack member=a [lock=30s]           (input: "first last TYPE[,TYPE...]")
-//	tick d=10s | expire | release member=a | move-start to=N
+//	tick d=10s | expire | release member=a [session=N] | move-start to=N
 //	begin | end seq=N [fail] | state
 //
 // Regenerate with -rewrite and read the diff.
@@ -68,6 +69,7 @@ func (d *ddPartition) run(t *testing.T, td *datadriven.TestData) string {
 	case "acquire":
 		req := AcquireRequest{
 			Member:     ddStr(td, "member", "a"),
+			Session:    uint64(ddInt(t, td, "session", 0)),
 			Now:        d.now,
 			Lock:       ddDur(t, td, "lock", 30*time.Second),
 			MaxRecords: ddInt(t, td, "max", 500),
@@ -117,7 +119,11 @@ func (d *ddPartition) run(t *testing.T, td *datadriven.TestData) string {
 	case "expire":
 		return fmt.Sprintf("changed=%t\n%s", d.sp.ExpireLocks(d.now), d.state())
 	case "release":
-		return fmt.Sprintf("changed=%t\n%s", d.sp.ReleaseMember(ddStr(td, "member", "a")), d.state())
+		upTo := uint64(math.MaxUint64)
+		if td.HasArg("session") {
+			upTo = uint64(ddInt(t, td, "session", 0))
+		}
+		return fmt.Sprintf("changed=%t\n%s", d.sp.ReleaseMember(ddStr(td, "member", "a"), upTo), d.state())
 	case "move-start":
 		d.sp.MoveStart(int64(ddInt(t, td, "to", 0)))
 		return d.state()
@@ -154,6 +160,9 @@ func (d *ddPartition) state() string {
 		fmt.Fprintf(&b, "\n  %d-%d %s d%d", r.first, r.last, r.state, r.deliveries)
 		if r.member != "" {
 			fmt.Fprintf(&b, " %s until +%s", r.member, r.deadline.Sub(ddBase))
+		}
+		if r.session != 0 {
+			fmt.Fprintf(&b, " in session %d", r.session)
 		}
 		if r.pend.seq != 0 {
 			fmt.Fprintf(&b, " (-> %s on write %d)", r.pend.to, r.pend.seq)

@@ -2,6 +2,7 @@ package share
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -110,7 +111,7 @@ func (s *sim) run(steps int) {
 		case p < 92:
 			m := members[s.rng.IntN(3)]
 			s.step("release %s", m)
-			s.sp.ReleaseMember(m)
+			s.sp.ReleaseMember(m, math.MaxUint64)
 		case p < 94:
 			s.logStart = min(s.logStart+int64(s.rng.IntN(10)), s.hwm)
 			s.step("log start %d", s.logStart)

@@ -73,7 +73,7 @@ func (sp *SharePartition) EndWrite(seq uint64, ok bool) bool {
 			continue
 		}
 		if ok {
-			r.state, r.member, r.deadline = r.pend.to, "", time.Time{}
+			r.state, r.member, r.session, r.deadline = r.pend.to, "", 0, time.Time{}
 			changed = true
 		}
 		r.pend = pending{}

@@ -15,6 +15,7 @@ type run struct {
 	state       RecordState
 	deliveries  int16
 	member      string    // the holder while Acquired
+	session     uint64    // the holder's share session it was acquired in
 	deadline    time.Time // the acquisition lock's expiry while Acquired
 	pend        pending
 }
@@ -32,7 +33,7 @@ func (r *run) size() int64 { return r.last - r.first + 1 }
 
 // sameAs reports whether r and o differ only in their offsets.
 func (r *run) sameAs(o *run) bool {
-	return r.state == o.state && r.deliveries == o.deliveries && r.member == o.member &&
+	return r.state == o.state && r.deliveries == o.deliveries && r.member == o.member && r.session == o.session &&
 		r.deadline.Equal(o.deadline) && r.pend == o.pend
 }
 

@@ -33,7 +33,10 @@ type sessionKey struct{ group, member string }
 // ShareSession): the partitions it fetches and the epoch its next request
 // must carry.
 type session struct {
-	key   sessionKey
+	key sessionKey
+	// id numbers the sessions in the order they open: records carry the
+	// id they were acquired in (SharePartition.ReleaseMember).
+	id    uint64
 	epoch int32
 	// parts are the session's partitions in the order they were added;
 	// needsUpdate says a partition must appear in the next incremental
@@ -86,15 +89,17 @@ func (s *session) forget(tp TopicPartition) {
 type fetchContext struct {
 	final bool
 	sess  *session // nil for a full fetch
+	id    uint64   // the session's id
 	parts []TopicPartition
 }
 
 // sessionCache holds the share sessions (Kafka's ShareSessionCache), at
 // most max of them.
 type sessionCache struct {
-	mu    sync.Mutex
-	max   int
-	byKey map[sessionKey]*session
+	mu     sync.Mutex
+	max    int
+	byKey  map[sessionKey]*session
+	nextID uint64
 }
 
 func newSessionCache(maxSessions int) *sessionCache {
@@ -136,12 +141,13 @@ func (c *sessionCache) newContext(key sessionKey, epoch int32, parts, forget []T
 		if len(c.byKey) >= c.max {
 			return fetchContext{}, nil, kerr.ShareSessionLimitReached
 		}
-		s := &session{key: key, epoch: nextEpoch(initialEpoch), needsUpdate: map[TopicPartition]bool{}}
+		c.nextID++
+		s := &session{key: key, id: c.nextID, epoch: nextEpoch(initialEpoch), needsUpdate: map[TopicPartition]bool{}}
 		for _, tp := range parts {
 			s.add(tp, false)
 		}
 		c.byKey[key] = s
-		return fetchContext{parts: append([]TopicPartition(nil), s.parts...)}, s, nil
+		return fetchContext{id: s.id, parts: append([]TopicPartition(nil), s.parts...)}, s, nil
 	}
 	if cur == nil {
 		return fetchContext{}, nil, kerr.ShareSessionNotFound
@@ -156,7 +162,7 @@ func (c *sessionCache) newContext(key sessionKey, epoch int32, parts, forget []T
 		cur.forget(tp)
 	}
 	cur.epoch = nextEpoch(cur.epoch)
-	return fetchContext{sess: cur, parts: append([]TopicPartition(nil), cur.parts...)}, nil, nil
+	return fetchContext{sess: cur, id: cur.id, parts: append([]TopicPartition(nil), cur.parts...)}, nil, nil
 }
 
 // acknowledged checks and moves the session of a ShareAcknowledge (Kafka's
@@ -195,18 +201,22 @@ func (c *sessionCache) mustRespond(s *session, tp TopicPartition, hasData bool) 
 	return hasData || needs
 }
 
-// remove ends the session of key; only s when s is not nil (a closed
-// connection ends its own session, not a newer one).
-func (c *sessionCache) remove(key sessionKey, s *session) *session {
+// remove ends the session of key, only s when s is not nil (a closed
+// connection ends its own session, not a newer one), and calls then with
+// the removed session (nil when none was) before the member can open
+// another: what then gives back is given back before the next session
+// acquires anything. then must not call the cache.
+func (c *sessionCache) remove(key sessionKey, s *session, then func(removed *session)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cur := c.byKey[key]
 	if cur == nil || (s != nil && cur != s) {
-		return nil
+		then(nil)
+		return
 	}
 	delete(c.byKey, key)
 	cur.stop()
-	return cur
+	then(cur)
 }
 
 // watch sets what stops watching s's connection; when s is gone already,
@@ -219,11 +229,6 @@ func (c *sessionCache) watch(s *session, stop func() bool) {
 		return
 	}
 	s.stopWatch = stop
-}
-
-// removeMember ends every session of member in group.
-func (c *sessionCache) removeMember(group, member string) *session {
-	return c.remove(sessionKey{group, member}, nil)
 }
 
 func (c *sessionCache) size() int {
