@@ -31,6 +31,7 @@ import (
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/raftmeta/ctrlrpc"
 	"github.com/strait-io/strait/replication"
+	replshare "github.com/strait-io/strait/replication/share"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/clock"
 	"github.com/strait-io/strait/storage/vfs"
@@ -52,6 +53,13 @@ type Options struct {
 	// controller channel and the followers' fetches (nil: net.Dialer).
 	// In-process cluster tests cut links with it (brokertest/faultnet).
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+	// SharePersister, when set, makes the node serve ShareFetch and
+	// ShareAcknowledge (KIP-932) from the partitions it leads, storing
+	// share partition state with it (shares.go). The share coordinator's
+	// client is to be the production one; until share-group membership
+	// is wired too, the share keys are served but not advertised in
+	// ApiVersions.
+	SharePersister replshare.Persister
 	// OpenFileLimit is the process's soft open-file limit (RLIMIT_NOFILE)
 	// as the process owner set it; when max.connections is not set the
 	// broker derives it from this (connection_limits.go). 0: unknown,
@@ -74,6 +82,9 @@ type Node struct {
 	groups    *coordinator.GroupCoordinator
 	txns      *txn.Coordinator
 	shares    *share.Coordinator
+	// sharePartitions serves ShareFetch and ShareAcknowledge; nil
+	// without Options.SharePersister.
+	sharePartitions *replshare.Manager
 	server    *wire.Server
 	registry  *prometheus.Registry
 	metrics   *metrics
@@ -202,6 +213,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.startMirrors(); err != nil {
 		return fmt.Errorf("starting cluster mirroring: %w", err)
 	}
+	n.startSharePartitions()
 
 	n.registry = prometheus.NewRegistry()
 	n.metrics = newMetrics(n.registry)
@@ -507,6 +519,9 @@ func (n *Node) Stop(ctx context.Context) error {
 			n.unsub()
 		}
 		n.stopMirrors()
+		if n.sharePartitions != nil {
+			n.sharePartitions.Close()
+		}
 		if n.shares != nil {
 			n.shares.Close()
 		}
@@ -570,6 +585,9 @@ func (n *Node) Abandon() {
 			n.unsub()
 		}
 		n.stopMirrors()
+		if n.sharePartitions != nil {
+			n.sharePartitions.Close()
+		}
 		if n.shares != nil {
 			n.shares.Close()
 		}

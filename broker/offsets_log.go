@@ -53,12 +53,8 @@ func (o coordinatorLog) Read(_ context.Context, partition int32, from int64, max
 		return nil, 0, 0, kerr.KafkaStorageError
 	}
 	// Keep whole batches only; the next read starts after the last one.
-	it := record.NewIter(data)
-	next := from
-	for b, ok := it.Next(); ok; b, ok = it.Next() {
-		next = b.NextOffset()
-	}
-	return data[:it.Pos()], next, fd.LogEndOffset, nil
+	whole, next := wholeBatches(data, from)
+	return whole, next, fd.LogEndOffset, nil
 }
 
 // partitionCoordinator is a coordinator serving the partitions of its
@@ -95,4 +91,16 @@ func kafkaError(err error) error {
 		return kerr.CorruptMessage
 	}
 	return kerr.UnknownServerError
+}
+
+// wholeBatches cuts data after its last whole batch (a read may end
+// inside one, which clients drop), and returns the offset after it (from
+// when there is none).
+func wholeBatches(data []byte, from int64) ([]byte, int64) {
+	it := record.NewIter(data)
+	next := from
+	for b, ok := it.Next(); ok; b, ok = it.Next() {
+		next = b.NextOffset()
+	}
+	return data[:it.Pos()], next
 }

@@ -21,7 +21,7 @@ const offsetsTopic = "__consumer_offsets"
 
 // services wires the protocol handlers to the node's components.
 func (n *Node) services() wire.Services {
-	return wire.Services{
+	svc := wire.Services{
 		Cluster:      clusterView{n},
 		Replicas:     n.replicas,
 		Admin:        admin{n},
@@ -34,6 +34,10 @@ func (n *Node) services() wire.Services {
 		ShareCoordinator: n.shares,
 		Mirror:           mirrorService{n},
 	}
+	if n.sharePartitions != nil {
+		svc.Share = n.sharePartitions
+	}
+	return svc
 }
 
 // clusterView is wire.ClusterView over the metadata quorum.

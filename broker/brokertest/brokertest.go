@@ -21,6 +21,7 @@ import (
 
 	"github.com/strait-io/strait/broker"
 	"github.com/strait-io/strait/broker/config"
+	"github.com/strait-io/strait/replication/share"
 	"github.com/strait-io/strait/storage/vfs"
 )
 
@@ -48,6 +49,7 @@ type options struct {
 	logLevel slog.Level
 	fs       func(nodeID int32) vfs.FS
 	metaFS   func(nodeID int32) pebblevfs.FS
+	shares   share.Persister
 
 	// Set by StartCluster for its members.
 	nodeID      int32
@@ -85,6 +87,12 @@ func WithFS(fs func(nodeID int32) vfs.FS) Option { return func(o *options) { o.f
 func WithMetadataFS(fs func(nodeID int32) pebblevfs.FS) Option {
 	return func(o *options) { o.metaFS = fs }
 }
+
+// WithSharePersister makes the broker serve ShareFetch and
+// ShareAcknowledge, storing share partition state with p
+// (broker.Options.SharePersister). The same p serves every start, so the
+// state outlives a restart as the share coordinator's would.
+func WithSharePersister(p share.Persister) Option { return func(o *options) { o.shares = p } }
 
 // WithLogLevel sets the lowest level of the broker's log lines kept for
 // the failure report (default Info).
@@ -193,6 +201,7 @@ func (b *Broker) start(plaintextPort, controllerPort, metricsPort int) error {
 		RaftElectionTimeout:  raftTimeout,
 		Dialer:               b.opts.dialer,
 		FS:                   fsys,
+		SharePersister:       b.opts.shares,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
