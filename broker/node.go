@@ -85,12 +85,12 @@ type Node struct {
 	// sharePartitions serves ShareFetch and ShareAcknowledge; nil
 	// without Options.SharePersister.
 	sharePartitions *replshare.Manager
-	server    *wire.Server
-	registry  *prometheus.Registry
-	metrics   *metrics
-	httpSrv   *http.Server
-	httpAddr  string
-	unsub     func()
+	server          *wire.Server
+	registry        *prometheus.Registry
+	metrics         *metrics
+	httpSrv         *http.Server
+	httpAddr        string
+	unsub           func()
 
 	// producerIDs hands out the producer ids of InitProducerId, for the
 	// group coordinator (idempotent producers) and, once there is one,
