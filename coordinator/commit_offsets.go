@@ -14,6 +14,9 @@ type offsetCommit struct {
 	memberID   string
 	instanceID *string
 	generation int32
+	// apiVersion is the OffsetCommit version (members of consumer groups
+	// must use v9+); unused for TxnOffsetCommit.
+	apiVersion int16
 	// unknownGroup answers a commit with a generation to a group that
 	// does not exist.
 	unknownGroup int16
@@ -106,12 +109,12 @@ func (c *GroupCoordinator) commitOffsets(ctx context.Context, oc *offsetCommit) 
 		setAll(invalidTxnState)
 		return
 	}
-	if code := s.validateOffsetCommit(oc.group, oc.memberID, oc.instanceID, oc.generation, oc.unknownGroup, oc.transactional); code != 0 {
+	if code := s.validateOffsetCommit(oc); code != 0 {
 		s.mu.Unlock()
 		setAll(code)
 		return
 	}
-	if g := s.group(oc.group); !oc.transactional && (g.is(stateStable) || g.is(statePreparingRebalance)) {
+	if g := s.group(oc.group); g != nil && !oc.transactional && (g.is(stateStable) || g.is(statePreparingRebalance)) {
 		// A commit keeps a classic member's session alive.
 		if m := g.member(oc.memberID); m != nil {
 			s.rescheduleHeartbeat(g, m)

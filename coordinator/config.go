@@ -95,6 +95,29 @@ type Config struct {
 	// OffsetMetadataMaxBytes is offset.metadata.max.bytes (4096).
 	OffsetMetadataMaxBytes int32
 
+	// ConsumerSessionTimeout is group.consumer.session.timeout.ms (45000),
+	// within ConsumerMinSessionTimeout and ConsumerMaxSessionTimeout
+	// (group.consumer.min/max.session.timeout.ms, 45000 and 60000).
+	ConsumerSessionTimeout    time.Duration
+	ConsumerMinSessionTimeout time.Duration
+	ConsumerMaxSessionTimeout time.Duration
+	// ConsumerHeartbeatInterval is group.consumer.heartbeat.interval.ms
+	// (5000), within group.consumer.min/max.heartbeat.interval.ms (5000,
+	// 15000).
+	ConsumerHeartbeatInterval    time.Duration
+	ConsumerMinHeartbeatInterval time.Duration
+	ConsumerMaxHeartbeatInterval time.Duration
+	// ConsumerMaxGroupSize is group.consumer.max.size (MaxInt32).
+	ConsumerMaxGroupSize int32
+	// ConsumerAssignors is group.consumer.assignors (uniform, range): the
+	// server-side assignors served, the first being the default.
+	ConsumerAssignors []string
+	// ConsumerMigrationPolicy is group.consumer.migration.policy
+	// (bidirectional): whether an empty consumer group may become a
+	// classic group again on a classic JoinGroup (downgrade) and a classic
+	// group a consumer group (upgrade).
+	ConsumerMigrationPolicy string
+
 	// Clock tells the time; nil is the wall clock.
 	Clock clock.Clock
 	// Logger logs; nil discards.
@@ -112,7 +135,19 @@ const (
 	DefaultOffsetsRetention              = 7 * 24 * time.Hour
 	DefaultOffsetsRetentionCheckInterval = 10 * time.Minute
 	DefaultOffsetMetadataMaxBytes        = 4096
+
+	DefaultConsumerSessionTimeout       = 45 * time.Second
+	DefaultConsumerMinSessionTimeout    = 45 * time.Second
+	DefaultConsumerMaxSessionTimeout    = 60 * time.Second
+	DefaultConsumerHeartbeatInterval    = 5 * time.Second
+	DefaultConsumerMinHeartbeatInterval = 5 * time.Second
+	DefaultConsumerMaxHeartbeatInterval = 15 * time.Second
+	DefaultConsumerMaxGroupSize         = math.MaxInt32
+	DefaultConsumerMigrationPolicy      = "bidirectional"
 )
+
+// DefaultConsumerAssignors is group.consumer.assignors' default.
+var DefaultConsumerAssignors = []string{"uniform", "range"}
 
 func (cfg Config) withDefaults() Config {
 	if cfg.NumPartitions == 0 {
@@ -145,6 +180,21 @@ func (cfg Config) withDefaults() Config {
 	if cfg.OffsetMetadataMaxBytes == 0 {
 		cfg.OffsetMetadataMaxBytes = DefaultOffsetMetadataMaxBytes
 	}
+	defaultDuration(&cfg.ConsumerSessionTimeout, DefaultConsumerSessionTimeout)
+	defaultDuration(&cfg.ConsumerMinSessionTimeout, DefaultConsumerMinSessionTimeout)
+	defaultDuration(&cfg.ConsumerMaxSessionTimeout, DefaultConsumerMaxSessionTimeout)
+	defaultDuration(&cfg.ConsumerHeartbeatInterval, DefaultConsumerHeartbeatInterval)
+	defaultDuration(&cfg.ConsumerMinHeartbeatInterval, DefaultConsumerMinHeartbeatInterval)
+	defaultDuration(&cfg.ConsumerMaxHeartbeatInterval, DefaultConsumerMaxHeartbeatInterval)
+	if cfg.ConsumerMaxGroupSize == 0 {
+		cfg.ConsumerMaxGroupSize = DefaultConsumerMaxGroupSize
+	}
+	if len(cfg.ConsumerAssignors) == 0 {
+		cfg.ConsumerAssignors = DefaultConsumerAssignors
+	}
+	if cfg.ConsumerMigrationPolicy == "" {
+		cfg.ConsumerMigrationPolicy = DefaultConsumerMigrationPolicy
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
@@ -174,7 +224,48 @@ func (cfg Config) validate() error {
 	case cfg.OffsetsRetentionCheckInterval < 0 || cfg.OffsetsRetention < 0:
 		return fmt.Errorf("coordinator: offsets retention settings must not be negative")
 	}
+	return cfg.validateConsumer()
+}
+
+// validateConsumer checks the KIP-848 settings as GroupCoordinatorConfig does.
+func (cfg Config) validateConsumer() error {
+	msOf := func(d time.Duration) int64 { return d.Milliseconds() }
+	switch {
+	case cfg.ConsumerSessionTimeout < cfg.ConsumerMinSessionTimeout:
+		return fmt.Errorf("coordinator: group.consumer.session.timeout.ms (%d) must be at least group.consumer.min.session.timeout.ms (%d)",
+			msOf(cfg.ConsumerSessionTimeout), msOf(cfg.ConsumerMinSessionTimeout))
+	case cfg.ConsumerSessionTimeout > cfg.ConsumerMaxSessionTimeout:
+		return fmt.Errorf("coordinator: group.consumer.session.timeout.ms (%d) must be at most group.consumer.max.session.timeout.ms (%d)",
+			msOf(cfg.ConsumerSessionTimeout), msOf(cfg.ConsumerMaxSessionTimeout))
+	case cfg.ConsumerHeartbeatInterval < cfg.ConsumerMinHeartbeatInterval:
+		return fmt.Errorf("coordinator: group.consumer.heartbeat.interval.ms (%d) must be at least group.consumer.min.heartbeat.interval.ms (%d)",
+			msOf(cfg.ConsumerHeartbeatInterval), msOf(cfg.ConsumerMinHeartbeatInterval))
+	case cfg.ConsumerHeartbeatInterval > cfg.ConsumerMaxHeartbeatInterval:
+		return fmt.Errorf("coordinator: group.consumer.heartbeat.interval.ms (%d) must be at most group.consumer.max.heartbeat.interval.ms (%d)",
+			msOf(cfg.ConsumerHeartbeatInterval), msOf(cfg.ConsumerMaxHeartbeatInterval))
+	case cfg.ConsumerHeartbeatInterval >= cfg.ConsumerSessionTimeout:
+		return fmt.Errorf("coordinator: group.consumer.heartbeat.interval.ms (%d) must be less than group.consumer.session.timeout.ms (%d)",
+			msOf(cfg.ConsumerHeartbeatInterval), msOf(cfg.ConsumerSessionTimeout))
+	case cfg.ConsumerMaxGroupSize < 1:
+		return fmt.Errorf("coordinator: group.consumer.max.size must be at least 1, got %d", cfg.ConsumerMaxGroupSize)
+	}
+	for _, name := range cfg.ConsumerAssignors {
+		if _, ok := assignorByName(name); !ok {
+			return fmt.Errorf("coordinator: group.consumer.assignors: unknown assignor %q (uniform and range are served)", name)
+		}
+	}
+	switch cfg.ConsumerMigrationPolicy {
+	case "disabled", "upgrade", "downgrade", "bidirectional":
+	default:
+		return fmt.Errorf("coordinator: group.consumer.migration.policy must be disabled, upgrade, downgrade or bidirectional, got %q", cfg.ConsumerMigrationPolicy)
+	}
 	return nil
+}
+
+func defaultDuration(d *time.Duration, def time.Duration) {
+	if *d == 0 {
+		*d = def
+	}
 }
 
 // DefaultEndpoint finds nodeID's endpoint for listener in the image, as

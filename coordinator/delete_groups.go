@@ -9,7 +9,7 @@ import (
 // DeleteGroups: v0-2
 //
 // Behavior:
-//   - Only Empty groups can be deleted (NON_EMPTY_GROUP otherwise;
+//   - Only Empty groups can be deleted, classic or consumer groups (NON_EMPTY_GROUP otherwise;
 //     GROUP_ID_NOT_FOUND if there is no such group). A deletion writes a
 //     tombstone for every committed offset and one for the group, with
 //     acks=all, before it is answered (GroupCoordinatorShard.deleteGroups).
@@ -54,6 +54,15 @@ func (c *GroupCoordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGro
 		var deleted []int
 		for _, i := range idx {
 			id := req.Groups[i]
+			if cg := s.consumerGroups[id]; cg != nil {
+				if !cg.isEmpty() {
+					resp.Groups[i].ErrorCode = nonEmptyGroup
+					continue
+				}
+				recs = append(recs, s.deleteConsumerGroupRecords(cg)...)
+				deleted = append(deleted, i)
+				continue
+			}
 			g := s.group(id)
 			switch {
 			case g == nil || g.is(stateDead):
@@ -81,12 +90,37 @@ func (c *GroupCoordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGro
 	return resp
 }
 
-// deleteGroupRecords removes an empty group and its offsets from memory and
-// returns the tombstones that remove them from the log: one for each
-// committed offset, one for each partition only open transactions
-// committed for (their offsets go too, OffsetMetadataManager.deleteAllOffsets),
-// and the group's.
+// deleteGroupRecords removes an empty classic group and its offsets from
+// memory and returns the tombstones that remove them from the log.
 func (s *shard) deleteGroupRecords(id string) []coordRecord {
+	recs := s.deleteAllOffsetsRecords(id)
+	if g := s.group(id); g != nil {
+		s.timer.Cancel(joinKey(g))
+		s.timer.Cancel(syncKey(g))
+	}
+	s.removeGroup(id)
+	return append(recs, newGroupMetadataTombstone(id))
+}
+
+// deleteConsumerGroupRecords removes an empty consumer group and its
+// offsets, returning the tombstones (GroupCoordinatorShard.deleteGroups:
+// the offsets', then ConsumerGroup.createGroupTombstoneRecords).
+func (s *shard) deleteConsumerGroupRecords(g *consumerGroup) []coordRecord {
+	recs := s.deleteAllOffsetsRecords(g.id)
+	for _, r := range groupTombstones(g) {
+		if err := s.replayConsumer(r); err != nil {
+			s.log.Error("deleting a consumer group", "group", g.id, "err", err)
+		}
+		recs = append(recs, encodeCGRecord(r))
+	}
+	return recs
+}
+
+// deleteAllOffsetsRecords removes a group's offsets from memory and
+// returns their tombstones: one for each committed offset and one for each
+// partition only open transactions committed for (their offsets go too,
+// OffsetMetadataManager.deleteAllOffsets).
+func (s *shard) deleteAllOffsetsRecords(id string) []coordRecord {
 	var recs []coordRecord
 	for _, topic := range s.offsets.topics(id) {
 		for _, p := range s.offsets.partitions(id, topic) {
@@ -98,10 +132,5 @@ func (s *shard) deleteGroupRecords(id string) []coordRecord {
 		recs = append(recs, newOffsetCommitTombstone(id, tp.topic, tp.partition))
 		s.removeOffset(id, tp.topic, tp.partition)
 	}
-	if g := s.group(id); g != nil {
-		s.timer.Cancel(joinKey(g))
-		s.timer.Cancel(syncKey(g))
-	}
-	s.removeGroup(id)
-	return append(recs, newGroupMetadataTombstone(id))
+	return recs
 }

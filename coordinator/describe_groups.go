@@ -19,6 +19,9 @@ const groupAuthorizedOperations int32 = 1<<3 | 1<<6 | 1<<8
 //   - Member metadata is included only for Stable groups, whose protocol is
 //     selected (GroupMetadataManager.describeGroups).
 //   - Client id and host are those of each member's JoinGroup.
+//   - A consumer group (KIP-848) is not a classic group: it is described
+//     as Dead with no error, as Kafka does before v6
+//     (ConsumerGroupDescribe describes it).
 //
 // Version notes:
 //   - v3: AuthorizedOperations when IncludeAuthorizedOperations (KIP-430);
@@ -49,6 +52,7 @@ func (c *GroupCoordinator) describeGroup(id string) kmsg.DescribeGroupsResponseG
 	defer s.mu.Unlock()
 	g := s.group(id)
 	if g == nil {
+		// Missing, or a consumer group.
 		d.State = stateDead.String()
 		return d
 	}

@@ -30,6 +30,12 @@ var (
 	groupSubscribedToTopic    = kerr.GroupSubscribedToTopic.Code
 	unstableOffsetCommit      = kerr.UnstableOffsetCommit.Code
 	invalidTxnState           = kerr.InvalidTxnState.Code
+	fencedMemberEpoch         = kerr.FencedMemberEpoch.Code
+	unreleasedInstanceID      = kerr.UnreleasedInstanceID.Code
+	unsupportedAssignor       = kerr.UnsupportedAssignor.Code
+	staleMemberEpoch          = kerr.StaleMemberEpoch.Code
+	invalidRegularExpression  = kerr.InvalidRegularExpression.Code
+	unsupportedVersion        = kerr.UnsupportedVersion.Code
 )
 
 // appendErrorCode maps a failed append to the error the client gets

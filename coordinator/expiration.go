@@ -21,6 +21,12 @@ func (s *shard) cleanupGroupMetadata() {
 	var recs []coordRecord
 	for _, id := range s.sortedGroupIDs() {
 		if s.cleanupExpiredOffsets(id, now, &recs) {
+			if cg := s.consumerGroups[id]; cg != nil {
+				if cg.isEmpty() {
+					recs = append(recs, s.deleteConsumerGroupRecords(cg)...)
+				}
+				continue
+			}
 			if g := s.group(id); g != nil && g.isEmpty() {
 				s.timer.Cancel(joinKey(g))
 				s.removeGroup(id)
@@ -50,7 +56,11 @@ func (s *shard) cleanupExpiredOffsets(id string, now int64, recs *[]coordRecord)
 	// theirs) age like a simple group's.
 	base := func(om offsetAndMetadata) int64 { return om.commitTimestamp }
 	subscribed := func(string) bool { return false }
-	if g := s.group(id); g != nil {
+	if cg := s.consumerGroups[id]; cg != nil {
+		// A consumer group's offsets age from their commit, except those
+		// of topics it subscribes to (ConsumerGroup.offsetExpirationCondition).
+		subscribed = cg.isSubscribedToTopic
+	} else if g := s.group(id); g != nil {
 		var ok bool
 		if base, ok = s.expirationBase(g); !ok {
 			return false

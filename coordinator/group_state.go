@@ -50,7 +50,12 @@ func (s groupState) validPrevious(prev groupState) bool {
 // matchesFilter reports whether the state is in a ListGroups StatesFilter,
 // compared case-insensitively as Kafka does (v4, KIP-518).
 func (s groupState) matchesFilter(filter []string) bool {
-	name := strings.ToLower(s.String())
+	return stateMatchesFilter(s.String(), filter)
+}
+
+// stateMatchesFilter compares a state name with a ListGroups StatesFilter.
+func stateMatchesFilter(state string, filter []string) bool {
+	name := strings.ToLower(state)
 	for _, f := range filter {
 		if strings.ToLower(strings.TrimSpace(f)) == name {
 			return true

@@ -40,6 +40,9 @@ func (c *GroupCoordinator) Heartbeat(ctx context.Context, req *kmsg.HeartbeatReq
 
 // heartbeat is GroupMetadataManager.classicGroupHeartbeatToClassicGroup.
 func (s *shard) heartbeat(groupID, memberID string, instanceID *string, generation int32) int16 {
+	if cg := s.consumerGroups[groupID]; cg != nil {
+		return classicMemberOfConsumerGroup(cg, memberID, instanceID)
+	}
 	g := s.group(groupID)
 	if g == nil {
 		return unknownMemberID

@@ -103,6 +103,9 @@ type joinRequest struct {
 // joinGroup is GroupMetadataManager.classicGroupJoinToClassicGroup; the
 // answer goes to ch, now or when the join phase completes.
 func (s *shard) joinGroup(j *joinRequest, ch chan *kmsg.JoinGroupResponse) {
+	if !s.joinConsumerGroup(j, ch) {
+		return
+	}
 	unknown := j.memberID == ""
 	g := s.group(j.group)
 	if g == nil {

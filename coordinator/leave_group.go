@@ -41,6 +41,10 @@ func (c *GroupCoordinator) LeaveGroup(ctx context.Context, req *kmsg.LeaveGroupR
 		return finish()
 	}
 	defer s.mu.Unlock()
+	if cg := s.consumerGroups[req.Group]; cg != nil {
+		resp.Members = s.leaveConsumerGroup(cg, members)
+		return finish()
+	}
 	g := s.group(req.Group)
 	if g == nil {
 		// Kafka answers a missing group member by member.

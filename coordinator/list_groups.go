@@ -8,9 +8,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// groupTypeClassic is the GroupType every group here has (KIP-848's
-// Group.GroupType.CLASSIC).
-const groupTypeClassic = "classic"
+// The GroupTypes of ListGroups (KIP-848's Group.GroupType).
+const (
+	groupTypeClassic  = "classic"
+	groupTypeConsumer = "consumer"
+)
 
 // ListGroups: v0-5
 //
@@ -21,7 +23,10 @@ const groupTypeClassic = "classic"
 //
 // Version notes:
 //   - v4: StatesFilter, case-insensitive (KIP-518).
-//   - v5: TypesFilter; only "classic" matches here (KIP-848).
+//   - v5: TypesFilter, "classic" or "consumer" (KIP-848), case-insensitive.
+//
+// A consumer group is listed with its state (Empty, Assigning,
+// Reconciling, Stable), protocol type "consumer" and type "consumer".
 func (c *GroupCoordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := kmsg.NewPtrListGroupsResponse()
 	resp.Version = req.Version
@@ -32,11 +37,16 @@ func (c *GroupCoordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsR
 	if req.Version >= 5 {
 		types = req.TypesFilter
 	}
-	typeOK := len(types) == 0
-	for _, t := range types {
-		if strings.EqualFold(strings.TrimSpace(t), groupTypeClassic) {
-			typeOK = true
+	typeOK := func(typ string) bool {
+		if len(types) == 0 {
+			return true
 		}
+		for _, t := range types {
+			if strings.EqualFold(strings.TrimSpace(t), typ) {
+				return true
+			}
+		}
+		return false
 	}
 	for _, s := range c.allShards() {
 		s.mu.Lock()
@@ -50,8 +60,19 @@ func (c *GroupCoordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsR
 			s.mu.Unlock()
 			continue
 		}
+		for _, g := range s.consumerGroups {
+			if !typeOK(groupTypeConsumer) || (len(states) > 0 && !stateMatchesFilter(g.state().String(), states)) {
+				continue
+			}
+			lg := kmsg.NewListGroupsResponseGroup()
+			lg.Group = g.id
+			lg.ProtocolType = consumerProtocolType
+			lg.GroupState = g.state().String()
+			lg.GroupType = groupTypeConsumer
+			resp.Groups = append(resp.Groups, lg)
+		}
 		for _, g := range s.groups {
-			if !typeOK || (len(states) > 0 && !g.state.matchesFilter(states)) {
+			if !typeOK(groupTypeClassic) || (len(states) > 0 && !g.state.matchesFilter(states)) {
 				continue
 			}
 			lg := kmsg.NewListGroupsResponseGroup()

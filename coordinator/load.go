@@ -48,6 +48,9 @@ func (s *shard) replayRecord(b runtime.BatchContext, offset int64, rec record.Re
 	if err != nil {
 		return err
 	}
+	if d.consumer != nil {
+		return s.replayConsumer(*d.consumer)
+	}
 	pid := noProducer
 	if b.Transactional {
 		pid = b.ProducerID
@@ -81,7 +84,9 @@ func (s *shard) replay(d decodedRecord, pid int64, recordOffset int64) {
 		}
 		// A group that only commits offsets (no membership) still exists:
 		// an Empty "simple" group without a protocol type.
-		s.getOrCreateGroup(k.Group)
+		if s.consumerGroups[k.Group] == nil {
+			s.getOrCreateGroup(k.Group)
+		}
 		v := d.offsetValue
 		om := offsetAndMetadata{
 			offset:          v.Offset,

@@ -23,9 +23,12 @@ import (
 //   - v6: LeaderEpoch (KIP-320).
 //   - v7: GroupInstanceID (KIP-345).
 //   - v9: GROUP_ID_NOT_FOUND instead of ILLEGAL_GENERATION for a missing
-//     group (KIP-848).
+//     group (KIP-848). The generation is the member epoch of a consumer
+//     group's member: STALE_MEMBER_EPOCH when it is not the member's
+//     current epoch; a member of a consumer group committing with an
+//     older version gets UNSUPPORTED_VERSION.
 func (c *GroupCoordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
-	oc := offsetCommit{group: req.Group, memberID: req.MemberID, generation: req.Generation, unknownGroup: illegalGeneration, retentionMs: -1}
+	oc := offsetCommit{group: req.Group, memberID: req.MemberID, generation: req.Generation, apiVersion: req.Version, unknownGroup: illegalGeneration, retentionMs: -1}
 	if req.Version < 1 {
 		oc.generation, oc.memberID = -1, ""
 	}
@@ -75,7 +78,12 @@ func (c *GroupCoordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCom
 // A transactional commit (TxnOffsetCommit, KIP-447) without member id and
 // generation is accepted whatever the group's state, as its versions
 // before 3 carry neither, and is not held back by a rebalance.
-func (s *shard) validateOffsetCommit(groupID, memberID string, instanceID *string, generation int32, unknownGroup int16, transactional bool) int16 {
+func (s *shard) validateOffsetCommit(oc *offsetCommit) int16 {
+	groupID, memberID, instanceID, generation, unknownGroup, transactional :=
+		oc.group, oc.memberID, oc.instanceID, oc.generation, oc.unknownGroup, oc.transactional
+	if cg := s.consumerGroups[groupID]; cg != nil {
+		return cg.validateOffsetCommit(memberID, instanceID, generation, transactional, oc.apiVersion)
+	}
 	g := s.group(groupID)
 	if g == nil {
 		if generation >= 0 {
@@ -105,6 +113,33 @@ func (s *shard) validateOffsetCommit(groupID, memberID string, instanceID *strin
 		// The member has its new generation from JoinGroup but not its
 		// assignment: have it finish the rebalance first.
 		return rebalanceInProgress
+	}
+	return 0
+}
+
+// validateOffsetCommit checks a commit to a consumer group
+// (ConsumerGroup.validateOffsetCommit): an empty group takes commits
+// without a member (the admin client, consumers assigning partitions
+// themselves), a transactional commit without member fields is taken
+// whatever the group; otherwise the member must exist (UNKNOWN_MEMBER_ID),
+// use OffsetCommit v9+ (UNSUPPORTED_VERSION) and commit at its current
+// epoch (STALE_MEMBER_EPOCH).
+func (g *consumerGroup) validateOffsetCommit(memberID string, instanceID *string, epoch int32, transactional bool, apiVersion int16) int16 {
+	if epoch < 0 && g.isEmpty() {
+		return 0
+	}
+	if transactional && epoch == -1 && memberID == "" && instanceID == nil {
+		return 0
+	}
+	m := g.member(memberID)
+	if m == nil {
+		return unknownMemberID
+	}
+	if !transactional && apiVersion < 9 {
+		return unsupportedVersion
+	}
+	if epoch != m.memberEpoch {
+		return staleMemberEpoch
 	}
 	return 0
 }

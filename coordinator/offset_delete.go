@@ -53,23 +53,31 @@ func (c *GroupCoordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDel
 	if code != 0 {
 		return groupError(code)
 	}
-	g := s.group(req.Group)
-	if g == nil || g.is(stateDead) {
-		s.mu.Unlock()
-		return groupError(groupIDNotFound)
-	}
-	switch g.state {
-	case stateStable, statePreparingRebalance, stateCompletingRebalance:
-		if !g.usesConsumerProtocol() {
+	var subscribed func(topic string) bool
+	if cg := s.consumerGroups[req.Group]; cg != nil {
+		// Any consumer group may delete offsets of topics it does not
+		// subscribe to (ConsumerGroup.validateOffsetDelete).
+		subscribed = cg.isSubscribedToTopic
+	} else {
+		g := s.group(req.Group)
+		if g == nil || g.is(stateDead) {
 			s.mu.Unlock()
-			return groupError(nonEmptyGroup)
+			return groupError(groupIDNotFound)
 		}
+		switch g.state {
+		case stateStable, statePreparingRebalance, stateCompletingRebalance:
+			if !g.usesConsumerProtocol() {
+				s.mu.Unlock()
+				return groupError(nonEmptyGroup)
+			}
+		}
+		subscribed = g.isSubscribedToTopic
 	}
 	var recs []coordRecord
 	for _, v := range valid {
 		topic := req.Topics[v.t].Topic
 		p := req.Topics[v.t].Partitions[v.p].Partition
-		if g.isSubscribedToTopic(topic) {
+		if subscribed(topic) {
 			resp.Topics[v.t].Partitions[v.p].ErrorCode = groupSubscribedToTopic
 			continue
 		}

@@ -23,7 +23,10 @@ import (
 //     ErrorCode (before v2 a group error is put on every partition).
 //   - v5: LeaderEpoch (KIP-320).
 //   - v8: several groups per request (KIP-709).
-//   - v9: MemberID/MemberEpoch, only meaningful for KIP-848 groups: ignored.
+//   - v9: MemberID/MemberEpoch (KIP-848): for a consumer group, a member
+//     id or epoch must name a member at its current epoch
+//     (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH as the group's error,
+//     ConsumerGroup.validateOffsetFetch); classic groups ignore them.
 func (c *GroupCoordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := kmsg.NewPtrOffsetFetchResponse()
 	resp.Version = req.Version
@@ -88,6 +91,13 @@ func (c *GroupCoordinator) fetchOffsets(rg kmsg.OffsetFetchRequestGroup, require
 	defer s.mu.Unlock()
 	g := s.group(rg.Group)
 	exists := g != nil && !g.is(stateDead)
+	if cg := s.consumerGroups[rg.Group]; cg != nil {
+		if code := cg.validateOffsetFetch(rg.MemberID, rg.MemberEpoch); code != 0 {
+			out.ErrorCode = code
+			return out
+		}
+		exists = true
+	}
 
 	partition := func(topic string, p int32) kmsg.OffsetFetchResponseGroupTopicPartition {
 		rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
@@ -128,4 +138,25 @@ func (c *GroupCoordinator) fetchOffsets(rg kmsg.OffsetFetchRequestGroup, require
 		out.Topics = append(out.Topics, rt)
 	}
 	return out
+}
+
+// validateOffsetFetch is ConsumerGroup.validateOffsetFetch: without a
+// member id and epoch anyone may fetch (the admin client); otherwise the
+// member must exist and be at its current epoch.
+func (g *consumerGroup) validateOffsetFetch(memberID *string, epoch int32) int16 {
+	if memberID == nil && epoch < 0 {
+		return 0
+	}
+	id := ""
+	if memberID != nil {
+		id = *memberID
+	}
+	m := g.member(id)
+	if m == nil {
+		return unknownMemberID
+	}
+	if epoch != m.memberEpoch {
+		return staleMemberEpoch
+	}
+	return 0
 }

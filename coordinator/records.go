@@ -125,10 +125,13 @@ type decodedRecord struct {
 	offsetValue *kmsg.OffsetCommitValue
 	groupKey    *kmsg.GroupMetadataKey
 	groupValue  *kmsg.GroupMetadataValue
+	// consumer is a KIP-848 consumer group record.
+	consumer *cgRecord
 }
 
 // errUnknownRecordType marks a key version this coordinator does not read
-// (the KIP-848 consumer group and share group records, types 3 and up),
+// (the share and streams group records, and the deprecated
+// ConsumerGroupPartitionMetadata),
 // which loading skips as Kafka's loader skips UnknownRecordTypeException.
 var errUnknownRecordType = fmt.Errorf("unknown record type")
 
@@ -180,7 +183,16 @@ func decodeRecord(key, value []byte, tombstone bool) (decodedRecord, error) {
 			}
 			d.groupValue = v
 		}
+	case int16(cgRecordGroupMetadata), int16(cgRecordMemberMetadata), int16(cgRecordTargetAssignmentMetadata),
+		int16(cgRecordTargetAssignmentMember), int16(cgRecordCurrentAssignment), int16(cgRecordRegularExpression):
+		r, err := decodeCGRecord(cgRecordType(version), key, value, tombstone)
+		if err != nil {
+			return d, err
+		}
+		d.consumer = &r
 	default:
+		// ConsumerGroupPartitionMetadata (4) is no longer written by
+		// Kafka 4.x (KIP-1101), share and streams groups are not served.
 		return d, fmt.Errorf("%w %d", errUnknownRecordType, version)
 	}
 	return d, nil

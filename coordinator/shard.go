@@ -41,9 +41,12 @@ type shard struct {
 	// loaded is set once load returned. Until then load fills groups and
 	// offsets without the lock, and the shard has served no one: unload
 	// must leave them alone.
-	loaded  bool
-	groups  map[string]*classicGroup
-	offsets offsetStore
+	loaded bool
+	groups map[string]*classicGroup
+	// consumerGroups are the KIP-848 groups; a group id is in groups or
+	// here, never both.
+	consumerGroups map[string]*consumerGroup
+	offsets        offsetStore
 	// pending are the offsets of open transactions (TxnOffsetCommit),
 	// committed or dropped by their markers.
 	pending pendingOffsets
@@ -69,8 +72,10 @@ func newShard(c *GroupCoordinator, partition, epoch int32) *shard {
 		cancel:    cancel,
 		groups:    map[string]*classicGroup{},
 		offsets:   offsetStore{},
-		pending:   newPendingOffsets(),
-		txnGuards: txnGuards{},
+
+		consumerGroups: map[string]*consumerGroup{},
+		pending:        newPendingOffsets(),
+		txnGuards:      txnGuards{},
 	}
 	s.timer = runtime.NewTimer[timerKey](c.cfg.Clock, &s.mu)
 	s.writer = newShardWriter(s)
@@ -127,7 +132,7 @@ func (s *shard) Run() {
 // rebalances, and offset expiration is scheduled
 // (GroupMetadataManager.onLoaded, GroupCoordinatorShard.onLoaded).
 func (s *shard) onLoaded() {
-	for _, id := range s.sortedGroupIDs() {
+	for _, id := range sortedKeysOf(s.groups) {
 		g := s.groups[id]
 		for _, m := range g.members {
 			s.rescheduleHeartbeat(g, m)
@@ -136,6 +141,7 @@ func (s *shard) onLoaded() {
 			s.prepareRebalance(g, "freshly-loaded group is over group.max.size")
 		}
 	}
+	s.onConsumerGroupsLoaded()
 	s.scheduleExpiration()
 }
 
@@ -215,6 +221,16 @@ func (s *shard) getOrCreateGroup(id string) *classicGroup {
 	return g
 }
 
+// removeConsumerGroup drops a consumer group and its timers.
+func (s *shard) removeConsumerGroup(id string) {
+	if g := s.consumerGroups[id]; g != nil {
+		for mid := range g.members {
+			s.cancelConsumerTimers(id, mid)
+		}
+		delete(s.consumerGroups, id)
+	}
+}
+
 // removeGroup drops a group: it goes Dead, so callbacks still holding it
 // see that it is gone.
 func (s *shard) removeGroup(id string) {
@@ -224,9 +240,13 @@ func (s *shard) removeGroup(id string) {
 	}
 }
 
+// sortedGroupIDs returns the ids of the classic and consumer groups, sorted.
 func (s *shard) sortedGroupIDs() []string {
-	ids := make([]string, 0, len(s.groups))
+	ids := make([]string, 0, len(s.groups)+len(s.consumerGroups))
 	for id := range s.groups {
+		ids = append(ids, id)
+	}
+	for id := range s.consumerGroups {
 		ids = append(ids, id)
 	}
 	sortStrings(ids)

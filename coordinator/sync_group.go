@@ -58,6 +58,14 @@ func (c *GroupCoordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupReq
 // syncGroup is GroupMetadataManager.classicGroupSyncToClassicGroup.
 func (s *shard) syncGroup(req *kmsg.SyncGroupRequest, ch chan *kmsg.SyncGroupResponse) {
 	errResp := func(code int16) { ch <- &kmsg.SyncGroupResponse{ErrorCode: code} }
+	if cg := s.consumerGroups[req.Group]; cg != nil {
+		var instanceID *string
+		if req.Version >= 3 {
+			instanceID = req.InstanceID
+		}
+		errResp(classicMemberOfConsumerGroup(cg, req.MemberID, instanceID))
+		return
+	}
 	g := s.group(req.Group)
 	if g == nil || g.isEmpty() {
 		errResp(unknownMemberID)

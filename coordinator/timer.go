@@ -7,10 +7,12 @@ package coordinator
 type timerKind int8
 
 const (
-	timerHeartbeat  timerKind = iota // a member's session timeout
-	timerJoin                        // the join phase: rebalance timeout or initial delay
-	timerSync                        // the sync phase: members that never sent SyncGroup
-	timerExpiration                  // offsets.retention.check.interval.ms
+	timerHeartbeat         timerKind = iota // a member's session timeout
+	timerJoin                               // the join phase: rebalance timeout or initial delay
+	timerSync                               // the sync phase: members that never sent SyncGroup
+	timerExpiration                         // offsets.retention.check.interval.ms
+	timerConsumerSession                    // a consumer group member's session timeout
+	timerConsumerRebalance                  // a consumer group member's time to revoke partitions
 )
 
 type timerKey struct {
