@@ -112,6 +112,19 @@ func (c *Config) build(v values) error {
 		OffsetsRetentionMs:              v.i64("offsets.retention.minutes") * 60 * 1000,
 		OffsetsRetentionCheckIntervalMs: v.i64("offsets.retention.check.interval.ms"),
 		OffsetsCommitTimeoutMs:          v.i32("offsets.commit.timeout.ms"),
+
+		ConsumerSessionTimeoutMs:       v.i32("group.consumer.session.timeout.ms"),
+		ConsumerMinSessionTimeoutMs:    v.i32("group.consumer.min.session.timeout.ms"),
+		ConsumerMaxSessionTimeoutMs:    v.i32("group.consumer.max.session.timeout.ms"),
+		ConsumerHeartbeatIntervalMs:    v.i32("group.consumer.heartbeat.interval.ms"),
+		ConsumerMinHeartbeatIntervalMs: v.i32("group.consumer.min.heartbeat.interval.ms"),
+		ConsumerMaxHeartbeatIntervalMs: v.i32("group.consumer.max.heartbeat.interval.ms"),
+		ConsumerMaxSize:                v.i32("group.consumer.max.size"),
+		ConsumerAssignors:              consumerAssignorNames(configdef.SplitList(v.str("group.consumer.assignors"))),
+		ConsumerMigrationPolicy:        strings.ToLower(v.str("group.consumer.migration.policy")),
+	}
+	if err := c.Group.validateConsumer(); err != nil {
+		return err
 	}
 	c.Txn = TxnConfig{
 		StateLogNumPartitions:       v.i32("transaction.state.log.num.partitions"),
@@ -387,4 +400,38 @@ func formatIDs(ids []int32) string {
 		s[i] = strconv.Itoa(int(id))
 	}
 	return "Set(" + strings.Join(s, ", ") + ")"
+}
+
+// consumerAssignorNames maps group.consumer.assignors' entries to the
+// assignors' names: Kafka takes a class name or the short name.
+func consumerAssignorNames(entries []string) []string {
+	out := make([]string, 0, len(entries))
+	for _, e := range entries {
+		switch e {
+		case "org.apache.kafka.coordinator.group.assignor.UniformAssignor":
+			e = "uniform"
+		case "org.apache.kafka.coordinator.group.assignor.RangeAssignor":
+			e = "range"
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// validateConsumer checks the group.consumer.* timeouts against each other
+// as Kafka's GroupCoordinatorConfig does, with its messages.
+func (g GroupConfig) validateConsumer() error {
+	switch {
+	case g.ConsumerSessionTimeoutMs < g.ConsumerMinSessionTimeoutMs:
+		return errors.New("group.consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms")
+	case g.ConsumerSessionTimeoutMs > g.ConsumerMaxSessionTimeoutMs:
+		return errors.New("group.consumer.session.timeout.ms must be less than or equal to group.consumer.max.session.timeout.ms")
+	case g.ConsumerHeartbeatIntervalMs < g.ConsumerMinHeartbeatIntervalMs:
+		return errors.New("group.consumer.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms")
+	case g.ConsumerHeartbeatIntervalMs > g.ConsumerMaxHeartbeatIntervalMs:
+		return errors.New("group.consumer.heartbeat.interval.ms must be less than or equal to group.consumer.max.heartbeat.interval.ms")
+	case g.ConsumerHeartbeatIntervalMs >= g.ConsumerSessionTimeoutMs:
+		return errors.New("group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms")
+	}
+	return nil
 }

@@ -120,6 +120,18 @@ type GroupConfig struct {
 	OffsetsRetentionMs              int64 // offsets.retention.minutes in ms
 	OffsetsRetentionCheckIntervalMs int64
 	OffsetsCommitTimeoutMs          int32
+
+	// The KIP-848 consumer group settings (group.consumer.*).
+	ConsumerSessionTimeoutMs       int32
+	ConsumerMinSessionTimeoutMs    int32
+	ConsumerMaxSessionTimeoutMs    int32
+	ConsumerHeartbeatIntervalMs    int32
+	ConsumerMinHeartbeatIntervalMs int32
+	ConsumerMaxHeartbeatIntervalMs int32
+	ConsumerMaxSize                int32
+	// ConsumerAssignors are the assignors' short names (uniform, range).
+	ConsumerAssignors       []string
+	ConsumerMigrationPolicy string
 }
 
 // TxnConfig is the transaction coordinator's part of the config

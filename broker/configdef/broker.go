@@ -465,6 +465,54 @@ var brokerDefs = []Def{
 		Validate: atLeast(1),
 		Doc:      `The most members a group may have.`,
 	},
+	// Consumer groups of the KIP-848 protocol (GroupCoordinatorConfig).
+	{
+		Name: "group.consumer.session.timeout.ms", Type: Int, Default: str("45000"),
+		Validate: atLeast(1),
+		Doc:      `How long a consumer group member may go without a ConsumerGroupHeartbeat before it is fenced.`,
+	},
+	{
+		Name: "group.consumer.min.session.timeout.ms", Type: Int, Default: str("45000"),
+		Validate: atLeast(1),
+		Doc:      `The least group.consumer.session.timeout.ms may be.`,
+	},
+	{
+		Name: "group.consumer.max.session.timeout.ms", Type: Int, Default: str("60000"),
+		Validate: atLeast(1),
+		Doc:      `The most group.consumer.session.timeout.ms may be.`,
+	},
+	{
+		Name: "group.consumer.heartbeat.interval.ms", Type: Int, Default: str("5000"),
+		Validate: atLeast(1),
+		Doc:      `How often consumer group members are told to heartbeat; below the session timeout.`,
+	},
+	{
+		Name: "group.consumer.min.heartbeat.interval.ms", Type: Int, Default: str("5000"),
+		Validate: atLeast(1),
+		Doc:      `The least group.consumer.heartbeat.interval.ms may be.`,
+	},
+	{
+		Name: "group.consumer.max.heartbeat.interval.ms", Type: Int, Default: str("15000"),
+		Validate: atLeast(1),
+		Doc:      `The most group.consumer.heartbeat.interval.ms may be.`,
+	},
+	{
+		Name: "group.consumer.max.size", Type: Int, Default: str(maxInt32),
+		Validate: atLeast(1),
+		Doc:      `The most members a consumer group may have.`,
+	},
+	{
+		Name: "group.consumer.assignors", Type: List, Default: str("uniform,range"),
+		Validate: validList(true, "uniform", "range",
+			"org.apache.kafka.coordinator.group.assignor.UniformAssignor",
+			"org.apache.kafka.coordinator.group.assignor.RangeAssignor"),
+		Doc: `The server-side assignors consumer groups may ask for, the first being the default.`,
+	},
+	{
+		Name: "group.consumer.migration.policy", Type: String, Default: str("bidirectional"),
+		Validate: inIgnoreCase("disabled", "upgrade", "downgrade", "bidirectional"),
+		Doc:      `Whether empty groups may switch between the classic and the consumer protocol: disabled, upgrade, downgrade or bidirectional.`,
+	},
 	{
 		Name: "offset.metadata.max.bytes", Type: Int, Default: str("4096"),
 		Doc: `The largest metadata string an offset commit may carry.`,
