@@ -109,7 +109,8 @@ func (c *GroupCoordinator) commitOffsets(ctx context.Context, oc *offsetCommit) 
 		setAll(invalidTxnState)
 		return
 	}
-	if code := s.validateOffsetCommit(oc); code != 0 {
+	code, partitionCode := s.validateOffsetCommit(oc)
+	if code != 0 {
 		s.mu.Unlock()
 		setAll(code)
 		return
@@ -125,6 +126,11 @@ func (c *GroupCoordinator) commitOffsets(ctx context.Context, oc *offsetCommit) 
 	var recs []coordRecord
 	var written []*partitionCommit
 	for _, pc := range valid {
+		if partitionCode != nil {
+			if pc.code = partitionCode(topicID(img.Topics[pc.topic].ID), pc.partition); pc.code != 0 {
+				continue
+			}
+		}
 		om := pc.om
 		if pc.metadata != nil {
 			om.metadata = *pc.metadata

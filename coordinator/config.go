@@ -262,6 +262,11 @@ func (cfg Config) validateConsumer() error {
 	return nil
 }
 
+// upgradeEnabled is ConsumerGroupMigrationPolicy.isUpgradeEnabled.
+func (cfg Config) upgradeEnabled() bool {
+	return cfg.ConsumerMigrationPolicy == "upgrade" || cfg.ConsumerMigrationPolicy == "bidirectional"
+}
+
 func defaultDuration(d *time.Duration, def time.Duration) {
 	if *d == 0 {
 		*d = def

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 	"sort"
 )
@@ -92,6 +93,23 @@ func unionAssignments(a, b assignment) assignment {
 		out[t] = append(out[t], ps...)
 	}
 	return normalizeAssignment(out)
+}
+
+// assignmentEpochs maps a member's partitions to the member epoch at
+// which it was given each (KIP-1251's AssignmentEpochs). Like assignment,
+// it is never changed in place once a member holds it.
+type assignmentEpochs map[topicID]map[int32]int32
+
+func (e assignmentEpochs) equal(o assignmentEpochs) bool {
+	if len(e) != len(o) {
+		return false
+	}
+	for t, byP := range e {
+		if !maps.Equal(byP, o[t]) {
+			return false
+		}
+	}
+	return true
 }
 
 // ownedPartitions is the TopicPartitions of a ConsumerGroupHeartbeat: the

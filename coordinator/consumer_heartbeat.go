@@ -81,6 +81,7 @@ func (c *GroupCoordinator) ConsumerGroupHeartbeat(ctx context.Context, req *kmsg
 	}
 	resp, recs, e := s.consumerGroupHeartbeat(req, info.ClientID, info.ClientHost)
 	if e != nil {
+		s.joiningGroup = nil
 		s.mu.Unlock()
 		return fail(e)
 	}
@@ -88,6 +89,7 @@ func (c *GroupCoordinator) ConsumerGroupHeartbeat(ctx context.Context, req *kmsg
 	if len(recs) > 0 {
 		done = s.writeConsumerRecords(recs, true)
 	}
+	s.joiningGroup = nil
 	s.mu.Unlock()
 	if done != nil {
 		if code := appendErrorCode(awaitAppend(ctx, done)); code != 0 {
@@ -305,8 +307,12 @@ func newKafkaUUID() string {
 
 // getOrMaybeCreateConsumerGroup returns the consumer group, or a new one
 // (not yet in the shard: replaying the records adds it) when joining. An
-// empty classic group is tombstoned and replaced (getOrMaybeCreateConsumerGroup,
-// maybeDeleteEmptyClassicGroup).
+// empty classic group, or a simple one only holding offsets, is
+// tombstoned and replaced whatever group.consumer.migration.policy says,
+// as Kafka does (getOrMaybeCreateConsumerGroup, maybeDeleteEmptyClassicGroup);
+// its committed offsets stay. A classic group with members answers
+// GROUP_ID_NOT_FOUND: Kafka converts it when the policy allows upgrades
+// (a mixed group), which Strait does not serve.
 func (s *shard) getOrMaybeCreateConsumerGroup(id string, create bool, recs *[]cgRecord) (*consumerGroup, *cgError) {
 	if g := s.consumerGroups[id]; g != nil {
 		return g, nil
@@ -316,13 +322,28 @@ func (s *shard) getOrMaybeCreateConsumerGroup(id string, create bool, recs *[]cg
 	case cg == nil && !create:
 		return nil, cgErrorf(groupIDNotFound, "Consumer group %s not found.", id)
 	case cg == nil:
-		return newConsumerGroup(id), nil
-	case create && cg.isEmpty():
+		return s.newJoiningGroup(id), nil
+	case !create:
+		return nil, cgErrorf(groupIDNotFound, "Group %s is not a consumer group.", id)
+	case cg.isEmpty():
 		*recs = append(*recs, cgRecord{typ: cgRecordClassicGroup, group: id, tombstone: true})
-		s.log.Info("replacing an empty classic group by a consumer group", "group", id)
-		return newConsumerGroup(id), nil
+		s.log.Info("converted the empty classic group to a consumer group", "group", id)
+		return s.newJoiningGroup(id), nil
+	case !s.c.cfg.upgradeEnabled():
+		return nil, cgErrorf(groupIDNotFound, "Cannot upgrade classic group %s to consumer group because online upgrade is disabled.", id)
+	case !cg.usesConsumerProtocol():
+		return nil, cgErrorf(groupIDNotFound, "Cannot upgrade classic group %s to consumer group because the group does not use the consumer embedded protocol.", id)
 	}
-	return nil, cgErrorf(groupIDNotFound, "Group %s is not a consumer group.", id)
+	return nil, cgErrorf(groupIDNotFound, "Cannot upgrade classic group %s to consumer group while it has members: groups mixing both protocols are not served.", id)
+}
+
+// newJoiningGroup is a new consumer group for a heartbeat to decide on.
+// Replaying the heartbeat's records puts this very group in the shard, so
+// what the heartbeat noted in memory only (when it resolved the regexes,
+// checked the metadata) is kept.
+func (s *shard) newJoiningGroup(id string) *consumerGroup {
+	s.joiningGroup = newConsumerGroup(id)
+	return s.joiningGroup
 }
 
 // dynamicConsumerMember is getOrMaybeSubscribeDynamicConsumerGroupMember.
@@ -376,14 +397,14 @@ func staticConsumerMember(g *consumerGroup, memberID string, epoch int32, instan
 	return *existing, "", validateMemberEpoch(existing, epoch, owned)
 }
 
-// validateMemberEpoch is throwIfConsumerGroupMemberEpochIsInvalid: epoch 0
-// rejoins; otherwise the member must be at its epoch, or at its previous
-// one owning only partitions it is assigned (the response that moved it
-// was lost).
+// validateMemberEpoch is throwIfConsumerGroupMemberEpochIsInvalid: the
+// member must be at its epoch, or at its previous one owning only
+// partitions it is assigned (the response that moved it was lost). Like
+// Kafka, this holds for epoch 0 too: a member rejoining under its id
+// while the group has it at a later epoch is fenced (until its session
+// expires and the id is free).
 func validateMemberEpoch(m *consumerMember, received int32, owned ownedPartitions) *cgError {
 	switch {
-	case received == joinGroupMemberEpoch:
-		return nil
 	case received > m.memberEpoch:
 		return cgErrorf(fencedMemberEpoch, "The consumer group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.",
 			received, m.memberEpoch)

@@ -42,6 +42,7 @@ func (s *shard) consumerGroupLeave(req *kmsg.ConsumerGroupHeartbeatRequest) (*km
 		left := *m
 		left.memberEpoch = leaveGroupStaticMemberEpoch
 		left.pendingRevocation = assignment{}
+		left = left.withAssignmentEpochs(m.assignmentEpochs)
 		s.timer.Cancel(consumerRebalanceKey(g.id, m.id))
 		return resp, []cgRecord{newCurrentAssignmentRecord(g.id, left)}, nil
 	}

@@ -72,6 +72,11 @@ type consumerMember struct {
 	previousMemberEpoch int32
 	assigned            assignment
 	pendingRevocation   assignment
+	// assignmentEpochs holds, for each partition of assigned and
+	// pendingRevocation, the member epoch at which the member was given
+	// it (KIP-1251): an OffsetCommit at an older member epoch is taken
+	// for a partition the member was given at that epoch or before.
+	assignmentEpochs assignmentEpochs
 }
 
 // newConsumerMember is ConsumerGroupMember.Builder(memberId)'s defaults.
@@ -83,6 +88,7 @@ func newConsumerMember(id string) consumerMember {
 		rebalanceTimeoutMs:  -1,
 		assigned:            assignment{},
 		pendingRevocation:   assignment{},
+		assignmentEpochs:    assignmentEpochs{},
 	}
 }
 
@@ -112,7 +118,33 @@ func (m *consumerMember) sameMetadata(o *consumerMember) bool {
 // sameAssignmentState compares what ConsumerGroupCurrentMemberAssignmentValue holds.
 func (m *consumerMember) sameAssignmentState(o *consumerMember) bool {
 	return m.state == o.state && m.memberEpoch == o.memberEpoch && m.previousMemberEpoch == o.previousMemberEpoch &&
-		equalAssignments(m.assigned, o.assigned) && equalAssignments(m.pendingRevocation, o.pendingRevocation)
+		equalAssignments(m.assigned, o.assigned) && equalAssignments(m.pendingRevocation, o.pendingRevocation) &&
+		m.assignmentEpochs.equal(o.assignmentEpochs)
+}
+
+// withAssignmentEpochs sets the assignment epochs of m's partitions: each
+// keeps the one it had in prev, a partition new to the member gets its
+// current epoch (CurrentAssignmentBuilder with KIP-1251).
+func (m consumerMember) withAssignmentEpochs(prev assignmentEpochs) consumerMember {
+	epochs := assignmentEpochs{}
+	for _, a := range []assignment{m.assigned, m.pendingRevocation} {
+		for t, ps := range a {
+			byP := epochs[t]
+			if byP == nil {
+				byP = make(map[int32]int32, len(ps))
+				epochs[t] = byP
+			}
+			for _, p := range ps {
+				if e, ok := prev[t][p]; ok {
+					byP[p] = e
+				} else {
+					byP[p] = m.memberEpoch
+				}
+			}
+		}
+	}
+	m.assignmentEpochs = epochs
+	return m
 }
 
 // sortedNames returns names sorted without duplicates (Kafka keeps a set).

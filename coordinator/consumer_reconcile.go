@@ -27,12 +27,22 @@ type reconciliation struct {
 var errUnknownMemberState = errors.New("The consumer group member is in a unknown state. The member must abandon all its partitions and rejoin.")
 
 // reconcile moves a member towards its target assignment, one step
-// (CurrentAssignmentBuilder.build). A partition the member must give up
+// (CurrentAssignmentBuilder.build), and dates the partitions it gains
+// with its new epoch (KIP-1251).
+func reconcile(m consumerMember, r reconciliation) (consumerMember, error) {
+	next, err := reconcileStep(m, r)
+	if err != nil {
+		return m, err
+	}
+	return next.withAssignmentEpochs(m.assignmentEpochs), nil
+}
+
+// reconcileStep is one step of the reconciliation. A partition the member must give up
 // stays with it, pending revocation, until a heartbeat no longer reports
 // it owned; only then does the member move to the target epoch. A
 // partition it should get but another member still owns is held back
 // (UNRELEASED_PARTITIONS) until that member releases it.
-func reconcile(m consumerMember, r reconciliation) (consumerMember, error) {
+func reconcileStep(m consumerMember, r reconciliation) (consumerMember, error) {
 	switch m.state {
 	case memberStable:
 		if m.memberEpoch != r.targetEpoch {
@@ -75,12 +85,17 @@ func updateCurrentAssignment(m consumerMember, r reconciliation) consumerMember 
 	if equalAssignments(assigned, m.assigned) {
 		return m
 	}
-	next := m.withEpoch(m.memberEpoch)
-	next.assigned = assigned
 	if len(pending) > 0 && r.owned.ownsAny(pending) {
+		next := m.withEpoch(m.memberEpoch)
+		next.assigned = assigned
 		next.state = memberUnrevokedPartitions
 		next.pendingRevocation = pending
+		return next
 	}
+	// The dropped partitions were revoked already: the member only
+	// shrinks, keeping its state and epochs.
+	next := m
+	next.assigned = assigned
 	return next
 }
 

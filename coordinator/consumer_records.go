@@ -112,6 +112,7 @@ func sortedKeysOf[V any](m map[string]V) []string {
 func (s *shard) replayConsumer(r cgRecord) error {
 	if r.typ == cgRecordClassicGroup {
 		s.removeGroup(r.group)
+		s.holdOrphanedOffsets(r.group)
 		return nil
 	}
 	g := s.consumerGroups[r.group]
@@ -136,6 +137,9 @@ func (s *shard) replayConsumer(r cgRecord) error {
 			s.removeGroup(r.group)
 		}
 		g = newConsumerGroup(r.group)
+		if j := s.joiningGroup; j != nil && j.id == r.group && j.isEmpty() {
+			g = j
+		}
 		s.consumerGroups[r.group] = g
 	}
 	switch r.typ {
@@ -158,7 +162,7 @@ func (s *shard) replayConsumer(r cgRecord) error {
 		}
 		v := r.subscription
 		m.state, m.memberEpoch, m.previousMemberEpoch = v.state, v.memberEpoch, v.previousMemberEpoch
-		m.assigned, m.pendingRevocation = v.assigned, v.pendingRevocation
+		m.assigned, m.pendingRevocation, m.assignmentEpochs = v.assigned, v.pendingRevocation, v.assignmentEpochs
 		g.updateMember(m)
 	case cgRecordTargetAssignmentMetadata:
 		g.assignmentEpoch = r.epoch
@@ -177,6 +181,7 @@ func replayConsumerTombstone(s *shard, g *consumerGroup, r cgRecord) error {
 			return fmt.Errorf("consumer group %s: deleted while it has %d members", g.id, len(g.members))
 		}
 		s.removeConsumerGroup(g.id)
+		s.holdOrphanedOffsets(g.id)
 	case cgRecordMemberMetadata:
 		m := g.member(r.member)
 		if m == nil {
@@ -196,7 +201,7 @@ func replayConsumerTombstone(s *shard, g *consumerGroup, r cgRecord) error {
 		}
 		left := *m
 		left.memberEpoch, left.previousMemberEpoch, left.state = leaveGroupMemberEpoch, leaveGroupMemberEpoch, memberStable
-		left.assigned, left.pendingRevocation = assignment{}, assignment{}
+		left.assigned, left.pendingRevocation, left.assignmentEpochs = assignment{}, assignment{}, assignmentEpochs{}
 		g.updateMember(left)
 	case cgRecordTargetAssignmentMetadata:
 		if len(g.members) > 0 {

@@ -104,6 +104,7 @@ func (s *shard) replay(d decodedRecord, pid int64, recordOffset int64) {
 	case d.groupKey != nil:
 		if d.groupValue == nil {
 			s.removeGroup(d.groupKey.Group)
+			s.holdOrphanedOffsets(d.groupKey.Group)
 			return
 		}
 		s.groups[d.groupKey.Group] = groupFromRecord(d.groupKey.Group, d.groupValue)

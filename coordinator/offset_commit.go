@@ -78,19 +78,45 @@ func (c *GroupCoordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCom
 // A transactional commit (TxnOffsetCommit, KIP-447) without member id and
 // generation is accepted whatever the group's state, as its versions
 // before 3 carry neither, and is not held back by a rebalance.
-func (s *shard) validateOffsetCommit(oc *offsetCommit) int16 {
+//
+// A consumer group's member committing at an epoch older than its own is
+// checked partition by partition (KIP-1251): partitionCode, when not nil,
+// answers each partition.
+func (s *shard) validateOffsetCommit(oc *offsetCommit) (code int16, partitionCode func(t topicID, partition int32) int16) {
 	groupID, memberID, instanceID, generation, unknownGroup, transactional :=
 		oc.group, oc.memberID, oc.instanceID, oc.generation, oc.unknownGroup, oc.transactional
 	if cg := s.consumerGroups[groupID]; cg != nil {
-		return cg.validateOffsetCommit(memberID, instanceID, generation, transactional, oc.apiVersion)
+		code, older := cg.validateOffsetCommit(memberID, instanceID, generation, transactional, oc.apiVersion)
+		stale := staleMemberEpoch
+		if transactional {
+			// GroupMetadataManager.validateTransactionalOffsetCommit.
+			stale = illegalGeneration
+		}
+		if code == staleMemberEpoch {
+			code = stale
+		}
+		if code != 0 || older == nil {
+			return code, nil
+		}
+		return 0, func(t topicID, p int32) int16 {
+			if !older.mayCommitAt(t, p, generation) {
+				return stale
+			}
+			return 0
+		}
 	}
 	g := s.group(groupID)
 	if g == nil {
 		if generation >= 0 {
-			return unknownGroup
+			return unknownGroup, nil
 		}
 		g = s.getOrCreateGroup(groupID)
 	}
+	return g.validateOffsetCommit(memberID, instanceID, generation, transactional), nil
+}
+
+// validateOffsetCommit is ClassicGroup.validateOffsetCommit.
+func (g *classicGroup) validateOffsetCommit(memberID string, instanceID *string, generation int32, transactional bool) int16 {
 	if g.is(stateDead) {
 		return coordinatorNotAvailable
 	}
@@ -123,23 +149,37 @@ func (s *shard) validateOffsetCommit(oc *offsetCommit) int16 {
 // themselves), a transactional commit without member fields is taken
 // whatever the group; otherwise the member must exist (UNKNOWN_MEMBER_ID),
 // use OffsetCommit v9+ (UNSUPPORTED_VERSION) and commit at its current
-// epoch (STALE_MEMBER_EPOCH).
-func (g *consumerGroup) validateOffsetCommit(memberID string, instanceID *string, epoch int32, transactional bool, apiVersion int16) int16 {
+// epoch or an older one: a newer one is STALE_MEMBER_EPOCH; at an older
+// one the member is returned, to be checked partition by partition
+// (KIP-1251, Kafka 4.3: a commit sent before the member learned its new
+// epoch is not refused for the partitions it kept).
+func (g *consumerGroup) validateOffsetCommit(memberID string, instanceID *string, epoch int32, transactional bool, apiVersion int16) (int16, *consumerMember) {
 	if epoch < 0 && g.isEmpty() {
-		return 0
+		return 0, nil
 	}
 	if transactional && epoch == -1 && memberID == "" && instanceID == nil {
-		return 0
+		return 0, nil
 	}
 	m := g.member(memberID)
 	if m == nil {
-		return unknownMemberID
+		return unknownMemberID, nil
 	}
 	if !transactional && apiVersion < 9 {
-		return unsupportedVersion
+		return unsupportedVersion, nil
 	}
-	if epoch != m.memberEpoch {
-		return staleMemberEpoch
+	switch {
+	case epoch > m.memberEpoch || epoch < 0:
+		return staleMemberEpoch, nil
+	case epoch < m.memberEpoch:
+		return 0, m
 	}
-	return 0
+	return 0, nil
+}
+
+// mayCommitAt reports whether the member may commit partition p of t at
+// an epoch older than its own: the partition is still the member's and
+// was given to it at that epoch or before (KIP-1251).
+func (m *consumerMember) mayCommitAt(t topicID, p int32, epoch int32) bool {
+	given, ok := m.assignmentEpochs[t][p]
+	return ok && (m.assigned.contains(t, p) || m.pendingRevocation.contains(t, p)) && epoch >= given
 }

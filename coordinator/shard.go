@@ -46,7 +46,10 @@ type shard struct {
 	// consumerGroups are the KIP-848 groups; a group id is in groups or
 	// here, never both.
 	consumerGroups map[string]*consumerGroup
-	offsets        offsetStore
+	// joiningGroup is the new consumer group a heartbeat is deciding on,
+	// until its records are replayed (newJoiningGroup).
+	joiningGroup *consumerGroup
+	offsets      offsetStore
 	// pending are the offsets of open transactions (TxnOffsetCommit),
 	// committed or dropped by their markers.
 	pending pendingOffsets
@@ -228,6 +231,18 @@ func (s *shard) removeConsumerGroup(id string) {
 			s.cancelConsumerTimers(id, mid)
 		}
 		delete(s.consumerGroups, id)
+	}
+}
+
+// holdOrphanedOffsets gives the committed offsets of a group whose
+// records were just tombstoned (a group replaced by one of the other
+// protocol) a simple group to belong to, as replaying an OffsetCommit
+// creates one: Strait writes no record for a new classic group until its
+// first rebalance completes, so without it a reload would leave offsets
+// that no group, and no OffsetFetch, sees.
+func (s *shard) holdOrphanedOffsets(id string) {
+	if s.groups[id] == nil && s.consumerGroups[id] == nil && len(s.offsets.topics(id)) > 0 {
+		s.getOrCreateGroup(id)
 	}
 }
 
