@@ -250,7 +250,7 @@ func (cfg Config) validateConsumer() error {
 		return fmt.Errorf("coordinator: group.consumer.max.size must be at least 1, got %d", cfg.ConsumerMaxGroupSize)
 	}
 	for _, name := range cfg.ConsumerAssignors {
-		if _, ok := assignorByName(name); !ok {
+		if _, ok := consumerAssignor(name); !ok {
 			return fmt.Errorf("coordinator: group.consumer.assignors: unknown assignor %q (uniform and range are served)", name)
 		}
 	}

@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"slices"
 	"sort"
 )
 
@@ -249,24 +248,6 @@ func (g *consumerGroup) subscribedTopicNames(old, updated *consumerMember) map[s
 // its committed offsets from expiring and from OffsetDelete.
 func (g *consumerGroup) isSubscribedToTopic(topic string) bool {
 	return g.subscribedTopicNames(nil, nil)[topic]
-}
-
-// subscriptionTypeOf is homogeneous when every member subscribes to the
-// same topics (ModernGroup.subscriptionType).
-func subscriptionTypeOf(members map[string]*consumerMember, subscribedTopics func(*consumerMember) []string) subscriptionType {
-	var first []string
-	set := false
-	for _, m := range members {
-		ts := subscribedTopics(m)
-		if !set {
-			first, set = ts, true
-			continue
-		}
-		if !slices.Equal(first, ts) {
-			return subscriptionHeterogeneous
-		}
-	}
-	return subscriptionHomogeneous
 }
 
 // sortedMemberIDs returns the member ids in order.

@@ -1,11 +1,13 @@
 package coordinator
 
 import (
+	"bytes"
 	"encoding/binary"
 	"hash/fnv"
 	"slices"
 	"sort"
 
+	"github.com/strait-io/strait/coordinator/assignor"
 	"github.com/strait-io/strait/raftmeta"
 )
 
@@ -21,29 +23,33 @@ func (s *shard) updateTargetAssignment(g *consumerGroup, groupEpoch int32, exclu
 	if name == "" {
 		name = s.c.cfg.ConsumerAssignors[0]
 	}
-	a, _ := assignorByName(name)
-	spec := groupSpec{Members: make(map[string]assignorMember, len(members))}
-	topicsOf := func(m *consumerMember) []string {
-		var names []string
-		for t := range subscribedTopicIDs(m, regexes, img) {
-			names = append(names, string(t[:]))
-		}
-		sort.Strings(names)
-		return names
-	}
-	spec.Type = subscriptionTypeOf(members, topicsOf)
-	for id, m := range members {
+	a, _ := consumerAssignor(name)
+	spec := assignor.GroupSpec{Members: make(map[string]assignor.Member, len(members))}
+	topicsOf := func(m *consumerMember) []topicID {
 		ids := subscribedTopicIDs(m, regexes, img)
 		topics := make([]topicID, 0, len(ids))
 		for t := range ids {
 			topics = append(topics, t)
 		}
-		slices.SortFunc(topics, func(x, y topicID) int { return compareTopicIDs(x, y) })
-		spec.Members[id] = assignorMember{
+		slices.SortFunc(topics, compareTopicIDs)
+		return topics
+	}
+	spec.Type = assignor.Homogeneous
+	var first []topicID
+	for id, m := range members {
+		topics := topicsOf(m)
+		if first == nil {
+			first = topics
+		} else if !slices.Equal(first, topics) {
+			// ModernGroup.subscriptionType: homogeneous when every
+			// member subscribes to the same topics.
+			spec.Type = assignor.Heterogeneous
+		}
+		spec.Members[id] = assignor.Member{
 			InstanceID: m.instanceID,
 			RackID:     m.rackID,
 			Topics:     topics,
-			Assignment: g.targetOf(id, m.instanceID),
+			Assignment: assignor.Partitions(g.targetOf(id, m.instanceID)),
 		}
 	}
 	result, err := a.Assign(spec, imageDescriber{img})
@@ -67,14 +73,7 @@ func (s *shard) updateTargetAssignment(g *consumerGroup, groupEpoch int32, exclu
 	return normalizeAssignment(assignment(result[updated.id])), nil
 }
 
-func compareTopicIDs(x, y topicID) int {
-	for i := range x {
-		if x[i] != y[i] {
-			return int(x[i]) - int(y[i])
-		}
-	}
-	return 0
-}
+func compareTopicIDs(x, y topicID) int { return bytes.Compare(x[:], y[:]) }
 
 // membersWith is the group's members but those in exclude, plus extra.
 func (g *consumerGroup) membersWith(exclude []string, extra *consumerMember) map[string]*consumerMember {
