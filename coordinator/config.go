@@ -118,6 +118,9 @@ type Config struct {
 	// group a consumer group (upgrade).
 	ConsumerMigrationPolicy string
 
+	// Share configures KIP-932 share groups (share_group_config.go).
+	Share ShareConfig
+
 	// Clock tells the time; nil is the wall clock.
 	Clock clock.Clock
 	// Logger logs; nil discards.
@@ -195,6 +198,7 @@ func (cfg Config) withDefaults() Config {
 	if cfg.ConsumerMigrationPolicy == "" {
 		cfg.ConsumerMigrationPolicy = DefaultConsumerMigrationPolicy
 	}
+	cfg.Share = cfg.Share.withDefaults()
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
@@ -224,7 +228,10 @@ func (cfg Config) validate() error {
 	case cfg.OffsetsRetentionCheckInterval < 0 || cfg.OffsetsRetention < 0:
 		return fmt.Errorf("coordinator: offsets retention settings must not be negative")
 	}
-	return cfg.validateConsumer()
+	if err := cfg.validateConsumer(); err != nil {
+		return err
+	}
+	return cfg.Share.validate()
 }
 
 // validateConsumer checks the KIP-848 settings as GroupCoordinatorConfig does.

@@ -317,6 +317,9 @@ func (s *shard) getOrMaybeCreateConsumerGroup(id string, create bool, recs *[]cg
 	if g := s.consumerGroups[id]; g != nil {
 		return g, nil
 	}
+	if s.shareGroups[id] != nil {
+		return nil, cgErrorf(groupIDNotFound, "Group %s is not a consumer group.", id)
+	}
 	cg := s.groups[id]
 	switch {
 	case cg == nil && !create:

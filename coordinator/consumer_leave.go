@@ -55,7 +55,7 @@ func (s *shard) consumerGroup(id string) (*consumerGroup, *cgError) {
 	if g := s.consumerGroups[id]; g != nil {
 		return g, nil
 	}
-	if s.groups[id] != nil {
+	if s.groups[id] != nil || s.shareGroups[id] != nil {
 		return nil, cgErrorf(groupIDNotFound, "Group %s is not a consumer group.", id)
 	}
 	return nil, cgErrorf(groupIDNotFound, "Consumer group %s not found.", id)

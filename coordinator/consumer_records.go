@@ -128,6 +128,9 @@ func (s *shard) replayConsumer(r cgRecord) error {
 		default:
 			return fmt.Errorf("consumer group %s: record type %d for a group that does not exist", r.group, r.typ)
 		}
+		if s.shareGroups[r.group] != nil {
+			return fmt.Errorf("consumer group %s: a share group with that id exists", r.group)
+		}
 		if cg := s.groups[r.group]; cg != nil {
 			if cg.protocolType != "" || len(cg.members) > 0 {
 				return fmt.Errorf("consumer group %s: a classic group with that id exists", r.group)

@@ -9,10 +9,12 @@ import (
 // DeleteGroups: v0-2
 //
 // Behavior:
-//   - Only Empty groups can be deleted, classic or consumer groups (NON_EMPTY_GROUP otherwise;
+//   - Only Empty groups can be deleted, classic, consumer or share groups (NON_EMPTY_GROUP otherwise;
 //     GROUP_ID_NOT_FOUND if there is no such group). A deletion writes a
 //     tombstone for every committed offset and one for the group, with
 //     acks=all, before it is answered (GroupCoordinatorShard.deleteGroups).
+//   - A share group's share state is deleted from the share coordinator
+//     first; if that fails the group stays and answers the error.
 func (c *GroupCoordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
 	resp := kmsg.NewPtrDeleteGroupsResponse()
 	resp.Version = req.Version
@@ -27,6 +29,8 @@ func (c *GroupCoordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGro
 		r.Group = id
 		resp.Groups = append(resp.Groups, r)
 	}
+	// Share groups first lose their share state (share_group_delete.go).
+	shareErrs := c.deleteShareGroupsState(ctx, req.Groups)
 	byShard := map[*shard][]int{}
 	var order []*shard
 	for i, id := range req.Groups {
@@ -54,6 +58,19 @@ func (c *GroupCoordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGro
 		var deleted []int
 		for _, i := range idx {
 			id := req.Groups[i]
+			if code, ok := shareErrs[id]; ok {
+				resp.Groups[i].ErrorCode = code
+				continue
+			}
+			if sg := s.shareGroups[id]; sg != nil {
+				if !sg.isEmpty() {
+					resp.Groups[i].ErrorCode = nonEmptyGroup
+					continue
+				}
+				recs = append(recs, s.deleteShareGroupRecords(sg)...)
+				deleted = append(deleted, i)
+				continue
+			}
 			if cg := s.consumerGroups[id]; cg != nil {
 				if !cg.isEmpty() {
 					resp.Groups[i].ErrorCode = nonEmptyGroup

@@ -103,7 +103,7 @@ type joinRequest struct {
 // joinGroup is GroupMetadataManager.classicGroupJoinToClassicGroup; the
 // answer goes to ch, now or when the join phase completes.
 func (s *shard) joinGroup(j *joinRequest, ch chan *kmsg.JoinGroupResponse) {
-	if !s.joinConsumerGroup(j, ch) {
+	if !s.joinConsumerGroup(j, ch) || !s.joinShareGroup(j, ch) {
 		return
 	}
 	unknown := j.memberID == ""

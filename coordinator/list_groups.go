@@ -23,7 +23,8 @@ const (
 //
 // Version notes:
 //   - v4: StatesFilter, case-insensitive (KIP-518).
-//   - v5: TypesFilter, "classic" or "consumer" (KIP-848), case-insensitive.
+//   - v5: TypesFilter, "classic", "consumer" (KIP-848) or "share"
+//     (KIP-932), case-insensitive.
 //
 // A consumer group is listed with its state (Empty, Assigning,
 // Reconciling, Stable), protocol type "consumer" and type "consumer".
@@ -71,6 +72,7 @@ func (c *GroupCoordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsR
 			lg.GroupType = groupTypeConsumer
 			resp.Groups = append(resp.Groups, lg)
 		}
+		resp.Groups = append(resp.Groups, s.listShareGroups(typeOK, states)...)
 		for _, g := range s.groups {
 			if !typeOK(groupTypeClassic) || (len(states) > 0 && !g.state.matchesFilter(states)) {
 				continue

@@ -40,7 +40,7 @@ func (s *shard) load(ctx context.Context) error {
 // skipping record types this coordinator does not read.
 func (s *shard) replayRecord(b runtime.BatchContext, offset int64, rec record.Record) error {
 	s.nextRecordOffset = offset + 1
-	d, err := decodeRecord(rec.Key, rec.Value, rec.ValueLen < 0)
+	d, err := decodeRecordAt(rec.Key, rec.Value, rec.ValueLen < 0, s.nowMs())
 	if errors.Is(err, errUnknownRecordType) {
 		s.log.Debug("skipping a record of a type this coordinator does not read", "err", err)
 		return nil
@@ -50,6 +50,9 @@ func (s *shard) replayRecord(b runtime.BatchContext, offset int64, rec record.Re
 	}
 	if d.consumer != nil {
 		return s.replayConsumer(*d.consumer)
+	}
+	if d.share != nil {
+		return s.replayShare(*d.share)
 	}
 	pid := noProducer
 	if b.Transactional {

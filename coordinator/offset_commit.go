@@ -85,6 +85,9 @@ func (c *GroupCoordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCom
 func (s *shard) validateOffsetCommit(oc *offsetCommit) (code int16, partitionCode func(t topicID, partition int32) int16) {
 	groupID, memberID, instanceID, generation, unknownGroup, transactional :=
 		oc.group, oc.memberID, oc.instanceID, oc.generation, oc.unknownGroup, oc.transactional
+	if s.isShareGroup(groupID) {
+		return groupIDNotFound, nil
+	}
 	if cg := s.consumerGroups[groupID]; cg != nil {
 		code, older := cg.validateOffsetCommit(memberID, instanceID, generation, transactional, oc.apiVersion)
 		stale := staleMemberEpoch

@@ -89,6 +89,10 @@ func (c *GroupCoordinator) fetchOffsets(rg kmsg.OffsetFetchRequestGroup, require
 		return out
 	}
 	defer s.mu.Unlock()
+	if s.isShareGroup(rg.Group) {
+		out.ErrorCode = groupIDNotFound
+		return out
+	}
 	g := s.group(rg.Group)
 	exists := g != nil && !g.is(stateDead)
 	if cg := s.consumerGroups[rg.Group]; cg != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/coordinator/records"
 	"github.com/strait-io/strait/coordinator/runtime"
 )
 
@@ -127,6 +128,8 @@ type decodedRecord struct {
 	groupValue  *kmsg.GroupMetadataValue
 	// consumer is a KIP-848 consumer group record.
 	consumer *cgRecord
+	// share is a KIP-932 share group record.
+	share *shareRecord
 }
 
 // errUnknownRecordType marks a key version this coordinator does not read
@@ -136,8 +139,14 @@ type decodedRecord struct {
 var errUnknownRecordType = fmt.Errorf("unknown record type")
 
 // decodeRecord parses one record's key and value
-// (GroupCoordinatorRecordSerde.deserialize).
+// (GroupCoordinatorRecordSerde.deserialize). A share group
+// StatePartitionMetadata value's topics are stamped with the time 0.
 func decodeRecord(key, value []byte, tombstone bool) (decodedRecord, error) {
+	return decodeRecordAt(key, value, tombstone, 0)
+}
+
+// decodeRecordAt is decodeRecord stamping share group topics with nowMs.
+func decodeRecordAt(key, value []byte, tombstone bool, nowMs int64) (decodedRecord, error) {
 	var d decodedRecord
 	if len(key) < 2 {
 		return d, fmt.Errorf("record key of %d bytes has no version", len(key))
@@ -190,9 +199,18 @@ func decodeRecord(key, value []byte, tombstone bool) (decodedRecord, error) {
 			return d, err
 		}
 		d.consumer = &r
+	case int16(records.TypeShareGroupMemberMetadata), int16(records.TypeShareGroupMetadata),
+		int16(records.TypeShareGroupTargetAssignmentMetadata), int16(records.TypeShareGroupTargetAssignmentMember),
+		int16(records.TypeShareGroupCurrentMemberAssignment), int16(records.TypeShareGroupStatePartitionMetadata):
+		r, err := decodeShareRecord(key, value, tombstone, nowMs)
+		if err != nil {
+			return d, err
+		}
+		d.share = &r
 	default:
 		// ConsumerGroupPartitionMetadata (4) is no longer written by
-		// Kafka 4.x (KIP-1101), share and streams groups are not served.
+		// Kafka 4.x (KIP-1101), nor ShareGroupPartitionMetadata (9) by
+		// 4.1+; streams groups are not served.
 		return d, fmt.Errorf("%w %d", errUnknownRecordType, version)
 	}
 	return d, nil

@@ -127,7 +127,7 @@ func TestLoadSkipsUnknownRecordTypesAndReadsValueVersions(t *testing.T) {
 	h := newHarness(t)
 	p := PartitionFor("legacy", testPartitions)
 	// Hand-written records: an offset commit at key v0 / value v1 with an
-	// expire timestamp, a share group record type (key version 11) the
+	// expire timestamp, a streams group record type (key version 17) the
 	// loader skips, and group metadata at value v0 (no rebalance timeout).
 	k0 := kmsg.NewOffsetCommitKey()
 	k0.Version = 0
@@ -135,7 +135,7 @@ func TestLoadSkipsUnknownRecordTypesAndReadsValueVersions(t *testing.T) {
 	v1 := kmsg.NewOffsetCommitValue()
 	v1.Version = 1
 	v1.Offset, v1.Metadata, v1.CommitTimestamp, v1.ExpireTimestamp = 42, "old", 1000, 2000
-	unknownKey := []byte{0, 11, 0, 1, 'x'}
+	unknownKey := []byte{0, 17, 0, 1, 'x'}
 	gv := kmsg.NewGroupMetadataValue()
 	gv.Version = 0
 	gv.ProtocolType = "consumer"

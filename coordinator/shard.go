@@ -49,7 +49,10 @@ type shard struct {
 	// joiningGroup is the new consumer group a heartbeat is deciding on,
 	// until its records are replayed (newJoiningGroup).
 	joiningGroup *consumerGroup
-	offsets      offsetStore
+	// shareGroups are the KIP-932 share groups (share_group*.go); a group
+	// id names one group of one type.
+	shareGroups map[string]*shareGroup
+	offsets     offsetStore
 	// pending are the offsets of open transactions (TxnOffsetCommit),
 	// committed or dropped by their markers.
 	pending pendingOffsets
@@ -77,6 +80,7 @@ func newShard(c *GroupCoordinator, partition, epoch int32) *shard {
 		offsets:   offsetStore{},
 
 		consumerGroups: map[string]*consumerGroup{},
+		shareGroups:    map[string]*shareGroup{},
 		pending:        newPendingOffsets(),
 		txnGuards:      txnGuards{},
 	}
@@ -145,6 +149,7 @@ func (s *shard) onLoaded() {
 		}
 	}
 	s.onConsumerGroupsLoaded()
+	s.onShareGroupsLoaded()
 	s.scheduleExpiration()
 }
 

@@ -13,6 +13,7 @@ const (
 	timerExpiration                         // offsets.retention.check.interval.ms
 	timerConsumerSession                    // a consumer group member's session timeout
 	timerConsumerRebalance                  // a consumer group member's time to revoke partitions
+	timerShareSession                       // a share group member's session timeout
 )
 
 type timerKey struct {

@@ -12,13 +12,16 @@ func (c *GroupCoordinator) OnMetadataDelta(d *raftmeta.Delta) {
 		return
 	}
 	deleted := map[string]bool{}
+	deletedIDs := map[topicID]bool{}
 	for _, t := range d.DeletedTopics {
 		deleted[t.Name] = true
+		deletedIDs[topicID(t.ID)] = true
 	}
 	for _, s := range c.allShards() {
 		s.mu.Lock()
 		if s.state == shardActive {
 			s.deleteTopicOffsets(deleted)
+			s.cleanupDeletedShareTopics(deletedIDs)
 		}
 		s.mu.Unlock()
 	}
