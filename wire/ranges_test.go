@@ -58,6 +58,17 @@ var shareRanges = map[int16][2]int16{
 	78: {1, 2}, 79: {1, 2},
 }
 
+// shareGroupRanges are the KIP-932 share group APIs, advertised only by a
+// server with a ShareGroupService: Kafka 4.1's ShareGroupHeartbeat and
+// ShareGroupDescribe (v1, 4.0's early-access v0 removed), Kafka 4.2's
+// DescribeShareGroupOffsets (v1: Lag).
+var shareGroupRanges = map[int16][2]int16{
+	76: {1, 1}, 77: {1, 1}, 90: {0, 1}, 91: {0, 0}, 92: {0, 0},
+}
+
+// shareGroupStandIn is a ShareGroupService for the served checks.
+type shareGroupStandIn struct{ ShareGroupService }
+
 // expectedRanges is kafka40Ranges with the test stand-ins' ranges on top.
 func expectedRanges(standIns ...api) map[int16][2]int16 {
 	return expectedRangesFor(false, standIns...)
@@ -102,9 +113,9 @@ func expectedKeysFor(mirror bool, standIns ...api) []kmsg.ApiVersionsResponseApi
 // serves, and exactly mirrorRanges for the keys served only with a
 // MirrorService.
 func TestRegistryMatchesKafka40Ranges(t *testing.T) {
-	if len(registry) != len(kafka40Ranges)+len(mirrorRanges)+len(txnRanges)+len(shareCoordinatorRanges)+len(shareRanges) {
-		t.Errorf("registry has %d keys, the tables %d + %d + %d + %d + %d", len(registry),
-			len(kafka40Ranges), len(mirrorRanges), len(txnRanges), len(shareCoordinatorRanges), len(shareRanges))
+	if len(registry) != len(kafka40Ranges)+len(mirrorRanges)+len(txnRanges)+len(shareCoordinatorRanges)+len(shareRanges)+len(shareGroupRanges) {
+		t.Errorf("registry has %d keys, the tables %d + %d + %d + %d + %d + %d", len(registry),
+			len(kafka40Ranges), len(mirrorRanges), len(txnRanges), len(shareCoordinatorRanges), len(shareRanges), len(shareGroupRanges))
 	}
 	for k, a := range registry {
 		table, which := kafka40Ranges, "Kafka 4.0"
@@ -122,6 +133,10 @@ func TestRegistryMatchesKafka40Ranges(t *testing.T) {
 			if _, ok := shareRanges[k]; ok {
 				table, which = shareRanges, "share"
 				with = Services{Share: shareStandIn{}}
+			}
+			if _, ok := shareGroupRanges[k]; ok {
+				table, which = shareGroupRanges, "share groups"
+				with = Services{ShareGroups: shareGroupStandIn{}}
 			}
 			if a.served(Services{}) || !a.served(with) {
 				t.Errorf("%s: served without its service, or not with it", NameForKey(k))

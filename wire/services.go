@@ -32,6 +32,11 @@ type Services struct {
 	// optional: while it is nil those keys are neither advertised nor
 	// accepted.
 	ShareCoordinator ShareCoordinatorService
+	// ShareGroups serves KIP-932 share groups (keys 76, 77 and 90-92,
+	// share_group_service.go). Optional, as Mirror: the broker passes it
+	// only once the whole share-group path is wired, so while it is nil
+	// those keys are neither advertised nor accepted.
+	ShareGroups ShareGroupService
 	// Mirror serves the KIP-1279 mirror RPCs (keys 94-105). It is
 	// optional: while it is nil the server neither advertises those keys
 	// in ApiVersions nor accepts them (a request for one is refused like
