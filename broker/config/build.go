@@ -126,6 +126,10 @@ func (c *Config) build(v values) error {
 	if err := c.Group.validateConsumer(); err != nil {
 		return err
 	}
+	var err error
+	if c.ShareGroup, err = buildShareGroup(v); err != nil {
+		return err
+	}
 	c.Txn = TxnConfig{
 		StateLogNumPartitions:       v.i32("transaction.state.log.num.partitions"),
 		StateLogReplicationFactor:   int16(v.i64("transaction.state.log.replication.factor")),
@@ -421,17 +425,6 @@ func consumerAssignorNames(entries []string) []string {
 // validateConsumer checks the group.consumer.* timeouts against each other
 // as Kafka's GroupCoordinatorConfig does, with its messages.
 func (g GroupConfig) validateConsumer() error {
-	switch {
-	case g.ConsumerSessionTimeoutMs < g.ConsumerMinSessionTimeoutMs:
-		return errors.New("group.consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms")
-	case g.ConsumerSessionTimeoutMs > g.ConsumerMaxSessionTimeoutMs:
-		return errors.New("group.consumer.session.timeout.ms must be less than or equal to group.consumer.max.session.timeout.ms")
-	case g.ConsumerHeartbeatIntervalMs < g.ConsumerMinHeartbeatIntervalMs:
-		return errors.New("group.consumer.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms")
-	case g.ConsumerHeartbeatIntervalMs > g.ConsumerMaxHeartbeatIntervalMs:
-		return errors.New("group.consumer.heartbeat.interval.ms must be less than or equal to group.consumer.max.heartbeat.interval.ms")
-	case g.ConsumerHeartbeatIntervalMs >= g.ConsumerSessionTimeoutMs:
-		return errors.New("group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms")
-	}
-	return nil
+	return validateGroupTimeouts("group.consumer", g.ConsumerSessionTimeoutMs, g.ConsumerMinSessionTimeoutMs, g.ConsumerMaxSessionTimeoutMs,
+		g.ConsumerHeartbeatIntervalMs, g.ConsumerMinHeartbeatIntervalMs, g.ConsumerMaxHeartbeatIntervalMs)
 }

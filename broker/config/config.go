@@ -87,11 +87,12 @@ type Config struct {
 	LogFlushStartOffsetCheckpointIntervalMs int32
 	ProducerIDExpirationMs                  int32
 
-	Group   GroupConfig
-	Txn     TxnConfig
-	Share   ShareCoordinatorConfig
-	Cluster ClusterConfig
-	Mirror  MirrorConfig
+	Group      GroupConfig
+	ShareGroup ShareGroupConfig
+	Txn        TxnConfig
+	Share      ShareCoordinatorConfig
+	Cluster    ClusterConfig
+	Mirror     MirrorConfig
 
 	// Log is the storage configuration of a partition whose topic sets no
 	// override: the log.* defaults with Kafka's precedence applied.

@@ -22,7 +22,7 @@ const DefaultListenerSecurityProtocolMap = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEX
 // compression.*, min.insync.replicas, unclean.leader.election.enable and
 // producer.id.expiration.ms. Listener changes, dynamic in Kafka, need a
 // restart in Strait and are read-only here.
-var brokerDefs = []Def{
+var brokerDefs = append([]Def{
 	// Identity and roles (KRaftConfigs, ServerConfigs).
 	{
 		Name: "node.id", Type: Int, Default: str("1"),
@@ -692,4 +692,4 @@ var brokerDefs = []Def{
 		Validate: atLeast(1),
 		Doc:      `How many bytes are read at a time when loading mirror partition states from __mirror_state.`,
 	},
-}
+}, shareGroupDefs...)
