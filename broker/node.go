@@ -60,6 +60,13 @@ type Options struct {
 	// is wired too, the share keys are served but not advertised in
 	// ApiVersions.
 	SharePersister replshare.Persister
+	// ShareGroupPersister is the share coordinator as the group
+	// coordinator stores share groups' state through it (Kafka's
+	// Persister: initialize, read summary, delete). Nil (until
+	// ShareFetch, ShareAcknowledge and the share coordinator's client are
+	// wired) leaves share groups unserved: keys 76, 77 and 90-92 are
+	// neither advertised nor accepted (share_groups.go).
+	ShareGroupPersister coordinator.ShareStatePersister
 	// OpenFileLimit is the process's soft open-file limit (RLIMIT_NOFILE)
 	// as the process owner set it; when max.connections is not set the
 	// broker derives it from this (connection_limits.go). 0: unknown,
@@ -440,6 +447,7 @@ func (n *Node) startGroups() {
 		ConsumerMaxGroupSize:          g.ConsumerMaxSize,
 		ConsumerAssignors:             g.ConsumerAssignors,
 		ConsumerMigrationPolicy:       g.ConsumerMigrationPolicy,
+		Share:                         n.shareGroupConfig(),
 		Clock:                         n.clock,
 		Logger:                        n.logger,
 	})

@@ -33,6 +33,7 @@ func (n *Node) services() wire.Services {
 		// listener serves them.
 		ShareCoordinator: n.shares,
 		Mirror:           mirrorService{n},
+		ShareGroups:      n.shareGroupService(),
 	}
 	if n.sharePartitions != nil {
 		svc.Share = n.sharePartitions

@@ -21,6 +21,7 @@ import (
 
 	"github.com/strait-io/strait/broker"
 	"github.com/strait-io/strait/broker/config"
+	"github.com/strait-io/strait/coordinator"
 	"github.com/strait-io/strait/replication/share"
 	"github.com/strait-io/strait/storage/vfs"
 )
@@ -59,6 +60,8 @@ type options struct {
 	clusterSets []string
 	onStarted   func(b *Broker)
 	logPrefix   string
+
+	shareGroups coordinator.ShareStatePersister
 }
 
 // WithConfig sets broker configs, each "key=value" as `strait serve --set`
@@ -93,6 +96,15 @@ func WithMetadataFS(fs func(nodeID int32) pebblevfs.FS) Option {
 // (broker.Options.SharePersister). The same p serves every start, so the
 // state outlives a restart as the share coordinator's would.
 func WithSharePersister(p share.Persister) Option { return func(o *options) { o.shares = p } }
+
+// WithShareGroupPersister makes the broker serve share groups
+// (ShareGroupHeartbeat, ShareGroupDescribe and the share group offset
+// APIs), the group coordinator storing share state with p
+// (broker.Options.ShareGroupPersister). The same p serves every start and
+// every node, as the share coordinator would.
+func WithShareGroupPersister(p coordinator.ShareStatePersister) Option {
+	return func(o *options) { o.shareGroups = p }
+}
 
 // WithLogLevel sets the lowest level of the broker's log lines kept for
 // the failure report (default Info).
@@ -202,6 +214,7 @@ func (b *Broker) start(plaintextPort, controllerPort, metricsPort int) error {
 		Dialer:               b.opts.dialer,
 		FS:                   fsys,
 		SharePersister:       b.opts.shares,
+		ShareGroupPersister:  b.opts.shareGroups,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()

@@ -82,7 +82,7 @@ func TestDefaults(t *testing.T) {
 			ConsumerAssignors:               []string{"uniform", "range"},
 			ConsumerMigrationPolicy:         "bidirectional",
 		},
-		Share: ShareGroupConfig{
+		ShareGroup: ShareGroupConfig{
 			SessionTimeoutMs: 45000, MinSessionTimeoutMs: 45000, MaxSessionTimeoutMs: 60000,
 			HeartbeatIntervalMs: 5000, MinHeartbeatIntervalMs: 5000, MaxHeartbeatIntervalMs: 15000,
 			MaxSize: 200, Assignors: []string{"simple"},
