@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -347,6 +348,7 @@ func TestShareGroupIDClashesWithOtherGroupTypes(t *testing.T) {
 	wantCode(t, "SyncGroup to a share group", m.sync(nil).ErrorCode, unknownMemberID)
 	codes := commitCodes(h.commit(9, "sg", "", -1, map[string]map[int32]int64{"foo": {0: 1}}))
 	wantCode(t, "OffsetCommit to a share group", codes["foo/0"], groupIDNotFound)
+	wantCode(t, "TxnOffsetCommit to a share group", h.txnProducer("sg", 7).commit(map[string]map[int32]int64{"foo": {0: 1}})["foo/0"], groupIDNotFound)
 	if _, code := h.fetchAll("sg"); code != groupIDNotFound {
 		t.Fatalf("OffsetFetch of a share group: %s", errName(code))
 	}
@@ -445,5 +447,58 @@ func TestShareGroupTopicDeletedLeavesStateMetadata(t *testing.T) {
 	resp := h.shareOK("sg", "a", 1, nil)
 	if h.named(respAssignment(resp)) != "[foo:[0 1 2]]" {
 		t.Fatalf("after bar's deletion: %s", h.named(respAssignment(resp)))
+	}
+}
+
+// A subscribed topic that grows gets its new partitions initialized, and
+// the heartbeat after that assigns them: the metadata hash changed, and
+// then the initialized partitions did.
+func TestShareGroupTopicGrows(t *testing.T) {
+	h, fp := newShareHarness(t)
+	h.shareOK("sg", "a", 0, []string{"bar"})
+	h.waitInitialized("sg", "[bar:[0 1]]")
+	resp := h.shareOK("sg", "a", 1, nil)
+	if h.named(respAssignment(resp)) != "[bar:[0 1]]" {
+		t.Fatalf("before growing: %s", h.named(respAssignment(resp)))
+	}
+	h.changeImage(func(img *raftmeta.Image) {
+		grown := *img.Topics["bar"]
+		grown.Partitions = append(slices.Clone(grown.Partitions), &raftmeta.Partition{Topic: "bar", Index: 2, Leader: 1, Replicas: []int32{1}, ISR: []int32{1}})
+		img.Topics["bar"], img.TopicsByID[grown.ID] = &grown, &grown
+	})
+	resp = h.shareOK("sg", "a", resp.MemberEpoch, nil)
+	if resp.MemberEpoch != 3 || resp.Assignment != nil {
+		t.Fatalf("heartbeat after bar grew: epoch %d assignment %v (bar-2 is not initialized yet)", resp.MemberEpoch, resp.Assignment)
+	}
+	h.waitInitialized("sg", "[bar:[0 1 2]]")
+	if last := fp.initCalls()[len(fp.initCalls())-1]; len(last.parts) != 1 || last.parts[0].Partition != 2 || last.epoch != 3 {
+		t.Fatalf("initialize call for the new partition: %+v", last)
+	}
+	resp = h.shareOK("sg", "a", resp.MemberEpoch, nil)
+	if resp.MemberEpoch != 4 || h.named(respAssignment(resp)) != "[bar:[0 1 2]]" {
+		t.Fatalf("after bar-2 was initialized: epoch %d %s", resp.MemberEpoch, h.named(respAssignment(resp)))
+	}
+}
+
+func TestShareConfigValidate(t *testing.T) {
+	for _, c := range []struct {
+		cfg  ShareConfig
+		want string
+	}{
+		{ShareConfig{HeartbeatInterval: 20 * time.Second}, "group.share.heartbeat.interval.ms (20000) must be less than or equal to group.share.max.heartbeat.interval.ms (15000)"},
+		{ShareConfig{SessionTimeout: 30 * time.Second}, "group.share.session.timeout.ms (30000) must be greater than or equal to group.share.min.session.timeout.ms (45000)"},
+		{ShareConfig{SessionTimeout: 6 * time.Second, MinSessionTimeout: time.Second, HeartbeatInterval: 6 * time.Second, MinHeartbeatInterval: time.Second},
+			"group.share.heartbeat.interval.ms (6000) must be less than group.share.session.timeout.ms (6000)"},
+		{ShareConfig{MaxGroupSize: 1001}, "group.share.max.size must be between 1 and 1000, got 1001"},
+		{ShareConfig{Assignors: []string{"simple", "simple"}}, "group.share.assignors must contain exactly one assignor, but found 2"},
+		{ShareConfig{Assignors: []string{"uniform"}}, `group.share.assignors: unknown assignor "uniform" (simple is served)`},
+	} {
+		err := Config{Log: newMemLog(), Image: raftmeta.EmptyImage, Share: c.cfg}.Validate()
+		if err == nil || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+		}
+	}
+	if err := (Config{Log: newMemLog(), Image: raftmeta.EmptyImage}).Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
 	}
 }
