@@ -502,3 +502,24 @@ func TestShareConfigValidate(t *testing.T) {
 		t.Fatalf("defaults: %v", err)
 	}
 }
+
+// A topic deleted while no shard saw it go (its delta missed) stays in
+// the initialized partitions; it must not bump the epoch at every
+// heartbeat.
+func TestShareGroupStaleInitializedTopicDoesNotBumpEpoch(t *testing.T) {
+	h, _ := newShareHarness(t)
+	h.shareOK("sg", "a", 0, []string{"foo", "bar"})
+	h.waitInitialized("sg", "[bar:[0 1] foo:[0 1 2]]")
+	e := h.shareOK("sg", "a", 1, nil).MemberEpoch
+	gone := h.img.Load().Topics["bar"]
+	h.changeImage(func(img *raftmeta.Image) {
+		delete(img.Topics, "bar")
+		delete(img.TopicsByID, gone.ID)
+	})
+	e = h.shareOK("sg", "a", e, nil).MemberEpoch // the metadata hash changed
+	for range 3 {
+		if resp := h.shareOK("sg", "a", e, nil); resp.MemberEpoch != e {
+			t.Fatalf("epoch moved from %d to %d with nothing changed", e, resp.MemberEpoch)
+		}
+	}
+}

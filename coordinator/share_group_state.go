@@ -176,7 +176,14 @@ func (s *shard) initializedAssignmentPending(g *shareGroup) bool {
 	for _, a := range g.target {
 		assigned = unionAssignments(assigned, a)
 	}
+	img := s.c.image()
 	for t, v := range g.partitions.initialized {
+		if img.TopicsByID[raftmeta.Uuid(t)] == nil {
+			// A topic deleted while this shard did not see it go (Kafka
+			// compares by name alone): nothing can assign it, so it must
+			// not bump the epoch at every heartbeat.
+			continue
+		}
 		if subscribed[v.name] > 0 && !slices.Equal(assigned[t], v.partitions) {
 			return true
 		}
