@@ -232,7 +232,7 @@ func wantAcquired(t testing.TB, who string, got sharePart, want ...share.Acquire
 // share a record, a release goes to the next member on a second
 // delivery, and the state the persister holds survives a restart of the
 // broker: the accepted records are never delivered again, the released
-// ones come back. The share keys are served without being advertised.
+// ones come back.
 func TestShareGroupOverBroker(t *testing.T) {
 	p := sharetest.NewPersister()
 	b := brokertest.Start(t, brokertest.WithSharePersister(p))
@@ -240,17 +240,6 @@ func TestShareGroupOverBroker(t *testing.T) {
 	createTopic(t, adm, "shares", 1)
 	id := shareTopicID(t, adm, "shares")
 	key := share.PartitionKey{GroupID: "g", TopicID: id, Partition: 0}
-
-	vs, err := adm.ApiVersions(testCtx(t, 10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := vs[1]
-	for _, k := range []int16{78, 79} {
-		if _, ok := v.KeyMaxVersion(k); ok {
-			t.Fatalf("key %d advertised before share groups are complete", k)
-		}
-	}
 
 	cl := b.Client(t, kgo.ProducerBatchCompression(kgo.NoCompression()))
 	produceValues(t, cl, "shares", 0, 3) // before the group: skipped

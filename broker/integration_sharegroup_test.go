@@ -194,18 +194,20 @@ func apiRange(t *testing.T, ctx context.Context, cl *kgo.Client, key int16) (int
 }
 
 // TestShareGroupMembershipOverTheWire drives a share group's membership
-// and admin APIs over real sockets (kmsg requests and kadm): the keys are
-// advertised only by a broker serving share groups; members join, get the
+// and admin APIs over real sockets (kmsg requests and kadm): every broker
+// serves share groups and advertises their keys; members join, get the
 // partitions once their share state is initialized, share them, leave;
 // the group survives a restart; its offsets are described (with lag),
 // altered and deleted, and the group deleted.
 func TestShareGroupMembershipOverTheWire(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
 
+	// A broker as it starts by default: share groups on, their
+	// persister the node's share coordinator client.
 	plain := brokertest.Start(t)
-	for _, key := range []int16{76, 77, 90, 91, 92} {
-		if _, _, ok := apiRange(t, ctx, plain.Client(t), key); ok {
-			t.Fatalf("a broker without a share persister advertises key %d", key)
+	for key, want := range map[int16][2]int16{76: {1, 1}, 77: {1, 1}, 78: {1, 2}, 79: {1, 2}, 90: {0, 1}, 91: {0, 0}, 92: {0, 0}} {
+		if lo, hi, ok := apiRange(t, ctx, plain.Client(t), key); !ok || lo != want[0] || hi != want[1] {
+			t.Fatalf("a default broker advertises key %d v%d-%d (%t), want v%d-v%d", key, lo, hi, ok, want[0], want[1])
 		}
 	}
 	plain.Stop(t)

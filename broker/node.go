@@ -53,19 +53,15 @@ type Options struct {
 	// controller channel and the followers' fetches (nil: net.Dialer).
 	// In-process cluster tests cut links with it (brokertest/faultnet).
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
-	// SharePersister, when set, makes the node serve ShareFetch and
-	// ShareAcknowledge (KIP-932) from the partitions it leads, storing
-	// share partition state with it (shares.go). The share coordinator's
-	// client is to be the production one; until share-group membership
-	// is wired too, the share keys are served but not advertised in
-	// ApiVersions.
+	// SharePersister is where the share-partition leaders store share
+	// partition state (KIP-932, share_partitions.go). Nil: this node's
+	// share coordinator client (share_persister.go), as in production;
+	// tests may pass an in-memory one.
 	SharePersister replshare.Persister
 	// ShareGroupPersister is the share coordinator as the group
 	// coordinator stores share groups' state through it (Kafka's
-	// Persister: initialize, read summary, delete). Nil (until
-	// ShareFetch, ShareAcknowledge and the share coordinator's client are
-	// wired) leaves share groups unserved: keys 76, 77 and 90-92 are
-	// neither advertised nor accepted (share_groups.go).
+	// Persister: initialize, read summary, delete). Nil: this node's
+	// share coordinator client, as in production.
 	ShareGroupPersister coordinator.ShareStatePersister
 	// OpenFileLimit is the process's soft open-file limit (RLIMIT_NOFILE)
 	// as the process owner set it; when max.connections is not set the
@@ -210,6 +206,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.startReplicas(ctx); err != nil {
 		return err
 	}
+	n.defaultSharePersisters()
 	n.startGroups()
 	if err := n.startTransactions(); err != nil {
 		return fmt.Errorf("starting the transaction coordinator: %w", err)

@@ -37,6 +37,9 @@ func (n *Node) services() wire.Services {
 	}
 	if n.sharePartitions != nil {
 		svc.Share = n.sharePartitions
+		// ShareFetch and ShareAcknowledge are of use with share groups
+		// to join: advertised together with them.
+		svc.AdvertiseShare = svc.ShareGroups != nil
 	}
 	return svc
 }

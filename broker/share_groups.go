@@ -15,11 +15,9 @@ import (
 // shareGroupConfig is the group coordinator's share group part: the
 // group.share.* settings and what it asks of the broker.
 //
-// Share groups are served (ShareGroupHeartbeat, ShareGroupDescribe and the
-// share group offset APIs advertised and accepted) only with
-// Options.ShareGroupPersister: a share group is of no use until ShareFetch and
-// ShareAcknowledge and the share coordinator are wired too, and the node
-// that wires them sets the persister.
+// Share groups (ShareGroupHeartbeat, ShareGroupDescribe and the share
+// group offset APIs) store their state through Options.ShareGroupPersister,
+// the node's share coordinator client unless a test names another.
 func (n *Node) shareGroupConfig() coordinator.ShareConfig {
 	s := n.cfg.ShareGroup
 	ms := func(v int32) time.Duration { return time.Duration(v) * time.Millisecond }
@@ -42,7 +40,8 @@ func (n *Node) shareGroupConfig() coordinator.ShareConfig {
 }
 
 // shareGroupService is the group coordinator as the wire layer's
-// ShareGroupService, nil (the keys unserved) without a persister.
+// ShareGroupService, nil (the keys unserved) without a persister: a node
+// that has not started (defaultSharePersisters) has none.
 func (n *Node) shareGroupService() wire.ShareGroupService {
 	if n.opts.ShareGroupPersister == nil {
 		return nil

@@ -22,6 +22,11 @@ type ShareState struct {
 	LeaderEpoch int32
 	StartOffset int64
 	Batches     []share.StateBatch
+	// DeliveryCompleteCount is how many offsets at or past StartOffset
+	// are done with (acknowledged or archived), which the share
+	// coordinator keeps for DescribeShareGroupOffsets' lag (KIP-1226); -1
+	// when not known. Writes only.
+	DeliveryCompleteCount int32
 }
 
 // ShareStateClient is the share-partition leaders' persister (Kafka's
@@ -95,13 +100,40 @@ func (c *ShareStateClient) Read(ctx context.Context, key share.Key, leaderEpoch 
 // start offset and the state batches, which the coordinator merges over
 // what it holds (a later delivery, or a delivery that completed, wins).
 func (c *ShareStateClient) Write(ctx context.Context, key share.Key, st ShareState) error {
-	_, err := shareStateCall(ctx, c, key, "write", share.WriteRequest(key, st.StateEpoch, st.LeaderEpoch, st.StartOffset, st.Batches),
+	req := share.WriteRequest(key, st.StateEpoch, st.LeaderEpoch, st.StartOffset, st.Batches)
+	req.Topics[0].Partitions[0].DeliveryCompleteCount = st.DeliveryCompleteCount
+	_, err := shareStateCall(ctx, c, key, "write", req,
 		(*share.Coordinator).WriteShareGroupState,
 		func(r *kmsg.WriteShareGroupStateResponse) (int16, *string, bool) {
 			rp, ok := share.WriteResult(r)
 			return rp.ErrorCode, rp.ErrorMessage, ok
 		})
 	return err
+}
+
+// ShareStateSummary is ReadShareGroupStateSummary's answer for one
+// share-partition: its epochs, start offset (-1 without state) and
+// delivery-complete count (-1 when not known).
+type ShareStateSummary struct {
+	StateEpoch, LeaderEpoch int32
+	StartOffset             int64
+	DeliveryCompleteCount   int32
+}
+
+// Summary reads key's start offset and epochs without fencing anyone
+// (what DescribeShareGroupOffsets reports).
+func (c *ShareStateClient) Summary(ctx context.Context, key share.Key) (ShareStateSummary, error) {
+	resp, err := shareStateCall(ctx, c, key, "summarize", share.SummaryRequest(key),
+		(*share.Coordinator).ReadShareGroupStateSummary,
+		func(r *kmsg.ReadShareGroupStateSummaryResponse) (int16, *string, bool) {
+			rp, ok := share.SummaryResult(r)
+			return rp.ErrorCode, rp.ErrorMessage, ok
+		})
+	if err != nil {
+		return ShareStateSummary{}, err
+	}
+	rp, _ := share.SummaryResult(resp)
+	return ShareStateSummary{StateEpoch: rp.StateEpoch, LeaderEpoch: rp.LeaderEpoch, StartOffset: rp.StartOffset, DeliveryCompleteCount: rp.DeliveryCompleteCount}, nil
 }
 
 // Delete removes key's state; a share-partition without state is deleted

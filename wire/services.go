@@ -48,10 +48,10 @@ type Services struct {
 	Share ShareService
 	// AdvertiseShare lists the share keys in ApiVersions when Share is
 	// set. A share consumer needs share-group membership
-	// (ShareGroupHeartbeat, key 76) and the share coordinator behind the
-	// persister too; until the broker has them it serves the share keys
-	// to a client that sends them anyway, but does not offer them, so kgo
-	// and the Java client (which ask ApiVersions first) do not try.
+	// (ShareGroupHeartbeat, key 76) too: a broker without it serves the
+	// share keys to a client that sends them anyway, but does not offer
+	// them, so kgo and the Java client (which ask ApiVersions first) do
+	// not try.
 	AdvertiseShare bool
 }
 
