@@ -146,8 +146,9 @@ func (c *GroupCoordinator) shareOffsetsTopics(ctx context.Context, summaries []S
 //
 // Behavior (GroupCoordinatorService.alterShareGroupOffsets,
 // GroupMetadataManager.completeAlterShareGroupOffsets):
-//   - Only an existing, empty share group: GROUP_ID_NOT_FOUND or
-//     NON_EMPTY_GROUP otherwise, for the whole request.
+//   - An empty share group, created if there is none: NON_EMPTY_GROUP
+//     for the whole request otherwise (GROUP_ID_NOT_FOUND if the id is a
+//     group of another type).
 //   - A topic missing from the image, or a partition beyond its count,
 //     answers UNKNOWN_TOPIC_OR_PARTITION; the others are written as
 //     initializing, then initialized in the share coordinator at their new
@@ -165,7 +166,11 @@ func (c *GroupCoordinator) AlterShareGroupOffsets(ctx context.Context, req *kmsg
 		}
 		return resp
 	}
-	s, g, e := c.lockEmptyShareGroup(req.GroupID)
+	// "Get or create the share group. If the group exists, check that
+	// it's empty. If it is created, it is empty." (Kafka's
+	// GroupMetadataManager.alterShareGroupOffsets): a new group is in the
+	// shard once its first record is replayed.
+	s, g, e := c.lockEmptyShareGroup(req.GroupID, true)
 	if e != nil {
 		return fail(e.code, e.msg)
 	}
@@ -297,7 +302,7 @@ func (c *GroupCoordinator) writeShareStateInitialized(init shareInit) <-chan err
 func (c *GroupCoordinator) DeleteShareGroupOffsets(ctx context.Context, req *kmsg.DeleteShareGroupOffsetsRequest) *kmsg.DeleteShareGroupOffsetsResponse {
 	resp := kmsg.NewPtrDeleteShareGroupOffsetsResponse()
 	resp.Version = req.Version
-	s, g, e := c.lockEmptyShareGroup(req.GroupID)
+	s, g, e := c.lockEmptyShareGroup(req.GroupID, false)
 	fail := func(code int16, msg string) *kmsg.DeleteShareGroupOffsetsResponse {
 		resp.ErrorCode, resp.Topics = code, nil
 		if msg != "" {
@@ -412,11 +417,12 @@ func (c *GroupCoordinator) finishShareOffsetsDeletion(ctx context.Context, group
 	return appendErrorCode(awaitAppend(ctx, done))
 }
 
-// lockEmptyShareGroup returns the empty share group id names, its shard
-// locked, or why the offsets of id cannot be altered or deleted: share
-// groups not served, INVALID_GROUP_ID, the shard's error, GROUP_ID_NOT_FOUND
-// or NON_EMPTY_GROUP (ShareGroup.validateOffsetsAlterable).
-func (c *GroupCoordinator) lockEmptyShareGroup(id string) (*shard, *shareGroup, *cgError) {
+// lockEmptyShareGroup returns the empty share group id names (a new one
+// if create and there is none), its shard locked, or why the offsets of id
+// cannot be altered or deleted: share groups not served, INVALID_GROUP_ID,
+// the shard's error, GROUP_ID_NOT_FOUND or NON_EMPTY_GROUP
+// (ShareGroup.validateOffsetsAlterable).
+func (c *GroupCoordinator) lockEmptyShareGroup(id string, create bool) (*shard, *shareGroup, *cgError) {
 	switch {
 	case c.cfg.Share.Persister == nil:
 		return nil, nil, &cgError{code: unsupportedVersion}
@@ -427,7 +433,7 @@ func (c *GroupCoordinator) lockEmptyShareGroup(id string) (*shard, *shareGroup, 
 	if code != 0 {
 		return nil, nil, &cgError{code: code}
 	}
-	g, e := s.shareGroup(id)
+	g, e := s.getOrMaybeCreateShareGroup(id, create)
 	if e == nil && !g.isEmpty() {
 		e = cgErrorf(nonEmptyGroup, "%s", kerr.NonEmptyGroup.Description)
 	}

@@ -112,8 +112,20 @@ func TestAlterShareGroupOffsets(t *testing.T) {
 	ctx := context.Background()
 	h.shareOK("busy", "m", 0, []string{"foo"})
 	wantCode(t, "alter a non-empty group", h.c.AlterShareGroupOffsets(ctx, alterReq("busy", map[string]map[int32]int64{"foo": {0: 5}})).ErrorCode, nonEmptyGroup)
-	resp := h.c.AlterShareGroupOffsets(ctx, alterReq("nosuch", map[string]map[int32]int64{"foo": {0: 5}}))
-	wantCode(t, "alter a missing group", resp.ErrorCode, groupIDNotFound)
+	// Kafka creates a share group that is not there (empty, so alterable).
+	resp := h.c.AlterShareGroupOffsets(ctx, alterReq("created", map[string]map[int32]int64{"foo": {0: 5}}))
+	wantCode(t, "alter a missing group", resp.ErrorCode, 0)
+	if got := alterCodes(resp); got != "foo/0:NONE" {
+		t.Fatalf("alter a missing group: %s", got)
+	}
+	if off, ok := fp.startOffset("created", h.sp("foo", 0)); !ok || off != 5 {
+		t.Fatalf("the created group's state: foo/0 at %d (%t), want 5", off, ok)
+	}
+	h.withShareGroup("created", func(g *shareGroup) {
+		if !g.isEmpty() || g.groupEpoch != 0 {
+			t.Fatalf("created group: empty %t epoch %d", g.isEmpty(), g.groupEpoch)
+		}
+	})
 	h.commit(9, "classic", "", -1, map[string]map[int32]int64{"foo": {0: 1}})
 	wantCode(t, "alter a classic group", h.c.AlterShareGroupOffsets(ctx, alterReq("classic", map[string]map[int32]int64{"foo": {0: 5}})).ErrorCode, groupIDNotFound)
 	wantCode(t, "alter without group id", h.c.AlterShareGroupOffsets(ctx, alterReq("", nil)).ErrorCode, invalidGroupID)
