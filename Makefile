@@ -79,7 +79,9 @@ BENCH_SERVE = ./$(BIN) serve --set log.dirs=$(BENCH_DATA) --set listeners=PLAINT
 # limits; 1 KiB records in 16 KiB batches, Strait and franz-go's kfake side by
 # side, produce with acks=1 and acks=all on 1 and 8 partitions, catch-up and
 # tail reads on 1 and 8 partitions (issue 3's figures); transactional produce,
-# 100 records a transaction, acks=all, on 1 and 8 partitions (issue 23's); one
+# 100 records a transaction, acks=all, on 1 and 8 partitions (issue 23's); a
+# KIP-848 consumer group of 3 members catching up on 8 partitions (issue
+# 24's); one
 # node with acks=1 against three nodes (RF=3, min.insync.replicas=2) with
 # acks=all, and latency at half the three nodes' rate (issue 4's); mirroring
 # between two single nodes, catch-up and lag at half the slower rate (issue
@@ -118,6 +120,10 @@ bench: build
 			--bytes $(BENCH_BYTES) --tail-duration 3s > $(BENCH_OUT)/20-consume-p$$p.json \
 			|| echo 20-consume-p$$p >> $(BENCH_OUT)/FAILED; \
 	done
+	rm -rf $(BENCH_DATA)
+	./$(BIN) bench consume $(BENCH_PEERS) $(BENCH_LOAD) --partitions 8 --bytes $(BENCH_BYTES) --tail-duration 0 \
+		--group-members 3 --group-protocol consumer > $(BENCH_OUT)/25-consume-group848-p8.json \
+		|| echo 25-consume-group848-p8 >> $(BENCH_OUT)/FAILED
 	rm -rf $(BENCH_DATA)
 	./$(BIN) bench cluster --data-dir $(BENCH_DATA) $(BENCH_LOAD) --partitions 8 \
 		--bytes $(BENCH_BYTES) --latency-duration $(BENCH_SECS) > $(BENCH_OUT)/30-cluster.json \
