@@ -46,7 +46,7 @@ func (c *Controller) configDefault(t ConfigResourceType, key string) (string, bo
 }
 
 // validateConfigs runs the ConfigValidator: its error is INVALID_CONFIG
-// for a topic, INVALID_REQUEST for a broker (ConfigAdminManager's
+// for a topic or a group, INVALID_REQUEST for a broker (ConfigAdminManager's
 // validateBrokerConfigChange, KAFKA-13609), or the kerr code it wraps.
 func (c *Controller) validateConfigs(res ConfigResource, configs map[string]*string) *apiError {
 	if res.Type == ConfigResourceMirror {
@@ -75,7 +75,8 @@ func (c *Controller) validateConfigs(res ConfigResource, configs map[string]*str
 // exists (ConfigAdminManager.preprocess, ControllerConfigurationValidator
 // and ConfigurationControlManager's existence check): a topic must exist;
 // a broker resource is the cluster default "" or the id of the node the
-// request came from (origin).
+// request came from (origin); a group resource names a group, which need
+// not exist.
 func (c *Controller) checkConfigResource(img *Image, res ConfigResource, origin int32) *apiError {
 	switch res.Type {
 	case ConfigResourceTopic:
@@ -101,6 +102,12 @@ func (c *Controller) checkConfigResource(img *Image, res ConfigResource, origin 
 		}
 	case ConfigResourceMirror:
 		return knownMirror(img, res.Name)
+	case ConfigResourceGroup:
+		// ControllerConfigurationValidator.validateGroupName; the group
+		// need not exist (there is no existence check for groups).
+		if res.Name == "" {
+			return errorf(kerr.InvalidRequest, "Default group resources are not allowed.")
+		}
 	default:
 		return errorf(kerr.InvalidRequest, "Unknown resource type %d", res.Type)
 	}
@@ -174,8 +181,8 @@ func afterChange(img *Image, res ConfigResource, changes map[string]*string) map
 // of dynamic configs (ConfigurationControlManager.legacyAlterConfigs).
 //
 // Behavior:
-//   - TOPIC, BROKER and MIRROR resources (as IncrementalAlterConfigs);
-//     another type is INVALID_REQUEST.
+//   - TOPIC, BROKER, GROUP and MIRROR resources (as
+//     IncrementalAlterConfigs); another type is INVALID_REQUEST.
 //   - A resource named twice fails both times, a key given twice or a null
 //     value is INVALID_REQUEST.
 //   - A missing topic is UNKNOWN_TOPIC_OR_PARTITION; a broker resource must
@@ -276,6 +283,11 @@ func (c *Controller) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsReq
 //     mirror (UNKNOWN_CLUSTER_MIRROR), its LIST keys (mirror.*.include,
 //     mirror.*.exclude, ...) take APPEND and SUBTRACT, and the result
 //     must pass ValidateMirrorConfigs (INVALID_CONFIG).
+//   - GROUP resources (Kafka's ConfigResource.Type.GROUP, KIP-848 and
+//     KIP-932) name any group id but "" (INVALID_REQUEST); the group need
+//     not exist. Their keys are not LIST-typed, so APPEND and SUBTRACT are
+//     INVALID_CONFIG; the ConfigValidator checks keys and values against
+//     the broker's group.* bounds (INVALID_CONFIG).
 //   - A resource named twice fails both times; a key given twice, a null
 //     value for SET/APPEND/SUBTRACT or an unknown op is INVALID_REQUEST.
 //   - SET, DELETE, and for LIST keys APPEND (values not yet present) and

@@ -239,6 +239,8 @@ func formatResource(r ConfigResource) string {
 		return "broker/" + r.Name
 	case ConfigResourceMirror:
 		return "mirror/" + r.Name
+	case ConfigResourceGroup:
+		return "group/" + r.Name
 	}
 	return fmt.Sprintf("%d/%s", r.Type, r.Name)
 }

@@ -111,12 +111,18 @@ type Partition struct {
 }
 
 // ConfigResourceType mirrors Kafka's ConfigResource.Type codes as the
-// protocol uses them (2 topic, 4 broker, 64 the KIP-1279 mirror).
+// protocol uses them (2 topic, 4 broker, 32 group, 64 the KIP-1279
+// mirror).
 type ConfigResourceType int8
 
 const (
 	ConfigResourceTopic  ConfigResourceType = 2
 	ConfigResourceBroker ConfigResourceType = 4
+	// ConfigResourceGroup holds a consumer, share or streams group's own
+	// configs (Kafka's ConfigResource.Type.GROUP, KIP-848 and KIP-932),
+	// named after the group. The group need not exist: Kafka stores them
+	// for any group id, before its first member joins.
+	ConfigResourceGroup ConfigResourceType = 32
 	// ConfigResourceMirror holds a cluster mirror's configs, named after
 	// the mirror. 64 is the prototypes' ConfigResource.Type MIRROR
 	// (aiven/kafka@cec72d23) / CLUSTER_MIRROR (showuon/kafka), the next
@@ -228,4 +234,9 @@ func (img *Image) BrokerActive(id int32) bool {
 // TopicConfig returns a topic's dynamic configs (nil if none).
 func (img *Image) TopicConfig(topic string) map[string]string {
 	return img.Configs[ConfigResource{Type: ConfigResourceTopic, Name: topic}]
+}
+
+// GroupConfig returns a group's dynamic configs (nil if none).
+func (img *Image) GroupConfig(group string) map[string]string {
+	return img.Configs[ConfigResource{Type: ConfigResourceGroup, Name: group}]
 }
