@@ -157,8 +157,9 @@ func sortedCopy(defs []Def) []Def {
 	return out
 }
 
-// Lookup returns the definition of a topic (kmsg.ConfigResourceTypeTopic)
-// or broker (kmsg.ConfigResourceTypeBroker) key. The returned Def is a copy;
+// Lookup returns the definition of a topic (kmsg.ConfigResourceTypeTopic),
+// broker (kmsg.ConfigResourceTypeBroker) or group
+// (kmsg.ConfigResourceTypeGroupConfig) key. The returned Def is a copy;
 // its BrokerSynonyms slice is shared and must not be modified.
 func Lookup(rt kmsg.ConfigResourceType, name string) (Def, bool) {
 	var d *Def
@@ -167,6 +168,8 @@ func Lookup(rt kmsg.ConfigResourceType, name string) (Def, bool) {
 		d = topicByName[name]
 	case kmsg.ConfigResourceTypeBroker:
 		d = brokerByName[name]
+	case kmsg.ConfigResourceTypeGroupConfig:
+		d = groupByName[name]
 	}
 	if d == nil {
 		return Def{}, false

@@ -31,24 +31,9 @@ func ValidateTopicConfigs(configs map[string]*string) error {
 // validates against KafkaConfig.extractLogConfigMap. A nil brokerDefaults
 // means Kafka's defaults.
 func ValidateTopicConfigsWith(brokerDefaults map[string]string, configs map[string]*string) error {
-	keys := make([]string, 0, len(configs))
-	var nulls []string
-	for k, v := range configs {
-		keys = append(keys, k)
-		if v == nil {
-			nulls = append(nulls, k)
-		}
-	}
-	sort.Strings(keys)
-	if len(nulls) > 0 {
-		sort.Strings(nulls)
-		return &Error{Code: kerr.InvalidConfig, Key: nulls[0],
-			Msg: "Null value not supported for topic configs: " + strings.Join(nulls, ",")}
-	}
-	for _, k := range keys {
-		if _, ok := topicByName[k]; !ok {
-			return &Error{Code: kerr.InvalidConfig, Key: k, Msg: "Unknown topic config name: " + k}
-		}
+	keys, err := knownKeys(configs, "topic", topicByName)
+	if err != nil {
+		return err
 	}
 	values := make(map[string]string, len(topicDefs))
 	for i := range topicDefs {
@@ -67,6 +52,32 @@ func ValidateTopicConfigsWith(brokerDefaults map[string]string, configs map[stri
 		values[k] = canon
 	}
 	return validateTopicValues(values)
+}
+
+// knownKeys returns the keys of a resource's configs, sorted, or Kafka's
+// ControllerConfigurationValidator error for a null value or the first
+// key that is not one of defs (what is "topic" or "group").
+func knownKeys(configs map[string]*string, what string, defs map[string]*Def) ([]string, error) {
+	keys := make([]string, 0, len(configs))
+	var nulls []string
+	for k, v := range configs {
+		keys = append(keys, k)
+		if v == nil {
+			nulls = append(nulls, k)
+		}
+	}
+	sort.Strings(keys)
+	if len(nulls) > 0 {
+		sort.Strings(nulls)
+		return nil, &Error{Code: kerr.InvalidConfig, Key: nulls[0],
+			Msg: "Null value not supported for " + what + " configs: " + strings.Join(nulls, ",")}
+	}
+	for _, k := range keys {
+		if _, ok := defs[k]; !ok {
+			return nil, &Error{Code: kerr.InvalidConfig, Key: k, Msg: "Unknown " + what + " config name: " + k}
+		}
+	}
+	return keys, nil
 }
 
 // validateTopicValues holds the checks that involve several keys

@@ -96,6 +96,24 @@ func parseAutoOffsetReset(v string) (resetStrategy, error) {
 	return resetStrategy{}, fmt.Errorf("share.auto.offset.reset %q: want latest, earliest or by_duration:<ISO-8601 duration>", v)
 }
 
+// ValidateAutoOffsetReset checks a share.auto.offset.reset value as
+// Kafka's ShareGroupAutoOffsetResetStrategy.Validator does, for the GROUP
+// config's validation: exactly "latest", "earliest", or "by_duration:"
+// and a non-negative ISO-8601 duration; unlike parseAutoOffsetReset, which
+// reads what is stored, the words are case-sensitive.
+func ValidateAutoOffsetReset(v string) error {
+	switch {
+	case v == "latest" || v == "earliest":
+		return nil
+	case strings.HasPrefix(v, "by_duration:"):
+		if _, err := parseISODuration(strings.ToLower(strings.TrimPrefix(v, "by_duration:"))); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("Invalid value `%s` for configuration share.auto.offset.reset. "+
+		"The value must be either 'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'.", v)
+}
+
 // parseISODuration parses Java's Duration.parse format, PnDTnHnMn.nS
 // (lower case), without a sign; negative durations are invalid there.
 func parseISODuration(s string) (time.Duration, error) {
