@@ -9,7 +9,8 @@ import (
 // DescribeConfigs: v1-4
 //
 // Behavior:
-// * Topic and broker resources, with sources, synonyms (v1+) and documentation (v3+).
+// * Topic, broker and group resources, with sources, synonyms (v1+) and
+//   documentation (v3+).
 //
 // Version notes:
 // * v1: IncludeSynonyms, ConfigSource

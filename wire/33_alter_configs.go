@@ -9,7 +9,8 @@ import (
 // AlterConfigs: v0-2
 //
 // Behavior:
-// * Replaces the dynamic configs of a resource; topic configs take effect on the logs.
+// * Replaces the dynamic configs of a topic, broker, group or mirror
+//   resource; topic configs take effect on the logs.
 //
 // Version notes:
 // * v1: same as v0

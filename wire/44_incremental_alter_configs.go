@@ -9,7 +9,8 @@ import (
 // IncrementalAlterConfigs: v0-1
 //
 // Behavior:
-// * SET, DELETE, APPEND and SUBTRACT (KIP-339).
+// * SET, DELETE, APPEND and SUBTRACT (KIP-339) on topic, broker, group
+//   (KIP-848, KIP-932) and mirror resources, decided by the controller.
 //
 // Version notes:
 // * v1: flexible versions
