@@ -71,6 +71,9 @@ type Config struct {
 	// AllocateProducerIDs hands out a block of producer ids through the
 	// controller (AllocateProducerIds), when ProducerIDs is nil.
 	AllocateProducerIDs producerid.AllocateFunc
+	// GroupConfigs looks up a group's dynamic configs (group_configs.go);
+	// nil: no group has any.
+	GroupConfigs func(groupID string) DynamicGroupConfig
 
 	// NumPartitions is offsets.topic.num.partitions (50).
 	NumPartitions int32

@@ -266,7 +266,7 @@ func (s *shard) consumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, 
 	resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
 	resp.MemberID = kmsg.StringPtr(next.id)
 	resp.MemberEpoch = next.memberEpoch
-	resp.HeartbeatIntervalMillis = int32(s.c.cfg.ConsumerHeartbeatInterval.Milliseconds())
+	resp.HeartbeatIntervalMillis = int32(s.c.consumerHeartbeatInterval(g.id).Milliseconds())
 	full := req.RebalanceTimeoutMillis != -1 && (req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil
 	if joining || full || !equalAssignments(member.assigned, next.assigned) {
 		resp.Assignment = responseAssignment(next.assigned)

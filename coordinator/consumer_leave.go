@@ -103,10 +103,10 @@ func (s *shard) cancelConsumerTimers(group, member string) {
 }
 
 // scheduleConsumerSession (re)starts a member's session timeout: a member
-// that does not heartbeat within group.consumer.session.timeout.ms is
-// fenced.
+// that does not heartbeat within its group's consumer.session.timeout.ms
+// (else group.consumer.session.timeout.ms) is fenced.
 func (s *shard) scheduleConsumerSession(group, member string) {
-	s.scheduleConsumerSessionAfter(group, member, s.c.cfg.ConsumerSessionTimeout)
+	s.scheduleConsumerSessionAfter(group, member, s.c.consumerSessionTimeout(group))
 }
 
 func (s *shard) scheduleConsumerSessionAfter(group, member string, d time.Duration) {
