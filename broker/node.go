@@ -427,6 +427,7 @@ func (n *Node) startGroups() {
 		EnsureOffsetsTopic:            n.ensureOffsetsTopic,
 		ProducerIDs:                   n.producerIDs,
 		VerifyTransaction:             n.txnOffsetVerifier(),
+		GroupConfigs:                  n.groupConfigs().coordinatorConfig,
 		NumPartitions:                 numPartitions,
 		MinSessionTimeout:             time.Duration(g.MinSessionTimeoutMs) * time.Millisecond,
 		MaxSessionTimeout:             time.Duration(g.MaxSessionTimeoutMs) * time.Millisecond,

@@ -194,6 +194,11 @@ func (n *Node) validateConfigs(res raftmeta.ConfigResource, configs map[string]*
 		return configdef.ValidateTopicConfigsWith(n.sources(n.quorum.Image()).TopicDefaults(), configs)
 	case raftmeta.ConfigResourceBroker:
 		return configdef.ValidateBrokerConfigs(configs)
+	case raftmeta.ConfigResourceGroup:
+		// Against this (the active controller's) group.* bounds, as
+		// Kafka's ControllerConfigurationValidator checks GROUP configs
+		// with the controller's GroupCoordinatorConfig.
+		return configdef.ValidateGroupConfigs(n.sources(n.quorum.Image()), configs)
 	}
 	return fmt.Errorf("config resource type %d is not supported", res.Type)
 }
@@ -268,9 +273,10 @@ func (a admin) ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersRequest) 
 	return a.n.forward(ctx, req).(*kmsg.ElectLeadersResponse)
 }
 
-// DescribeConfigs answers topic and broker resources from the image's
-// dynamic configs, the static configuration and the definitions' defaults
-// (Kafka's ConfigHelper).
+// DescribeConfigs answers topic, broker and group resources from the
+// image's dynamic configs, the static configuration and the definitions'
+// defaults (Kafka's ConfigHelper). Any group id but "" may be described,
+// whether or not the group exists or has configs.
 func (a admin) DescribeConfigs(_ context.Context, req *kmsg.DescribeConfigsRequest) *kmsg.DescribeConfigsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	img := a.n.quorum.Image()
@@ -294,6 +300,13 @@ func (a admin) DescribeConfigs(_ context.Context, req *kmsg.DescribeConfigsReque
 				break
 			}
 			rr.Configs = configs
+		case kmsg.ConfigResourceTypeGroupConfig:
+			if r.ResourceName == "" {
+				rr.ErrorCode = kerr.InvalidRequest.Code
+				rr.ErrorMessage = kmsg.StringPtr("Group name must not be empty")
+				break
+			}
+			rr.Configs = configdef.DescribeGroup(img.GroupConfig(r.ResourceName), src, opts)
 		default:
 			rr.ErrorCode = kerr.InvalidRequest.Code
 			rr.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("resource type %d is not supported", r.ResourceType))
