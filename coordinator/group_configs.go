@@ -43,10 +43,21 @@ func (c *GroupCoordinator) consumerHeartbeatInterval(group string) time.Duration
 	return groupOrBroker(c.groupConfig(group).ConsumerHeartbeatInterval, c.cfg.ConsumerHeartbeatInterval)
 }
 
+// shareSessionTimeout is GroupMetadataManager.shareGroupSessionTimeoutMs:
+// the group's share.session.timeout.ms, else the broker's.
+func (c *GroupCoordinator) shareSessionTimeout(group string) time.Duration {
+	return groupOrBroker(c.groupConfig(group).ShareSessionTimeout, c.cfg.Share.SessionTimeout)
+}
+
+// shareHeartbeatInterval is
+// GroupMetadataManager.shareGroupHeartbeatIntervalMs: the group's
+// share.heartbeat.interval.ms, else the broker's.
+func (c *GroupCoordinator) shareHeartbeatInterval(group string) time.Duration {
+	return groupOrBroker(c.groupConfig(group).ShareHeartbeatInterval, c.cfg.Share.HeartbeatInterval)
+}
+
 // groupOrBroker is a group's own setting, or the broker's when the group
-// has none. Share groups take theirs the same way:
-// groupOrBroker(c.groupConfig(id).ShareSessionTimeout, <the broker's
-// group.share.session.timeout.ms>).
+// has none.
 func groupOrBroker(group, broker time.Duration) time.Duration {
 	if group > 0 {
 		return group

@@ -46,3 +46,38 @@ func TestConsumerGroupDynamicConfig(t *testing.T) {
 		t.Fatalf("slow group: %d members after its new session timeout", n)
 	}
 }
+
+// TestShareGroupDynamicConfig: a share group's own share.session.timeout.ms
+// and share.heartbeat.interval.ms win over the broker's, as its members
+// see them and as the coordinator fences them.
+func TestShareGroupDynamicConfig(t *testing.T) {
+	configs := map[string]DynamicGroupConfig{
+		"fast": {ShareSessionTimeout: 3 * time.Second, ShareHeartbeatInterval: time.Second},
+	}
+	h, _ := newShareHarness(t, func(cfg *Config) {
+		cfg.GroupConfigs = func(group string) DynamicGroupConfig { return configs[group] }
+	})
+	members := func(group string) int {
+		n := -1
+		h.withShareGroup(group, func(g *shareGroup) {
+			if g != nil {
+				n = len(g.members)
+			}
+		})
+		return n
+	}
+	if got := h.joinShare("fast", "a", "foo").HeartbeatIntervalMillis; got != 1000 {
+		t.Fatalf("fast share group's heartbeat interval %d, want its own 1000", got)
+	}
+	if got := h.joinShare("slow", "b", "foo").HeartbeatIntervalMillis; got != 5000 {
+		t.Fatalf("slow share group's heartbeat interval %d, want the broker's 5000", got)
+	}
+	h.advance(3*time.Second + time.Millisecond)
+	h.drainWrites()
+	if n := members("fast"); n != 0 {
+		t.Fatalf("fast share group: %d members after its session timeout", n)
+	}
+	if n := members("slow"); n != 1 {
+		t.Fatalf("slow share group: %d members 3s in", n)
+	}
+}

@@ -185,7 +185,7 @@ func (s *shard) shareGroupHeartbeat(req *kmsg.ShareGroupHeartbeatRequest, client
 	resp := kmsg.NewPtrShareGroupHeartbeatResponse()
 	resp.MemberID = kmsg.StringPtr(next.id)
 	resp.MemberEpoch = next.memberEpoch
-	resp.HeartbeatIntervalMillis = int32(s.c.cfg.Share.HeartbeatInterval.Milliseconds())
+	resp.HeartbeatIntervalMillis = int32(s.c.shareHeartbeatInterval(g.id).Milliseconds())
 	// The assignment goes out on a join, a full request (one with the
 	// subscription) or a change (Kafka's isFullRequest).
 	if joining || req.SubscribedTopicNames != nil || !equalAssignments(member.assigned, next.assigned) {
@@ -281,10 +281,11 @@ func shareSessionKey(group, member string) timerKey {
 }
 
 // scheduleShareSession (re)starts a member's session timeout: a member
-// that does not heartbeat within group.share.session.timeout.ms is fenced
+// that does not heartbeat within its group's share.session.timeout.ms
+// (else group.share.session.timeout.ms) is fenced
 // (scheduleShareGroupSessionTimeout).
 func (s *shard) scheduleShareSession(group, member string) {
-	s.timer.Schedule(shareSessionKey(group, member), s.c.cfg.Share.SessionTimeout, func() {
+	s.timer.Schedule(shareSessionKey(group, member), s.c.shareSessionTimeout(group), func() {
 		g := s.shareGroups[group]
 		if g == nil || g.members[member] == nil {
 			return
