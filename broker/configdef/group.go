@@ -86,20 +86,12 @@ var groupByName = index(groupDefs)
 func GroupDefs() []Def { return sortedCopy(groupDefs) }
 
 // groupBrokerKeyDefaults are Kafka's defaults of the broker keys that feed
-// or bound group configs and that are not (yet) broker configs of Strait's
-// own: the group.share.* and group.streams.* settings of
-// GroupCoordinatorConfig and ShareGroupConfig. A broker key Strait defines
-// takes its value from Sources, defaults included.
+// or bound group configs and that are not broker configs of Strait's own:
+// the group.streams.* settings of GroupCoordinatorConfig (Strait serves no
+// streams groups, so nothing sets them). The group.consumer.* and
+// group.share.* keys are Strait's, and come from Sources, defaults
+// included.
 var groupBrokerKeyDefaults = map[string]string{
-	"group.share.session.timeout.ms":           "45000",
-	"group.share.min.session.timeout.ms":       "45000",
-	"group.share.max.session.timeout.ms":       "60000",
-	"group.share.heartbeat.interval.ms":        "5000",
-	"group.share.min.heartbeat.interval.ms":    "5000",
-	"group.share.max.heartbeat.interval.ms":    "15000",
-	"group.share.record.lock.duration.ms":      "30000",
-	"group.share.min.record.lock.duration.ms":  "15000",
-	"group.share.max.record.lock.duration.ms":  "60000",
 	"group.streams.session.timeout.ms":         "45000",
 	"group.streams.min.session.timeout.ms":     "45000",
 	"group.streams.max.session.timeout.ms":     "60000",
