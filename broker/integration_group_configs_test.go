@@ -300,3 +300,51 @@ func TestConsumerGroupFollowsGroupConfig(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestShareGroupAutoOffsetResetEarliest: the reason share groups need group
+// configs (franz-go's kgo.ShareGroup says so): with share.auto.offset.reset
+// set to earliest, a franz-go share consumer that starts after the records
+// were produced gets them all; without it, a share group only gets the
+// records produced after it starts. And a share group's members are told
+// its share.heartbeat.interval.ms.
+func TestShareGroupAutoOffsetResetEarliest(t *testing.T) {
+	ctx := testCtx(t, 60*time.Second)
+	b := brokertest.Start(t)
+	adm := b.Admin(t)
+	const topic, group, partitions, perPartition = "backlog", "from-the-start", 3, 20
+	createTopic(t, adm, topic, partitions)
+	var backlog []*kgo.Record
+	for i := range partitions * perPartition {
+		backlog = append(backlog, &kgo.Record{Topic: topic, Partition: int32(i % partitions), Value: fmt.Appendf(nil, "%d", i)})
+	}
+	produceSync(t, b.Client(t, kgo.RecordPartitioner(kgo.ManualPartitioner())), backlog...)
+	if err, msg := alterGroupConfigs(t, b.Client(t), group,
+		groupOp{kmsg.IncrementalAlterConfigOpSet, "share.auto.offset.reset", "earliest"}); err != nil {
+		t.Fatal(err, msg)
+	}
+
+	ledger := newShareLedger()
+	stop := acceptAll(ctx, []*kgo.Client{shareConsumer(t, []string{b.Addr()}, group, topic)},
+		func(who string, r *kgo.Record) { ledger.saw(who, r, true) })
+	total := partitions * perPartition
+	for ledger.acceptedCount() < total && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	if got := ledger.acceptedCount(); got != total {
+		t.Fatalf("the share consumer accepted %d of the %d records produced before it started", got, total)
+	}
+
+	// A share group's members are told its share.heartbeat.interval.ms.
+	const probe = "share-heartbeat-probe"
+	if err, msg := alterGroupConfigs(t, b.Client(t), probe,
+		groupOp{kmsg.IncrementalAlterConfigOpSet, "share.heartbeat.interval.ms", "7000"}); err != nil {
+		t.Fatal(err, msg)
+	}
+	req := kmsg.NewPtrShareGroupHeartbeatRequest()
+	req.GroupID, req.MemberID, req.MemberEpoch, req.SubscribedTopicNames = probe, "probe-member-aaaaaaaaaa", 0, []string{topic}
+	resp, err := req.RequestWith(ctx, b.Client(t))
+	if err != nil || resp.ErrorCode != 0 || resp.HeartbeatIntervalMillis != 7000 {
+		t.Fatalf("ShareGroupHeartbeat: %v %+v, want the group's 7000 ms heartbeat interval", err, resp)
+	}
+}

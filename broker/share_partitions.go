@@ -14,7 +14,10 @@ import (
 //
 // The group.share.* broker configs set the record locks, the delivery
 // count limit and the in-flight records per share partition;
-// fetch.max.bytes caps a ShareFetch as it caps a Fetch.
+// fetch.max.bytes caps a ShareFetch as it caps a Fetch. A group's own
+// share.auto.offset.reset, share.isolation.level and
+// share.record.lock.duration.ms come from its GROUP configs
+// (group_configs.go).
 func (n *Node) startSharePartitions() {
 	if n.opts.SharePersister == nil {
 		return
@@ -28,7 +31,7 @@ func (n *Node) startSharePartitions() {
 		PersisterTimeout:   time.Duration(n.cfg.Share.WriteTimeoutMs) * time.Millisecond,
 	}
 	n.sharePartitions = replshare.NewManager(cfg,
-		shareLogs{rm: n.replicas, image: n.quorum.Image}, n.opts.SharePersister, nil,
+		shareLogs{rm: n.replicas, image: n.quorum.Image}, n.opts.SharePersister, n.groupConfigs(),
 		n.clock, n.logger.With("component", "share-partitions"))
 	// A share partition whose leadership moved or whose leader epoch
 	// changed is dropped (Kafka's SharePartitionListener); the call only
