@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"math"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -27,10 +26,7 @@ func (c *GroupCoordinator) ConsumerGroupDescribe(ctx context.Context, req *kmsg.
 	img := c.image()
 	for _, id := range req.Groups {
 		d := c.describeConsumerGroup(id, img)
-		d.AuthorizedOperations = math.MinInt32
-		if req.IncludeAuthorizedOperations && d.ErrorCode == 0 {
-			d.AuthorizedOperations = groupAuthorizedOperations
-		}
+		d.AuthorizedOperations = authorizedOperations(req.IncludeAuthorizedOperations, d.ErrorCode)
 		resp.Groups = append(resp.Groups, d)
 	}
 	return resp
@@ -39,21 +35,12 @@ func (c *GroupCoordinator) ConsumerGroupDescribe(ctx context.Context, req *kmsg.
 func (c *GroupCoordinator) describeConsumerGroup(id string, img *raftmeta.Image) kmsg.ConsumerGroupDescribeResponseGroup {
 	d := kmsg.NewConsumerGroupDescribeResponseGroup()
 	d.Group = id
-	if id == "" {
-		d.ErrorCode = invalidGroupID
-		return d
-	}
-	s, code := c.lockShard(id)
+	s, g, code, msg := lockedGroup(c, id, (*shard).consumerGroup)
 	if code != 0 {
-		d.ErrorCode = code
+		d.ErrorCode, d.ErrorMessage = code, msg
 		return d
 	}
 	defer s.mu.Unlock()
-	g, e := s.consumerGroup(id)
-	if e != nil {
-		d.ErrorCode, d.ErrorMessage = e.code, kmsg.StringPtr(e.msg)
-		return d
-	}
 	d.State = g.state().String()
 	d.Epoch = g.groupEpoch
 	d.AssignmentEpoch = g.assignmentEpoch

@@ -32,13 +32,40 @@ func (c *GroupCoordinator) DescribeGroups(ctx context.Context, req *kmsg.Describ
 	resp.Version = req.Version
 	for _, id := range req.Groups {
 		d := c.describeGroup(id)
-		d.AuthorizedOperations = math.MinInt32
-		if req.Version >= 3 && req.IncludeAuthorizedOperations && d.ErrorCode == 0 {
-			d.AuthorizedOperations = groupAuthorizedOperations
-		}
+		d.AuthorizedOperations = authorizedOperations(req.Version >= 3 && req.IncludeAuthorizedOperations, d.ErrorCode)
 		resp.Groups = append(resp.Groups, d)
 	}
 	return resp
+}
+
+// authorizedOperations is a described group's AuthorizedOperations:
+// groupAuthorizedOperations when asked for and the group was described,
+// else Integer.MIN_VALUE, as Kafka answers.
+func authorizedOperations(asked bool, code int16) int32 {
+	if asked && code == 0 {
+		return groupAuthorizedOperations
+	}
+	return math.MinInt32
+}
+
+// lockedGroup looks id up with lookup in its shard, which it returns
+// locked; or the error code and message to answer (the shard unlocked):
+// INVALID_GROUP_ID for an empty id, the shard's error, lookup's.
+func lockedGroup[G any](c *GroupCoordinator, id string, lookup func(*shard, string) (G, *cgError)) (*shard, G, int16, *string) {
+	var zero G
+	if id == "" {
+		return nil, zero, invalidGroupID, nil
+	}
+	s, code := c.lockShard(id)
+	if code != 0 {
+		return nil, zero, code, nil
+	}
+	g, e := lookup(s, id)
+	if e != nil {
+		s.mu.Unlock()
+		return nil, zero, e.code, kmsg.StringPtr(e.msg)
+	}
+	return s, g, 0, nil
 }
 
 func (c *GroupCoordinator) describeGroup(id string) kmsg.DescribeGroupsResponseGroup {

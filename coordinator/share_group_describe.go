@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"math"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -22,10 +21,7 @@ func (c *GroupCoordinator) ShareGroupDescribe(ctx context.Context, req *kmsg.Sha
 	img := c.image()
 	for _, id := range req.GroupIDs {
 		d := c.describeShareGroup(id, img)
-		d.AuthorizedOperations = math.MinInt32
-		if req.IncludeAuthorizedOperations && d.ErrorCode == 0 {
-			d.AuthorizedOperations = groupAuthorizedOperations
-		}
+		d.AuthorizedOperations = authorizedOperations(req.IncludeAuthorizedOperations, d.ErrorCode)
 		resp.Groups = append(resp.Groups, d)
 	}
 	return resp
@@ -34,21 +30,12 @@ func (c *GroupCoordinator) ShareGroupDescribe(ctx context.Context, req *kmsg.Sha
 func (c *GroupCoordinator) describeShareGroup(id string, img *raftmeta.Image) kmsg.ShareGroupDescribeResponseGroup {
 	d := kmsg.NewShareGroupDescribeResponseGroup()
 	d.GroupID = id
-	if id == "" {
-		d.ErrorCode = invalidGroupID
-		return d
-	}
-	s, code := c.lockShard(id)
+	s, g, code, msg := lockedGroup(c, id, (*shard).shareGroup)
 	if code != 0 {
-		d.ErrorCode = code
+		d.ErrorCode, d.ErrorMessage = code, msg
 		return d
 	}
 	defer s.mu.Unlock()
-	g, e := s.shareGroup(id)
-	if e != nil {
-		d.ErrorCode, d.ErrorMessage = e.code, kmsg.StringPtr(e.msg)
-		return d
-	}
 	d.GroupState = g.state().String()
 	d.GroupEpoch = g.groupEpoch
 	d.AssignmentEpoch = g.assignmentEpoch
