@@ -41,11 +41,8 @@ func TestSyncShareGroupOffsets(t *testing.T) {
 			t.Fatalf("alter share group %s: %v", group, err)
 		}
 	}
-	alter(src, "sg1", map[int32]int64{0: 12, 1: 30})
-	alter(src, "skip-share", map[int32]int64{0: 5, 1: 5})
-	alter(src, "busy", map[int32]int64{0: 3, 1: 3})
-
-	// busy consumes on the destination: a member of the share group there.
+	// busy consumes on the destination first: a member of the share group
+	// there.
 	busy := p.dst.client(t, kgo.ShareGroup("busy"), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(100*time.Millisecond))
 	p.waitFor(20*time.Second, "busy to be active on the destination", func() string {
 		pctx, cancel := context.WithTimeout(p.ctx, 100*time.Millisecond)
@@ -60,6 +57,12 @@ func TestSyncShareGroupOffsets(t *testing.T) {
 		}
 		return ""
 	})
+
+	// Only now that busy is active on the destination does the source
+	// have a busy group: no round could copy it while it was not.
+	alter(src, "sg1", map[int32]int64{0: 12, 1: 30})
+	alter(src, "skip-share", map[int32]int64{0: 5, 1: 5})
+	alter(src, "busy", map[int32]int64{0: 3, 1: 3})
 
 	// A KIP-848 consumer group of the source, committing.
 	cg := p.src.client(t, kgo.ConsumerGroup("cg848"), kgo.ConsumeTopics(topic), kgo.ServerSideBalancer(),
