@@ -231,13 +231,15 @@ func TestShareRedeliveryKgo(t *testing.T) {
 			values = append(values, fmt.Sprint(i))
 		}
 		produce(topic, values...)
+		// Measured from before a's fetch, so before its records were
+		// acquired: their locks cannot run out before start + 1 s.
+		start := time.Now()
 		held := map[int64]bool{}
 		for len(held) == 0 && ctx.Err() == nil {
 			poll(a).EachRecord(func(r *kgo.Record) { held[r.Offset] = true })
 		}
 		// a stops polling and holds what it got; b joins and, once the
 		// locks run out, gets those records again.
-		start := time.Now()
 		bc := shareConsumer(t, []string{b.Addr()}, group, topic)
 		accepted := map[int64]int32{}
 		for len(accepted) < n && ctx.Err() == nil {
