@@ -64,7 +64,7 @@ func (p *peers) client() (*kgo.Client, error) {
 		kgo.MaxVersions(mirrormsg.MaxVersions(nil)),
 		kgo.WithLogger(fetcher.KgoLogger(p.n.logger.With("component", "mirror-peers"))),
 	}
-	if d := p.n.opts.Dialer; d != nil {
+	if d := p.n.interBrokerDialer(); d != nil {
 		opts = append(opts, kgo.Dialer(d))
 	}
 	cl, err := kgo.NewClient(opts...)

@@ -191,7 +191,7 @@ func (m *mirrorSyncers) destClient() (*kgo.Client, error) {
 		kgo.MaxVersions(mirrormsg.MaxVersions(nil)),
 		kgo.WithLogger(fetcher.KgoLogger(m.n.logger.With("component", "mirror-syncer"))),
 	}
-	if d := m.n.opts.Dialer; d != nil {
+	if d := m.n.interBrokerDialer(); d != nil {
 		opts = append(opts, kgo.Dialer(d))
 	}
 	cl, err := kgo.NewClient(opts...)

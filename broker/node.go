@@ -176,8 +176,8 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("log.dirs lists %d directories; Strait serves one log directory per node for now", len(cfg.LogDirs))
 	}
 	for _, l := range cfg.Listeners {
-		if l.SecurityProtocol != config.Plaintext {
-			return fmt.Errorf("listener %s uses %s; only PLAINTEXT listeners are served for now", l.Name, l.SecurityProtocol)
+		if l.SecurityProtocol != config.Plaintext && l.SecurityProtocol != config.SSL {
+			return fmt.Errorf("listener %s uses %s; only PLAINTEXT and SSL listeners are served for now (SASL is not implemented yet)", l.Name, l.SecurityProtocol)
 		}
 	}
 	wantClusterID := cfg.ClusterID
@@ -300,7 +300,8 @@ func (n *Node) startQuorum(ctx context.Context) error {
 		NumPartitions:                cfg.NumPartitions,
 		DefaultReplicationFactor:     int16(cfg.DefaultReplicationFactor),
 		ControllerListenerName:       controllerListenerName(cfg),
-		Dialer:                       n.opts.Dialer,
+		Dialer:                       n.controllerDialer(),
+		WrapListener:                 n.controllerListenerWrapper(),
 		Clock:                        n.clock,
 		BrokerSessionTimeout:         time.Duration(cfg.Cluster.BrokerSessionTimeoutMs) * time.Millisecond,
 		UncleanLeaderElectionEnable:  n.staticBool("unclean.leader.election.enable"),
@@ -357,7 +358,7 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		BrokerEpoch:                       n.brokerEpoch,
 		CatchUpMetadata:                   n.quorum.CatchUp,
 		InterBrokerListener:               cfg.InterBrokerListenerName,
-		Dialer:                            n.opts.Dialer,
+		Dialer:                            n.interBrokerDialer(),
 		ReplicaLagTimeMaxMs:               cfg.Cluster.ReplicaLagTimeMaxMs,
 		ReplicaFetchWaitMaxMs:             cfg.Cluster.ReplicaFetchWaitMaxMs,
 		ReplicaFetchMinBytes:              cfg.Cluster.ReplicaFetchMinBytes,
@@ -469,7 +470,11 @@ func (n *Node) wireConfig(ctx context.Context) (wire.Config, error) {
 		if isControllerListener(cfg, l.Name) {
 			continue
 		}
-		wc.Listeners = append(wc.Listeners, wire.Listener{Name: l.Name, Host: l.Host, Port: l.Port, SecurityProtocol: string(l.SecurityProtocol)})
+		wl := wire.Listener{Name: l.Name, Host: l.Host, Port: l.Port, SecurityProtocol: string(l.SecurityProtocol)}
+		if t := cfg.TLS[l.Name]; t != nil {
+			wl.TLS = t.Server
+		}
+		wc.Listeners = append(wc.Listeners, wl)
 	}
 	var err error
 	wc.Limits, err = n.connectionLimits(ctx)

@@ -56,8 +56,10 @@ const (
 // admission travels with a connection from the acceptor to OnOpen, as
 // the gnet connection's context until OnOpen replaces it.
 type admission struct {
-	ip     netip.Addr  // counted by the quotas under this address
-	opened atomic.Bool // OnOpen ran: the connection is the loop's now
+	ip        netip.Addr  // counted by the quotas under this address
+	host      string      // the client's address when the socket is not the client's (TLS, tls.go)
+	principal string      // the TLS client's principal ("" for plaintext)
+	opened    atomic.Bool // OnOpen ran: the connection is the loop's now
 }
 
 // errNotRegistered: gnet could not add the connection to its loop's poller
@@ -127,6 +129,13 @@ func (l *listener) admit(c net.Conn) error {
 	case err != nil:
 		_ = c.Close()
 		return err
+	}
+	if l.cfg.TLS != nil {
+		// The handshake runs on its own goroutine: a slow or silent
+		// client must not hold up the acceptor (tls.go).
+		l.handshakes.Add(1)
+		go l.serveTLS(c, ip)
+		return nil
 	}
 	adm := &admission{ip: ip}
 	// EnrollContext duplicates the descriptor, registers the duplicate

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/netip"
@@ -28,8 +29,10 @@ const (
 	// connection may have waiting to be written before the server stops
 	// reading its requests.
 	DefaultMaxBufferedResponseBytes = 16 << 20
-	// SecurityProtocolPlaintext is the only listener protocol so far.
+	// SecurityProtocolPlaintext and SecurityProtocolSSL are the listener
+	// protocols served (SASL is not yet).
 	SecurityProtocolPlaintext = "PLAINTEXT"
+	SecurityProtocolSSL       = "SSL"
 )
 
 // Listener is one entry of Kafka's listeners setting, e.g.
@@ -39,7 +42,10 @@ type Listener struct {
 	Name             string // listener name, e.g. PLAINTEXT or INTERNAL
 	Host             string // "" binds every interface
 	Port             int
-	SecurityProtocol string // "" means PLAINTEXT, the only one supported now
+	SecurityProtocol string // "" means PLAINTEXT; PLAINTEXT or SSL
+	// TLS serves an SSL listener (tls.go): certificates, client auth,
+	// versions. Required for SSL, refused otherwise.
+	TLS *tls.Config
 }
 
 // Config is the wire server's part of the broker configuration. Zero
@@ -73,6 +79,10 @@ type Config struct {
 	// on Linux for plaintext listeners). Kafka has no such switch; it is
 	// here for benchmarks and for ruling sendfile out when diagnosing.
 	DisableSendfile bool
+
+	// SSLHandshakeTimeout bounds the TLS handshake of a connection to an
+	// SSL listener (default DefaultSSLHandshakeTimeout).
+	SSLHandshakeTimeout time.Duration
 
 	// Limits are the connection quotas (quotas.go); nil admits every
 	// connection.
@@ -146,6 +156,9 @@ func (cfg Config) withDefaults() Config {
 		cfg.QueuedMaxRequestBytes = DefaultQueuedMaxRequestBytes(avail)
 		cfg.queuedFrom = fmt.Sprintf("%s of %d MiB", src, avail>>20)
 	}
+	if cfg.SSLHandshakeTimeout == 0 {
+		cfg.SSLHandshakeTimeout = DefaultSSLHandshakeTimeout
+	}
 	if cfg.stallTimeout == 0 {
 		cfg.stallTimeout = defaultStallTimeout
 	}
@@ -171,8 +184,12 @@ func (cfg Config) validate() error {
 			return fmt.Errorf("%w: listeners: listener name %s is used twice", ErrInvalidConfig, l.Name)
 		case l.Port < 0 || l.Port > 65535:
 			return fmt.Errorf("%w: listeners: listener %s has port %d", ErrInvalidConfig, l.Name, l.Port)
-		case l.SecurityProtocol != SecurityProtocolPlaintext:
-			return fmt.Errorf("%w: listeners: listener %s uses %s; only PLAINTEXT is supported", ErrInvalidConfig, l.Name, l.SecurityProtocol)
+		case l.SecurityProtocol == SecurityProtocolSSL && l.TLS == nil:
+			return fmt.Errorf("%w: listeners: listener %s: %v", ErrInvalidConfig, l.Name, errTLSConfig)
+		case l.SecurityProtocol == SecurityProtocolPlaintext && l.TLS != nil:
+			return fmt.Errorf("%w: listeners: listener %s is PLAINTEXT but has a TLS configuration", ErrInvalidConfig, l.Name)
+		case l.SecurityProtocol != SecurityProtocolPlaintext && l.SecurityProtocol != SecurityProtocolSSL:
+			return fmt.Errorf("%w: listeners: listener %s uses %s; only PLAINTEXT and SSL are supported", ErrInvalidConfig, l.Name, l.SecurityProtocol)
 		}
 		seen[l.Name] = true
 	}

@@ -50,6 +50,9 @@ type listener struct {
 	rejectLog logEvery // connections refused by the per-address limit
 	blockLog  logEvery // the acceptor waiting for a connection slot
 
+	handshakes   sync.WaitGroup // TLS handshakes under way (tls.go)
+	handshakeLog logEvery       // failed TLS handshakes
+
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
 	watched map[*conn]struct{} // reads paused or closing: woken every tick
@@ -57,16 +60,17 @@ type listener struct {
 
 func newListener(s *Server, cfg Listener) *listener {
 	l := &listener{
-		srv:       s,
-		cfg:       cfg,
-		stopping:  make(chan struct{}),
-		accepted:  make(chan struct{}),
-		done:      make(chan struct{}),
-		acceptLog: logEvery{every: acceptLogEvery},
-		rejectLog: logEvery{every: acceptLogEvery},
-		blockLog:  logEvery{every: blockLogEvery},
-		conns:     make(map[*conn]struct{}),
-		watched:   make(map[*conn]struct{}),
+		srv:          s,
+		cfg:          cfg,
+		stopping:     make(chan struct{}),
+		accepted:     make(chan struct{}),
+		done:         make(chan struct{}),
+		acceptLog:    logEvery{every: acceptLogEvery},
+		rejectLog:    logEvery{every: acceptLogEvery},
+		blockLog:     logEvery{every: blockLogEvery},
+		handshakeLog: logEvery{every: acceptLogEvery},
+		conns:        make(map[*conn]struct{}),
+		watched:      make(map[*conn]struct{}),
 	}
 	if idle := s.cfg.ConnectionsMaxIdle; idle > 0 {
 		l.sweepTicks = int(min(max(idle/4, tickEvery), time.Second) / tickEvery)
@@ -119,6 +123,7 @@ func (l *listener) stop() {
 			// for each to be registered, which a stopped loop would
 			// never do: the loops stop after it.
 			<-l.accepted
+			l.handshakes.Wait() // they enroll connections too
 			if err := l.cli.Stop(); err != nil {
 				l.srv.logger.Warn("stopping event loops", "listener", l.cfg.Name, "err", err)
 			}
@@ -141,6 +146,12 @@ func (l *listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	}
 	cn := newConn(l, gc)
 	cn.ip = adm.ip
+	if adm.host != "" {
+		cn.info.ClientHost = adm.host
+	}
+	if adm.principal != "" {
+		cn.info.Principal = adm.principal
+	}
 	gc.SetContext(cn)
 	l.mu.Lock()
 	l.conns[cn] = struct{}{}

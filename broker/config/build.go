@@ -75,6 +75,9 @@ func (c *Config) build(v values) error {
 	if err := c.buildConnectionLimits(v); err != nil {
 		return err
 	}
+	if err := c.buildTLS(); err != nil {
+		return err
+	}
 
 	c.NumPartitions = v.i32("num.partitions")
 	c.DefaultReplicationFactor = v.i32("default.replication.factor")

@@ -46,8 +46,11 @@ type Config struct {
 	// KRaft default for controller listeners applied.
 	SecurityProtocols       map[string]SecurityProtocol
 	InterBrokerListenerName string
-	BrokerRack              string // "" when unset
-	LogDirs                 []string
+	// TLS is the TLS material of each SSL listener, by listener name
+	// (ssl.go).
+	TLS        map[string]*TLS
+	BrokerRack string // "" when unset
+	LogDirs    []string
 
 	NumPartitions            int32
 	DefaultReplicationFactor int32

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/wire/tlsconf"
 )
 
 // BootstrapServers is a mirror's bootstrap.servers as a list (entries
@@ -157,37 +158,17 @@ func tlsConfig(configs map[string]string) (*tls.Config, error) {
 		}
 	}
 	if suites := configs["ssl.cipher.suites"]; strings.TrimSpace(suites) != "" {
-		byName := map[string]uint16{}
-		for _, cs := range tls.CipherSuites() {
-			byName[cs.Name] = cs.ID
+		ids, err := tlsconf.CipherSuites(suites)
+		if err != nil {
+			return nil, fmt.Errorf("mirror config ssl.cipher.suites: %w", err)
 		}
-		for _, s := range strings.Split(suites, ",") {
-			if s = strings.TrimSpace(s); s == "" {
-				continue
-			}
-			id, ok := byName[s]
-			if !ok {
-				return nil, fmt.Errorf("mirror config ssl.cipher.suites: %q is not a secure cipher suite Go's TLS knows", s)
-			}
-			tc.CipherSuites = append(tc.CipherSuites, id)
-		}
+		tc.CipherSuites = ids
 	}
 	if alg, set := configs["ssl.endpoint.identification.algorithm"]; set && strings.TrimSpace(alg) == "" {
 		// Kafka's clients then check the chain but not the host name; Go
 		// has no such switch, so verify the chain by hand.
-		roots := tc.RootCAs
 		tc.InsecureSkipVerify = true
-		tc.VerifyConnection = func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 {
-				return errors.New("the source broker sent no certificate")
-			}
-			inter := x509.NewCertPool()
-			for _, c := range cs.PeerCertificates[1:] {
-				inter.AddCert(c)
-			}
-			_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
-			return err
-		}
+		tc.VerifyConnection = tlsconf.VerifyChainOnly(tc.RootCAs)
 	}
 	return tc, nil
 }

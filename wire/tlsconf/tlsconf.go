@@ -1,0 +1,56 @@
+// Package tlsconf holds what the broker's SSL listeners and the mirror's
+// source client both need to turn Kafka's ssl.* settings into a Go
+// tls.Config.
+package tlsconf
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// VerifyChainOnly verifies the peer's chain against roots (the system
+// pool when nil) without its host name: Kafka's clients with an empty
+// ssl.endpoint.identification.algorithm. Go verifies the chain only
+// together with the name, so a config using it sets InsecureSkipVerify
+// and this as VerifyConnection.
+func VerifyChainOnly(roots *x509.CertPool) func(tls.ConnectionState) error {
+	return func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return errors.New("the peer sent no certificate")
+		}
+		inter := x509.NewCertPool()
+		for _, c := range cs.PeerCertificates[1:] {
+			inter.AddCert(c)
+		}
+		_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+		return err
+	}
+}
+
+// CipherSuites maps ssl.cipher.suites, a comma-separated list of IANA
+// names (the JDK uses them too), to Go's secure suites. TLS 1.3 suites
+// are accepted by name but left out: Go does not let them be chosen.
+func CipherSuites(list string) ([]uint16, error) {
+	byName := map[string]*tls.CipherSuite{}
+	for _, s := range tls.CipherSuites() {
+		byName[s.Name] = s
+	}
+	var out []uint16
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		s, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("%q is not a secure cipher suite Go's TLS knows", n)
+		}
+		if !slices.Equal(s.SupportedVersions, []uint16{tls.VersionTLS13}) {
+			out = append(out, s.ID)
+		}
+	}
+	return out, nil
+}
