@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +52,8 @@ type options struct {
 	fs       func(nodeID int32) vfs.FS
 	metaFS   func(nodeID int32) pebblevfs.FS
 	shares   share.Persister
+	// clientOpts come first in every client the harness makes.
+	clientOpts []kgo.Opt
 
 	// Set by StartCluster for its members.
 	nodeID      int32
@@ -62,6 +65,13 @@ type options struct {
 	logPrefix   string
 
 	shareGroups coordinator.ShareStatePersister
+}
+
+// WithClientOpts adds opts to every client the harness makes for the
+// broker or cluster (Client, Admin), before the caller's: e.g.
+// kgo.DialTLSConfig when the listener clients use is SSL.
+func WithClientOpts(opts ...kgo.Opt) Option {
+	return func(o *options) { o.clientOpts = append(o.clientOpts, opts...) }
 }
 
 // WithConfig sets broker configs, each "key=value" as `strait serve --set`
@@ -262,7 +272,7 @@ func (b *Broker) Logs() string { return b.logs.String() }
 // test ends. opts come after the harness's, so they win.
 func (b *Broker) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	return newClient(t, []string{b.Addr()}, opts)
+	return newClient(t, []string{b.Addr()}, append(slices.Clone(b.opts.clientOpts), opts...))
 }
 
 // newClient is a kgo client of seeds, closed when the test ends.
@@ -288,7 +298,7 @@ func newClient(t testing.TB, seeds []string, opts []kgo.Opt) *kgo.Client {
 // the changes a test just made.
 func (b *Broker) Admin(t testing.TB, opts ...kgo.Opt) *kadm.Client {
 	t.Helper()
-	return newAdmin(t, []string{b.Addr()}, opts)
+	return newAdmin(t, []string{b.Addr()}, append(slices.Clone(b.opts.clientOpts), opts...))
 }
 
 func newAdmin(t testing.TB, seeds []string, opts []kgo.Opt) *kadm.Client {

@@ -221,13 +221,13 @@ func (c *Cluster) Addrs() []string {
 // test ends; opts come after the harness's.
 func (c *Cluster) Client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	return newClient(t, c.Addrs(), append([]kgo.Opt{kgo.MetadataMinAge(50 * time.Millisecond)}, opts...))
+	return newClient(t, c.Addrs(), append(append([]kgo.Opt{kgo.MetadataMinAge(50 * time.Millisecond)}, c.nodes[0].opts.clientOpts...), opts...))
 }
 
 // Admin returns a kadm client bootstrapped at every node.
 func (c *Cluster) Admin(t testing.TB, opts ...kgo.Opt) *kadm.Client {
 	t.Helper()
-	return newAdmin(t, c.Addrs(), opts)
+	return newAdmin(t, c.Addrs(), append(slices.Clone(c.nodes[0].opts.clientOpts), opts...))
 }
 
 // Kill stops node id the way SIGKILL does (Broker.Crash).

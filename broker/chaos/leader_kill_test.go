@@ -3,6 +3,8 @@ package chaos
 import (
 	"testing"
 	"time"
+
+	"github.com/strait-io/strait/broker/brokertest"
 )
 
 // TestLeaderKill kills the leader of a random partition every 1-2 s
@@ -17,8 +19,9 @@ func TestLeaderKill(t *testing.T) {
 	leaderKill(t, plan{records: 20_000, minFaults: 5, timeout: 100 * time.Second})
 }
 
-func leaderKill(t *testing.T, pl plan) {
-	e := newEnv(t, pl.timeout+2*time.Minute)
+// leaderKill runs the leader-kill chaos on a cluster started with opts.
+func leaderKill(t *testing.T, pl plan, opts ...brokertest.Option) {
+	e := newEnv(t, pl.timeout+2*time.Minute, opts...)
 	e.startProducers(2)
 	kills := e.chaos(pl, func() bool {
 		p := int32(e.rng.IntN(chaosPartitions))
