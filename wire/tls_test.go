@@ -17,10 +17,16 @@ import (
 // issued by ca.
 func newTLSServer(t *testing.T, ca *tlstest.CA, m Metrics) *Server {
 	t.Helper()
+	return newTLSServerLimits(t, ca, m, nil)
+}
+
+func newTLSServerLimits(t *testing.T, ca *tlstest.CA, m Metrics, lim *ConnectionLimits) *Server {
+	t.Helper()
 	srvCfg := tlstest.ServerConfig(ca.Issue(t, "broker"), ca.Pool())
 	return newTestServer(t, Config{
 		Listeners:           []Listener{{Name: "SSL", Host: "127.0.0.1", SecurityProtocol: SecurityProtocolSSL, TLS: srvCfg}},
 		SSLHandshakeTimeout: 500 * time.Millisecond,
+		Limits:              lim,
 	}, m)
 }
 
@@ -142,4 +148,61 @@ func TestTLSListenerConfigRefused(t *testing.T) {
 			t.Errorf("listener %+v: no error", l)
 		}
 	}
+}
+
+// TestTLSListenerConnectionLimits: max.connections.per.ip counts TLS
+// connections as it counts plaintext ones: a second connection from the
+// address is closed before any handshake, and the slot comes back when
+// a handshake fails and when a served connection closes.
+func TestTLSListenerConnectionLimits(t *testing.T) {
+	ca := tlstest.NewCA(t, "ca")
+	m := newListenerCounts()
+	s := newTLSServerLimits(t, ca, m, &ConnectionLimits{MaxConnections: unlimited, MaxConnectionsPerIP: 1})
+	addr := s.Addrs()["SSL"]
+	good := tlstest.ClientConfig(ca, ca.Issue(t, "client"))
+	roundTrip := func(c *rawClient, corr int32) {
+		t.Helper()
+		c.send(corr, apiVersionsReq())
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.Version = 3
+		if got := c.readResp(resp); got != corr || resp.ErrorCode != 0 {
+			t.Fatalf("corr %d error %d", got, resp.ErrorCode)
+		}
+	}
+
+	// A failed handshake gives its slot back.
+	garbage := dialRaw(t, addr)
+	garbage.write([]byte("GET / HTTP/1.1\r\n\r\n"))
+	expectAlertAndClose(t, garbage)
+	var first *rawClient
+	waitFor(t, 5*time.Second, "a TLS connection after the failed handshake", func() bool {
+		c, err := tls.Dial("tcp", addr, good)
+		if err != nil {
+			return false
+		}
+		first = &rawClient{t: t, Conn: c}
+		t.Cleanup(func() { c.Close() })
+		return true
+	})
+	roundTrip(first, 1)
+
+	// The address holds its one connection: the next is closed as it
+	// arrives, before a handshake.
+	second := dialRaw(t, addr)
+	second.expectClosed(5 * time.Second)
+	if n := m.rejections("SSL/" + RejectedPerIP); n != 1 {
+		t.Fatalf("%d per-IP rejections, want 1", n)
+	}
+
+	// Closing the served connection frees the slot.
+	first.Close()
+	waitFor(t, 5*time.Second, "a TLS connection once the first closed", func() bool {
+		c, err := tls.Dial("tcp", addr, good)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		roundTrip(&rawClient{t: t, Conn: c}, 2)
+		return true
+	})
 }
