@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"crypto/tls"
 	"encoding/binary"
 	"net"
 	"sync/atomic"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire/tlstest"
 )
 
 func bigRequest(respSize, padding int) *kmsg.SASLAuthenticateRequest {
@@ -24,6 +27,38 @@ func bigRequest(respSize, padding int) *kmsg.SASLAuthenticateRequest {
 // handles no more of its requests and holds bounded bytes; once the client
 // reads, everything is answered in order.
 func TestBackpressureSlowReader(t *testing.T) {
+	backpressureSlowReader(t, nil, func(s *Server) *rawClient {
+		c := dialRaw(t, s.plaintextAddr())
+		if tc, ok := c.Conn.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(64 << 10) // keep the client's own buffering small
+		}
+		return c
+	})
+}
+
+// TestBackpressureSlowReaderTLS is the same over an SSL listener: the
+// relay between the TLS socket and the event loops (tls.go) must pass
+// the pause on, not buffer without bound.
+func TestBackpressureSlowReaderTLS(t *testing.T) {
+	ca := tlstest.NewCA(t, "ca")
+	l := Listener{Name: "PLAINTEXT", Host: "127.0.0.1", SecurityProtocol: SecurityProtocolSSL,
+		TLS: tlstest.ServerConfig(ca.Issue(t, "broker"), nil)}
+	backpressureSlowReader(t, []Listener{l}, func(s *Server) *rawClient {
+		d := net.Dialer{Timeout: 5 * time.Second}
+		raw, err := d.Dial("tcp", s.plaintextAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = raw.(*net.TCPConn).SetReadBuffer(64 << 10)
+		cfg := tlstest.ClientConfig(ca, nil)
+		cfg.ServerName = "127.0.0.1"
+		c := tls.Client(raw, cfg)
+		t.Cleanup(func() { c.Close() })
+		return &rawClient{t: t, Conn: c}
+	})
+}
+
+func backpressureSlowReader(t *testing.T, listeners []Listener, dial func(*Server) *rawClient) {
 	const (
 		inflight    = 4
 		maxBuffered = 256 << 10
@@ -32,11 +67,8 @@ func TestBackpressureSlowReader(t *testing.T) {
 		n           = 2000 // 32 MiB of requests: more than loopback's socket buffers
 	)
 	p := newProbe()
-	s := newTestServer(t, Config{MaxInflightRequests: inflight, MaxBufferedResponseBytes: maxBuffered}, nil, bigStandIn(p))
-	c := dialRaw(t, s.plaintextAddr())
-	if tc, ok := c.Conn.(*net.TCPConn); ok {
-		_ = tc.SetReadBuffer(64 << 10) // keep the client's own buffering small
-	}
+	s := newTestServer(t, Config{Listeners: listeners, MaxInflightRequests: inflight, MaxBufferedResponseBytes: maxBuffered}, nil, bigStandIn(p))
+	c := dial(s)
 
 	var written atomic.Int64
 	writeDone := make(chan error, 1)
