@@ -114,7 +114,11 @@ func TestSSLClusterAcksAll(t *testing.T) {
 
 	createReplicatedTopic(t, c.Admin(t, tlsOpt), "replicated", 3, 3, "min.insync.replicas", "2")
 	c.WaitForISR(t, "replicated", 3, 30*time.Second)
-	cl := c.Client(t, tlsOpt, kgo.DefaultProduceTopic("replicated"), kgo.RequiredAcks(kgo.AllISRAcks()))
+	// A bounded delivery timeout, which kgo honours only without
+	// idempotence: with followers that cannot fetch, the ISR shrinks
+	// below min.insync.replicas and kgo would retry for ever.
+	cl := c.Client(t, tlsOpt, kgo.DefaultProduceTopic("replicated"), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.DisableIdempotentWrite(), kgo.RecordDeliveryTimeout(20*time.Second))
 	const n = 300
 	var rs []*kgo.Record
 	for i := range n {
