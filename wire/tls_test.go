@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/wire/reqctx"
 	"github.com/strait-io/strait/wire/tlstest"
 )
 
@@ -205,4 +207,29 @@ func TestTLSListenerConnectionLimits(t *testing.T) {
 		roundTrip(&rawClient{t: t, Conn: c}, 2)
 		return true
 	})
+}
+
+// TestTLSListenerPrincipal: a request on an SSL listener carries the
+// client certificate's subject as its principal (Kafka's
+// DefaultKafkaPrincipalBuilder: User:<RFC 2253 DN>) and the client's TCP
+// address, not the relay's socket.
+func TestTLSListenerPrincipal(t *testing.T) {
+	ca := tlstest.NewCA(t, "ca")
+	got := make(chan reqctx.Info, 1)
+	probeAPI := api{key: 12, min: 0, max: 4, handle: func(_ *Server, ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+		got <- reqctx.From(ctx)
+		return kreq.(*kmsg.HeartbeatRequest).ResponseKind(), nil
+	}}
+	srvCfg := tlstest.ServerConfig(ca.Issue(t, "broker"), ca.Pool())
+	s := newTestServer(t, Config{Listeners: []Listener{{Name: "SSL", Host: "127.0.0.1", SecurityProtocol: SecurityProtocolSSL, TLS: srvCfg}}}, nil, probeAPI)
+	c := dialTLS(t, s.Addrs()["SSL"], tlstest.ClientConfig(ca, ca.Issue(t, "alice")))
+	c.send(1, heartbeat("g", "m"))
+	select {
+	case info := <-got:
+		if want := "User:CN=alice,O=Strait tests"; info.Principal != want || info.ClientHost != "127.0.0.1" || info.Listener != "SSL" {
+			t.Fatalf("principal %q client %q listener %q, want %q from 127.0.0.1 on SSL", info.Principal, info.ClientHost, info.Listener, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request never reached the handler")
+	}
 }

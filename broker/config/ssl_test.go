@@ -73,7 +73,15 @@ func TestSSLKeystoreAndTruststore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tc := c.TLS["SSL"]; tc.VerifyHostname || !tc.Client.InsecureSkipVerify || tc.Client.VerifyConnection == nil {
+	// requested: a certificate is optional, but verified when given.
+	if c2, err := New(sslBase(map[string]string{
+		"ssl.keystore.type": "PEM", "ssl.keystore.location": ks,
+		"ssl.truststore.type": "PEM", "ssl.truststore.location": ts,
+		"ssl.client.auth": "requested",
+	})); err != nil || c2.TLS["SSL"].Server.ClientAuth != tls.VerifyClientCertIfGiven {
+		t.Fatalf("ssl.client.auth=requested: %v", err)
+	}
+	if tc := c.TLS["SSL"]; tc.VerifyHostname || !tc.Client.InsecureSkipVerify || tc.Client.VerifyConnection == nil || tc.Server.ClientAuth != tls.NoClientCert {
 		t.Fatalf("empty ssl.endpoint.identification.algorithm: %+v", tc)
 	}
 }
