@@ -33,6 +33,12 @@ import (
 // minFDReserve is the least the derived limit keeps for the broker itself.
 const minFDReserve = 256
 
+// tlsDescriptorsPerConn is what a connection to an SSL listener holds:
+// its TCP socket and both ends of the socketpair that relays it to the
+// event loops (wire/tls.go). A broker with an SSL listener divides the
+// derived budget by it, as any connection may be a TLS one.
+const tlsDescriptorsPerConn = 3
+
 // connectionBudget is the client connections a process whose soft
 // open-file limit is limit and which has open descriptors open may hold
 // while keeping the reserve.
@@ -70,6 +76,9 @@ func (n *Node) connectionLimits(ctx context.Context) (*wire.ConnectionLimits, er
 	if n.opts.OpenFileLimit > 0 {
 		open, known = openDescriptors()
 		budget = connectionBudget(n.opts.OpenFileLimit, open)
+		if len(n.cfg.TLS) > 0 {
+			budget = max(budget/tlsDescriptorsPerConn, 1)
+		}
 	}
 	switch {
 	case cfg.MaxConnections >= 0:

@@ -2,9 +2,13 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"os/exec"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,4 +94,82 @@ func TestSSLBinaryKcatAndFranzGo(t *testing.T) {
 	if total != want {
 		t.Fatalf("end offsets sum to %d, want %d", total, want)
 	}
+}
+
+// TestSSLConnectionStormHeldAtOpenFileLimit: with an SSL listener, the
+// connection limit derived from the open-file limit counts the three
+// descriptors a TLS connection holds (its socket and the relay's
+// socketpair), so a storm of completed TLS handshakes is held back
+// before the process runs out of descriptors, and the broker serves
+// again once the storm is gone.
+func TestSSLConnectionStormHeldAtOpenFileLimit(t *testing.T) {
+	const limit = 512
+	ca := tlstest.NewCA(t, "strait-e2e-ca")
+	dir := t.TempDir()
+	n := newNode(t,
+		"listener.security.protocol.map=PLAINTEXT:SSL,CONTROLLER:PLAINTEXT",
+		"ssl.keystore.type=PEM",
+		"ssl.keystore.location="+tlstest.WriteKeystore(t, dir, "broker.pem", ca.Issue(t, "broker", "localhost", "127.0.0.1")),
+	)
+	n.via = []string{prlimitBin(t), fmt.Sprintf("--nofile=%d:%d", limit, limit), "--"}
+	p := n.start()
+	attrs := logAttrs(firstLine(t, p, "client connections limited by the open-file limit"))
+	maxConns, err := strconv.Atoi(attrs["max.connections"])
+	if err != nil || maxConns <= 0 || 3*maxConns >= limit {
+		t.Fatalf("derived max.connections %q, want 1..%d (three descriptors per TLS connection): %v", attrs["max.connections"], limit/3, err)
+	}
+	clientCfg := tlstest.ClientConfig(ca, nil)
+
+	// The storm: twice the open-file limit in TLS handshakes at once.
+	var mu sync.Mutex
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	var wg sync.WaitGroup
+	for range 2 * limit {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := tls.DialWithDialer(&net.Dialer{Timeout: 3 * time.Second}, "tcp", n.kafkaAddr(), clientCfg)
+			if err == nil {
+				mu.Lock()
+				conns = append(conns, c)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	held := len(conns)
+	mu.Unlock()
+	if held > maxConns {
+		t.Fatalf("%d TLS connections completed their handshake, max.connections %d", held, maxConns)
+	}
+	if fds := openFDs(t, p.cmd.Process.Pid); fds >= limit {
+		t.Fatalf("the broker has %d descriptors open of its %d", fds, limit)
+	}
+	mu.Lock()
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = nil
+	mu.Unlock()
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.kafkaAddr()), kgo.DialTLSConfig(clientCfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.Ping(ctx); err != nil {
+		t.Fatalf("after the storm: %v", err)
+	}
+	if p.exited() {
+		t.Fatalf("the broker exited during the storm:\n%s", tail(p.stderr(), 3000))
+	}
+	t.Logf("open-file limit %d: max.connections derived %d; %d TLS connections held during the storm", limit, maxConns, held)
 }
