@@ -233,3 +233,21 @@ func TestTLSListenerPrincipal(t *testing.T) {
 		t.Fatal("the request never reached the handler")
 	}
 }
+
+// TestTLSListenerIdleClose: connections.max.idle.ms closes an idle TLS
+// connection: the event loop closes its end of the relay and the client
+// sees the TLS connection end.
+func TestTLSListenerIdleClose(t *testing.T) {
+	ca := tlstest.NewCA(t, "ca")
+	srvCfg := tlstest.ServerConfig(ca.Issue(t, "broker"), nil)
+	s := newTestServer(t, Config{
+		Listeners:          []Listener{{Name: "SSL", Host: "127.0.0.1", SecurityProtocol: SecurityProtocolSSL, TLS: srvCfg}},
+		ConnectionsMaxIdle: 200 * time.Millisecond,
+	}, nil)
+	c := dialTLS(t, s.Addrs()["SSL"], tlstest.ClientConfig(ca, nil))
+	c.send(1, apiVersionsReq())
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = 3
+	c.readResp(resp)
+	c.expectClosed(5 * time.Second)
+}
