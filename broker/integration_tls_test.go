@@ -15,18 +15,6 @@ import (
 	"github.com/strait-io/strait/wire/tlstest"
 )
 
-// sslSets are the ssl.* keys of a broker serving leaf with ca as its
-// truststore, files written to dir.
-func sslSets(t *testing.T, dir string, ca *tlstest.CA, leaf *tlstest.Leaf) []string {
-	t.Helper()
-	return []string{
-		"ssl.keystore.type=PEM",
-		"ssl.keystore.location=" + tlstest.WriteKeystore(t, dir, "broker.pem", leaf),
-		"ssl.truststore.type=PEM",
-		"ssl.truststore.location=" + tlstest.WriteFile(t, dir, "ca.pem", ca.PEM),
-	}
-}
-
 // produceOverTLSFails expects a client with cfg to get nothing from addr.
 func produceOverTLSFails(t *testing.T, addr string, cfg *tls.Config) error {
 	t.Helper()
@@ -54,7 +42,7 @@ func produceOverTLSFails(t *testing.T, addr string, cfg *tls.Config) error {
 func TestSSLListenerMutualTLS(t *testing.T) {
 	ca := tlstest.NewCA(t, "strait-test-ca")
 	dir := t.TempDir()
-	sets := append(sslSets(t, dir, ca, ca.Issue(t, "broker")),
+	sets := append(tlstest.BrokerSSLConfig(t, dir, ca, ca.Issue(t, "broker")),
 		"listeners=PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
 		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,CONTROLLER:PLAINTEXT",
 		"listener.name.ssl.ssl.client.auth=required")
@@ -105,7 +93,7 @@ func TestSSLListenerMutualTLS(t *testing.T) {
 func TestSSLClusterAcksAll(t *testing.T) {
 	ca := tlstest.NewCA(t, "strait-test-ca")
 	dir := t.TempDir()
-	sets := append(sslSets(t, dir, ca, ca.Issue(t, "broker", "localhost", "127.0.0.1")),
+	sets := append(tlstest.BrokerSSLConfig(t, dir, ca, ca.Issue(t, "broker", "localhost", "127.0.0.1")),
 		"listener.security.protocol.map=PLAINTEXT:SSL,CONTROLLER:SSL",
 		"ssl.client.auth=required")
 	c := brokertest.StartCluster(t, 3, brokertest.WithConfig(sets...))

@@ -20,14 +20,7 @@ func TestLeaderKillTLS(t *testing.T) {
 	ca := tlstest.NewCA(t, "strait-chaos-ca")
 	dir := t.TempDir()
 	leaderKill(t, plan{records: 5_000, minFaults: 3, timeout: 60 * time.Second},
-		brokertest.WithConfig(
-			"listener.security.protocol.map=PLAINTEXT:SSL,CONTROLLER:SSL",
-			"ssl.keystore.type=PEM",
-			"ssl.keystore.location="+tlstest.WriteKeystore(t, dir, "broker.pem", ca.Issue(t, "broker", "localhost", "127.0.0.1")),
-			"ssl.truststore.type=PEM",
-			"ssl.truststore.location="+tlstest.WriteFile(t, dir, "ca.pem", ca.PEM),
-			"ssl.client.auth=required",
-		),
+		brokertest.WithConfig(tlstest.AllSSLMutualConfig(t, dir, ca)...),
 		brokertest.WithClientOpts(kgo.DialTLSConfig(tlstest.ClientConfig(ca, ca.Issue(t, "chaos-client")))),
 	)
 }

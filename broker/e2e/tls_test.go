@@ -27,14 +27,7 @@ func TestSSLBinaryKcatAndFranzGo(t *testing.T) {
 	ca := tlstest.NewCA(t, "strait-e2e-ca")
 	dir := t.TempDir()
 	client := ca.Issue(t, "kcat-client")
-	n := newNode(t,
-		"listener.security.protocol.map=PLAINTEXT:SSL,CONTROLLER:SSL",
-		"ssl.keystore.type=PEM",
-		"ssl.keystore.location="+tlstest.WriteKeystore(t, dir, "broker.pem", ca.Issue(t, "broker", "localhost", "127.0.0.1")),
-		"ssl.truststore.type=PEM",
-		"ssl.truststore.location="+tlstest.WriteFile(t, dir, "ca.pem", ca.PEM),
-		"ssl.client.auth=required",
-	)
+	n := newNode(t, tlstest.AllSSLMutualConfig(t, dir, ca)...)
 	n.start()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

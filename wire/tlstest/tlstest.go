@@ -152,3 +152,26 @@ func WriteFile(t testing.TB, dir, name string, data []byte) string {
 	}
 	return p
 }
+
+// BrokerSSLConfig is the ssl.* server.properties of a Strait node serving
+// leaf, with ca as its truststore (PEM files written to dir), for tests
+// that put the node's listeners on SSL.
+func BrokerSSLConfig(t testing.TB, dir string, ca *CA, leaf *Leaf) []string {
+	t.Helper()
+	return []string{
+		"ssl.keystore.type=PEM",
+		"ssl.keystore.location=" + WriteKeystore(t, dir, "broker.pem", leaf),
+		"ssl.truststore.type=PEM",
+		"ssl.truststore.location=" + WriteFile(t, dir, "ca.pem", ca.PEM),
+	}
+}
+
+// AllSSLMutualConfig is the configuration of a Strait node whose client
+// and controller listeners are both SSL with client certificates
+// required, serving a certificate for localhost and 127.0.0.1 issued by
+// ca: the setting of the tests that run a whole cluster over mutual TLS.
+func AllSSLMutualConfig(t testing.TB, dir string, ca *CA) []string {
+	t.Helper()
+	return append([]string{"listener.security.protocol.map=PLAINTEXT:SSL,CONTROLLER:SSL", "ssl.client.auth=required"},
+		BrokerSSLConfig(t, dir, ca, ca.Issue(t, "broker", "localhost", "127.0.0.1"))...)
+}
