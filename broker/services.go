@@ -273,7 +273,7 @@ func (a admin) ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersRequest) 
 	return a.n.forward(ctx, req).(*kmsg.ElectLeadersResponse)
 }
 
-// DescribeConfigs answers topic, broker and group resources from the
+// DescribeConfigs answers topic, broker, group and mirror resources from the
 // image's dynamic configs, the static configuration and the definitions'
 // defaults (Kafka's ConfigHelper). Any group id but "" may be described,
 // whether or not the group exists or has configs.
@@ -307,6 +307,8 @@ func (a admin) DescribeConfigs(_ context.Context, req *kmsg.DescribeConfigsReque
 				break
 			}
 			rr.Configs = configdef.DescribeGroup(img.GroupConfig(r.ResourceName), src, opts)
+		case kmsg.ConfigResourceType(raftmeta.ConfigResourceMirror):
+			describeMirrorConfigs(img, &rr, r.ConfigNames)
 		default:
 			rr.ErrorCode = kerr.InvalidRequest.Code
 			rr.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("resource type %d is not supported", r.ResourceType))

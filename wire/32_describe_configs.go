@@ -9,7 +9,7 @@ import (
 // DescribeConfigs: v1-4
 //
 // Behavior:
-// * Topic, broker and group resources, with sources, synonyms (v1+) and
+// * Topic, broker, group and mirror (CLUSTER_MIRROR) resources, with sources, synonyms (v1+) and
 //   documentation (v3+).
 //
 // Version notes:

@@ -27,6 +27,9 @@ type side struct {
 	one  *brokertest.Broker
 	many *brokertest.Cluster
 	fake *kfake.Cluster
+	// clientOpts reach a secured cluster (TLS, SASL): every client the
+	// test makes of this side starts with them.
+	clientOpts []kgo.Opt
 }
 
 // startOne starts a single-node Strait cluster.
@@ -70,11 +73,11 @@ func (s *side) seeds() []string {
 // metadata refreshes quickly, so it follows leader changes at once.
 func (s *side) client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	all := append([]kgo.Opt{
+	all := append(append([]kgo.Opt{
 		kgo.SeedBrokers(s.seeds()...),
 		kgo.MetadataMinAge(50 * time.Millisecond),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
-	}, opts...)
+	}, s.clientOpts...), opts...)
 	cl, err := kgo.NewClient(all...)
 	if err != nil {
 		t.Fatalf("%s: new client: %v", s.name, err)
@@ -159,8 +162,8 @@ func newPair(t *testing.T, timeout time.Duration, src, dst *side) *pair {
 // mirrorClient is the Go admin client of mirrors, bootstrapped at s.
 func mirrorClient(t *testing.T, s *side) *admin.Client {
 	t.Helper()
-	c, err := admin.NewClient(s.seeds(), kgo.MetadataMinAge(50*time.Millisecond),
-		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }))
+	c, err := admin.NewClient(s.seeds(), append([]kgo.Opt{kgo.MetadataMinAge(50 * time.Millisecond),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond })}, s.clientOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
