@@ -103,7 +103,10 @@ func TestRefusedTokensGetTheErrorJSONThenFail(t *testing.T) {
 	good := rs(goodClaims())
 	parts := strings.Split(good, ".")
 	tampered := parts[0] + "." + b64([]byte(`{"sub":"mallory","iss":"https://idp.example","aud":"strait","iat":1,"exp":9999999999}`)) + "." + parts[2]
-	rsaPubDER := rsaA.PublicKey.N.Bytes() // what a confused verifier would use as an HMAC secret
+	goodES := signJWT(t, map[string]any{"alg": "ES256", "kid": "p256"}, goodClaims(), ecP256)
+	esParts := strings.Split(goodES, ".")
+	tamperedES := esParts[0] + "." + strings.Split(tampered, ".")[1] + "." + esParts[2] // another payload under the ES256 signature
+	rsaPubDER := rsaA.PublicKey.N.Bytes()                                               // what a confused verifier would use as an HMAC secret
 
 	for name, token := range map[string]string{
 		"expired":               rs(with("exp", now-31)),
@@ -124,6 +127,8 @@ func TestRefusedTokensGetTheErrorJSONThenFail(t *testing.T) {
 		"unknown kid":           signJWT(t, map[string]any{"alg": "RS256", "kid": "nope"}, goodClaims(), rsaA),
 		"signed by another key": signJWT(t, map[string]any{"alg": "RS256", "kid": "rsa"}, goodClaims(), rsaB),
 		"tampered payload":      tampered,
+		"tampered ES256":        tamperedES,
+		"ES256 of another key":  signJWT(t, map[string]any{"alg": "ES256", "kid": "p256"}, goodClaims(), ecP384),
 		"alg none":              signJWT(t, map[string]any{"alg": "none", "kid": "rsa"}, goodClaims(), nil),
 		"HS256":                 signJWT(t, map[string]any{"alg": "HS256", "kid": "rsa"}, goodClaims(), rsaPubDER),
 		"unknown alg":           strings.Replace(good, parts[0], b64([]byte(`{"alg":"RS1","kid":"rsa"}`)), 1),
