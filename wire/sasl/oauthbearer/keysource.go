@@ -33,6 +33,8 @@ const (
 	// (MISSING_KEY_ID_MAX_KEY_LENGTH): a longer kid never causes a read.
 	missingKidsKept = 16
 	maxKidLen       = 1000
+	// minRetryBackoff is the least wait between two attempts of a refresh.
+	minRetryBackoff = 10 * time.Millisecond
 )
 
 // keySource holds the keys of a JWKS and keeps them current (Kafka's
@@ -67,6 +69,9 @@ func startKeySource(cfg Config, log *slog.Logger, clk clock.Clock) (*keySource, 
 	if err != nil {
 		return nil, fmt.Errorf("%s=%s: %w", keyJWKSURL, cfg.JWKSURL, err)
 	}
+	if cfg.JWKSRefresh <= 0 {
+		return nil, fmt.Errorf("%s must be positive", keyJWKSRefresh)
+	}
 	s := &keySource{
 		location:        cfg.JWKSURL,
 		load:            load,
@@ -87,6 +92,9 @@ func startKeySource(cfg Config, log *slog.Logger, clk clock.Clock) (*keySource, 
 	}
 	s.keys = keys
 	log.Info("OAUTHBEARER JWKS read", "location", s.location, "keys", len(keys), "refresh", s.refreshEvery)
+	if len(keys) == 0 {
+		log.Warn("OAUTHBEARER JWKS holds no key the broker can use: every token is refused until it does", "location", s.location)
+	}
 	go s.run()
 	return s, nil
 }
@@ -185,7 +193,9 @@ func (s *keySource) run() {
 // keeps the last good keys if every attempt fails.
 func (s *keySource) refresh() {
 	deadline := time.Now().Add(s.retryBackoffMax)
-	wait := s.retryBackoff
+	// A floor under the first wait: with retry.backoff.ms=0 Kafka's Retry
+	// would fetch in a tight loop for the whole retry.backoff.max.ms.
+	wait := max(s.retryBackoff, minRetryBackoff)
 	for {
 		keys, err := s.read()
 		if err == nil {

@@ -173,7 +173,7 @@ func isB64Token(t string) bool {
 		return false
 	}
 	for _, c := range body {
-		if !(isWordChar(c) && c != '_' || strings.ContainsRune("-._~+/", c)) {
+		if !isWordChar(c) && !strings.ContainsRune("-.~+/", c) {
 			return false
 		}
 	}
