@@ -199,7 +199,7 @@ func newFileMechanism(t testing.TB, refresh time.Duration, keys ...map[string]st
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(m.Close)
+	t.Cleanup(func() { m.Close() })
 	return m, path
 }
 

@@ -36,8 +36,13 @@ func (*Mechanism) Name() string { return "OAUTHBEARER" }
 func (m *Mechanism) NewSession() sasl.Session { return &session{m: m} }
 
 // Close stops what the mechanism runs in the background (refreshing the
-// JWKS of New); sessions already authenticated are unaffected.
-func (m *Mechanism) Close() { m.close() }
+// JWKS of New) and waits for it; sessions already authenticated are
+// unaffected. It implements io.Closer, so that the broker can close the
+// mechanisms of its listeners without knowing which need it.
+func (m *Mechanism) Close() error {
+	m.close()
+	return nil
+}
 
 type sessionState int
 
