@@ -3,6 +3,7 @@ package oauthbearer
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -23,6 +24,11 @@ type Mechanism struct {
 	log       *slog.Logger
 	close     func()
 }
+
+var (
+	_ sasl.Mechanism = (*Mechanism)(nil)
+	_ io.Closer      = (*Mechanism)(nil)
+)
 
 // NewMechanism returns OAUTHBEARER over v; it logs why it refuses a token.
 func NewMechanism(v TokenValidator, log *slog.Logger) *Mechanism {
