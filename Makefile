@@ -71,6 +71,11 @@ test-long: check-cc check-kcat check-kafka-python check-kafkajs
 
 BENCH_DATA ?= /tmp/strait-bench-data
 BENCH_SERVE = ./$(BIN) serve --set log.dirs=$(BENCH_DATA) --set listeners=PLAINTEXT://127.0.0.1:29092,CONTROLLER://127.0.0.1:29093 --set controller.quorum.voters=1@127.0.0.1:29093 --set metrics.listener=
+# The same node with its client listener SSL; --tls appends the keystore and
+# truststore it makes for the run.
+BENCH_SERVE_TLS = ./$(BIN) serve --set log.dirs=$(BENCH_DATA) --set listeners=SSL://127.0.0.1:29092,CONTROLLER://127.0.0.1:29093 \
+	--set listener.security.protocol.map=SSL:SSL,CONTROLLER:PLAINTEXT --set inter.broker.listener.name=SSL \
+	--set controller.quorum.voters=1@127.0.0.1:29093 --set metrics.listener=
 
 # Storage micro-benchmarks (their go test output kept in $(BENCH_OUT)),
 # then the standard matrix, each command writing its --json report into
@@ -78,7 +83,9 @@ BENCH_SERVE = ./$(BIN) serve --set log.dirs=$(BENCH_DATA) --set listeners=PLAINT
 # bench/RESULTS.md and bench/results.png. The matrix: the machine's
 # limits; 1 KiB records in 16 KiB batches, Strait and franz-go's kfake side by
 # side, produce with acks=1 and acks=all on 1 and 8 partitions, catch-up and
-# tail reads on 1 and 8 partitions (issue 3's figures); transactional produce,
+# tail reads on 1 and 8 partitions (issue 3's figures); produce acks=1 and
+# catch-up on 8 partitions again over TLS, both brokers with an SSL listener,
+# for what TLS costs beside the plaintext rows (issue 25's); transactional produce,
 # 100 records a transaction, acks=all, on 1 and 8 partitions (issue 23's); a
 # KIP-848 consumer group of 3 members catching up on 8 partitions (issue
 # 24's); one
@@ -95,6 +102,7 @@ BENCH_SECS ?= 10s
 BENCH_STORAGE_TIME ?= 1s
 BENCH_LOAD = --record-size 1KiB --batch-bytes 16KiB --limits=false --json
 BENCH_PEERS = --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE)" --peer kfake
+BENCH_PEERS_TLS = --tls --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE_TLS)" --peer kfake
 bench: build
 	rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
 	{ $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_STORAGE_TIME) -timeout 30m ./storage/... 2>&1 \
@@ -108,6 +116,10 @@ bench: build
 			--bytes $(BENCH_BYTES) > $(BENCH_OUT)/10-produce-acks$$acks-p$$p.json \
 			|| echo 10-produce-acks$$acks-p$$p >> $(BENCH_OUT)/FAILED; \
 	done; done
+	rm -rf $(BENCH_DATA)
+	./$(BIN) bench produce $(BENCH_PEERS_TLS) $(BENCH_LOAD) --acks 1 --partitions 8 \
+		--bytes $(BENCH_BYTES) > $(BENCH_OUT)/12-produce-tls-acks1-p8.json \
+		|| echo 12-produce-tls-acks1-p8 >> $(BENCH_OUT)/FAILED
 	for p in 1 8; do \
 		rm -rf $(BENCH_DATA); \
 		./$(BIN) bench produce $(BENCH_PEERS) $(BENCH_LOAD) --transactional --txn-records 100 --acks all --partitions $$p \
@@ -120,6 +132,10 @@ bench: build
 			--bytes $(BENCH_BYTES) --tail-duration 3s > $(BENCH_OUT)/20-consume-p$$p.json \
 			|| echo 20-consume-p$$p >> $(BENCH_OUT)/FAILED; \
 	done
+	rm -rf $(BENCH_DATA)
+	./$(BIN) bench consume $(BENCH_PEERS_TLS) $(BENCH_LOAD) --partitions 8 \
+		--bytes $(BENCH_BYTES) --tail-duration 0 > $(BENCH_OUT)/22-consume-tls-p8.json \
+		|| echo 22-consume-tls-p8 >> $(BENCH_OUT)/FAILED
 	rm -rf $(BENCH_DATA)
 	./$(BIN) bench consume $(BENCH_PEERS) $(BENCH_LOAD) --partitions 8 --bytes $(BENCH_BYTES) --tail-duration 0 \
 		--group-members 3 --group-protocol consumer > $(BENCH_OUT)/25-consume-group848-p8.json \

@@ -5,11 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/strait-io/strait/bench/limits"
+	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 // commonFlags are the flags of every workload: where to run, the producer
@@ -23,6 +25,10 @@ type commonFlags struct {
 	peerProc   bool
 	peerExec   string
 	peerNodes  int
+	tls        bool
+	// tlsFiles is the run's CA and broker certificate when tls is set,
+	// made by execute.
+	tlsFiles *tlsMaterial
 
 	topic       string
 	partitions  int
@@ -60,6 +66,8 @@ func (c *commonFlags) registerTargets(fs *flag.FlagSet) {
 	fs.BoolVar(&c.peerProc, "peer-process", true, "run kfake in a child process, measured like the target (false: in this process, unmeasured)")
 	fs.StringVar(&c.peerExec, "peer-exec", "", `command line reaching "strait bench" for the kfake child (default: this executable + " bench")`)
 	fs.IntVar(&c.peerNodes, "peer-brokers", 1, "kfake brokers")
+	fs.BoolVar(&c.tls, "tls", false, "reach the brokers over TLS: a CA and a broker certificate made for the run, kfake listening with TLS, "+
+		"--target-cmd given --set ssl.keystore.*/ssl.truststore.* (PEM) for its SSL listener")
 }
 
 // registerProducer registers the producer settings; without acksAndRF,
@@ -100,6 +108,7 @@ func (c *commonFlags) registerOutput(fs *flag.FlagSet) {
 func (c *commonFlags) producer(b *Broker) ProducerConfig {
 	return ProducerConfig{
 		Bootstrap:         b.Addrs,
+		TLS:               b.TLS,
 		Topic:             c.topic,
 		Partitions:        int32(c.partitions),
 		ReplicationFactor: int16(c.rf),
@@ -129,6 +138,11 @@ func (c *commonFlags) validate() error {
 	}
 	if c.target == "" && c.peer == "" {
 		return fmt.Errorf("nothing to run against: give --target host:port and/or --peer kfake")
+	}
+	if c.tls && c.target != "" && c.targetCmd == "" {
+		// The bench makes the certificate, so it must start the broker
+		// that serves it.
+		return fmt.Errorf("--tls needs --target-cmd with --target: the broker must serve the certificate this run makes")
 	}
 	p := c.producer(&Broker{Addrs: []string{"-"}})
 	p.fill()
@@ -163,6 +177,15 @@ func (c *commonFlags) execute(ctx context.Context, cmd string, fs *flag.FlagSet,
 			return 1
 		}
 		rep.Limits = &l
+	}
+	if c.tls {
+		m, err := newTLSMaterial(c.targetHosts())
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		defer m.close()
+		c.tlsFiles = m
 	}
 
 	var brokers []func() (*Broker, error)
@@ -238,17 +261,53 @@ func (c *commonFlags) startTarget(ctx context.Context, stderr io.Writer) (*Broke
 	if c.targetCmd == "" {
 		return &Broker{Label: c.targetName, Addrs: addrs, PID: c.brokerPID}, nil
 	}
-	b, err := StartCommand(ctx, c.targetName, strings.Fields(c.targetCmd), addrs[0], io.Discard, stderr)
+	argv := strings.Fields(c.targetCmd)
+	if c.tlsFiles != nil {
+		argv = append(argv, c.tlsFiles.serveArgs()...)
+	}
+	b, err := StartCommand(ctx, c.targetName, argv, addrs[0], io.Discard, stderr)
 	if err != nil {
 		return nil, err
 	}
 	b.Addrs = addrs
+	if c.tlsFiles != nil {
+		b.TLS = c.tlsFiles.client
+	}
 	return b, nil
 }
 
-func (c *commonFlags) startKfake(ctx context.Context, stderr io.Writer) (*Broker, error) {
+// targetHosts are the hosts of --target, which the run's broker
+// certificate names.
+func (c *commonFlags) targetHosts() []string {
+	var hosts []string
+	for a := range strings.SplitSeq(c.target, ",") {
+		if h, _, err := net.SplitHostPort(a); err == nil {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
+
+func (c *commonFlags) startKfake(ctx context.Context, stderr io.Writer) (b *Broker, err error) {
+	var serveArgs []string
+	if m := c.tlsFiles; m != nil {
+		serveArgs = []string{"--tls-keystore", m.keystore}
+		defer func() {
+			if b != nil {
+				b.TLS = m.client
+			}
+		}()
+	}
 	if !c.peerProc {
-		return StartKfakeInProcess(c.peerNodes)
+		var opts []kfake.Opt
+		if m := c.tlsFiles; m != nil {
+			tc, err := serverTLS(m.keystore)
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, kfake.TLS(tc))
+		}
+		return StartKfakeInProcess(c.peerNodes, opts...)
 	}
 	argv := strings.Fields(c.peerExec)
 	if len(argv) == 0 {
@@ -258,7 +317,7 @@ func (c *commonFlags) startKfake(ctx context.Context, stderr io.Writer) (*Broker
 		}
 		argv = []string{exe, "bench"}
 	}
-	return StartKfakeProcess(ctx, argv, c.peerNodes, stderr)
+	return StartKfakeProcess(ctx, argv, c.peerNodes, stderr, serveArgs...)
 }
 
 // fetchFlags are the consumer settings of consume and e2e.

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,7 +17,10 @@ import (
 // Zero fields take the defaults of DefaultProducerConfig.
 type ProducerConfig struct {
 	Bootstrap []string // host:port seeds
-	Topic     string
+	// TLS, when not nil, is how every client of the workload reaches the
+	// brokers: a TLS listener's (SSL) client configuration.
+	TLS   *tls.Config
+	Topic string
 	// Partitions is the partition count the topic is created with when it
 	// does not exist; an existing topic is used as it is.
 	Partitions        int32
@@ -155,8 +159,7 @@ func ParseCompression(s string) (kgo.CompressionCodec, error) {
 func (c *ProducerConfig) producerOpts() []kgo.Opt {
 	acks, _ := ParseAcks(c.Acks)
 	codec, _ := ParseCompression(c.Compression)
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(c.Bootstrap...),
+	opts := append(c.seeds(),
 		kgo.DefaultProduceTopic(c.Topic),
 		kgo.RequiredAcks(acks),
 		kgo.ProducerBatchMaxBytes(c.BatchBytes),
@@ -165,8 +168,8 @@ func (c *ProducerConfig) producerOpts() []kgo.Opt {
 		kgo.MaxBufferedBytes(c.BufferBytes),
 		// A record that cannot be delivered fails after a bounded wait
 		// rather than hanging the run.
-		kgo.RecordDeliveryTimeout(30 * time.Second),
-	}
+		kgo.RecordDeliveryTimeout(30*time.Second),
+	)
 	if c.Acks != "all" && c.Acks != "-1" {
 		// kgo's idempotent producer requires acks=all.
 		opts = append(opts, kgo.DisableIdempotentWrite(), kgo.MaxProduceRequestsInflightPerBroker(c.MaxInflight))
@@ -174,10 +177,26 @@ func (c *ProducerConfig) producerOpts() []kgo.Opt {
 	return opts
 }
 
-// EnsureTopic creates topic with partitions when it does not exist. An
-// existing topic is kept with whatever partition count it has, returned.
-func EnsureTopic(ctx context.Context, bootstrap []string, topic string, partitions int32, rf int16) (int32, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap...))
+// seedOpts are the kgo options reaching the brokers at bootstrap: their
+// addresses and, with tc, TLS (kgo sets each dial's ServerName from the
+// address, so the broker's certificate is checked against the host).
+func seedOpts(bootstrap []string, tc *tls.Config) []kgo.Opt {
+	opts := []kgo.Opt{kgo.SeedBrokers(bootstrap...)}
+	if tc != nil {
+		opts = append(opts, kgo.DialTLSConfig(tc))
+	}
+	return opts
+}
+
+// seeds are the options reaching the workload's brokers, a new slice each
+// call (callers append to it).
+func (c *ProducerConfig) seeds() []kgo.Opt { return seedOpts(c.Bootstrap, c.TLS) }
+
+// EnsureTopic creates topic with partitions when it does not exist, on the
+// brokers seeds reach (seedOpts). An existing topic is kept with whatever
+// partition count it has, returned.
+func EnsureTopic(ctx context.Context, seeds []kgo.Opt, topic string, partitions int32, rf int16) (int32, error) {
+	cl, err := kgo.NewClient(seeds...)
 	if err != nil {
 		return 0, fmt.Errorf("bench: admin client: %w", err)
 	}

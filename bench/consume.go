@@ -55,15 +55,15 @@ func RunConsume(ctx context.Context, cfg ConsumeConfig) ([]Result, error) {
 	if err := cfg.Group.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := EnsureTopic(ctx, cfg.Bootstrap, cfg.Topic, cfg.Partitions, cfg.ReplicationFactor); err != nil {
+	if _, err := EnsureTopic(ctx, cfg.seeds(), cfg.Topic, cfg.Partitions, cfg.ReplicationFactor); err != nil {
 		return nil, err
 	}
 	var out []Result
-	start, err := offsets(ctx, cfg.Bootstrap, cfg.Topic, true)
+	start, err := offsets(ctx, cfg.seeds(), cfg.Topic, true)
 	if err != nil {
 		return nil, err
 	}
-	end, err := offsets(ctx, cfg.Bootstrap, cfg.Topic, false)
+	end, err := offsets(ctx, cfg.seeds(), cfg.Topic, false)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func RunConsume(ctx context.Context, cfg ConsumeConfig) ([]Result, error) {
 		if err != nil {
 			return out, err
 		}
-		if end, err = offsets(ctx, cfg.Bootstrap, cfg.Topic, false); err != nil {
+		if end, err = offsets(ctx, cfg.seeds(), cfg.Topic, false); err != nil {
 			return out, err
 		}
 	}
@@ -126,7 +126,7 @@ func catchUp(ctx context.Context, cfg *ConsumeConfig, start, end map[int32]int64
 		return res, err
 	}
 	t0 := time.Now()
-	r, err := newReader(cfg.Bootstrap, cfg.Topic, cfg.Fetch, start)
+	r, err := newReader(cfg.seeds(), cfg.Topic, cfg.Fetch, start)
 	if err != nil {
 		return res, err
 	}
@@ -177,11 +177,11 @@ type tailConfig struct {
 func runTail(ctx context.Context, tc tailConfig) (Result, error) {
 	pc := tc.produce
 	res := Result{Workload: tc.workload, Broker: pc.Label}
-	from, err := offsets(ctx, pc.Bootstrap, pc.Topic, false)
+	from, err := offsets(ctx, pc.seeds(), pc.Topic, false)
 	if err != nil {
 		return res, err
 	}
-	r, err := newReader(pc.Bootstrap, pc.Topic, tc.fetch, from)
+	r, err := newReader(pc.seeds(), pc.Topic, tc.fetch, from)
 	if err != nil {
 		return res, err
 	}
@@ -244,7 +244,7 @@ func runTail(ctx context.Context, tc tailConfig) (Result, error) {
 			if prod.err != nil {
 				break
 			}
-			if until, err = offsets(ctx, pc.Bootstrap, pc.Topic, false); err != nil {
+			if until, err = offsets(ctx, pc.seeds(), pc.Topic, false); err != nil {
 				break
 			}
 			drainBy = time.Now().Add(drainTimeout)

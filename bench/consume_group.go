@@ -62,8 +62,8 @@ type groupReader struct {
 // requireKIP848 fails unless the broker serves ConsumerGroupHeartbeat v1,
 // which kgo needs for a KIP-848 group: without it kgo falls back to the
 // classic protocol, and the result would be labelled with the wrong one.
-func requireKIP848(ctx context.Context, bootstrap []string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap...))
+func requireKIP848(ctx context.Context, seeds []kgo.Opt) error {
+	cl, err := kgo.NewClient(seeds...)
 	if err != nil {
 		return fmt.Errorf("bench: admin client: %w", err)
 	}
@@ -86,13 +86,12 @@ func newGroupReader(cfg *ConsumeConfig, start map[int32]int64) (*groupReader, er
 	group := fmt.Sprintf("strait-bench-%d", time.Now().UnixNano())
 	r := &groupReader{next: maps.Clone(start)}
 	for i := range cfg.Group.Members {
-		opts := append([]kgo.Opt{
-			kgo.SeedBrokers(cfg.Bootstrap...),
+		opts := append(append(cfg.seeds(),
 			kgo.ConsumerGroup(group),
 			kgo.ConsumeTopics(cfg.Topic),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 			kgo.ClientID(fmt.Sprintf("strait-bench-member-%d", i)),
-		}, cfg.Fetch.opts()...)
+		), cfg.Fetch.opts()...)
 		if cfg.Group.Protocol == "consumer" {
 			// kgo's default balancer, cooperative-sticky, asks the
 			// coordinator for its "uniform" assignor.
@@ -189,7 +188,7 @@ func (r *groupReader) reached(until map[int32]int64) bool {
 func groupCatchUp(ctx context.Context, cfg *ConsumeConfig, start, end map[int32]int64) (Result, error) {
 	res := Result{Workload: groupWorkload, Broker: cfg.Label}
 	if cfg.Group.Protocol == "consumer" {
-		if err := requireKIP848(ctx, cfg.Bootstrap); err != nil {
+		if err := requireKIP848(ctx, cfg.seeds()); err != nil {
 			return res, err
 		}
 	}

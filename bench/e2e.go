@@ -50,7 +50,7 @@ func RunE2E(ctx context.Context, cfg E2EConfig) (Result, error) {
 	if cfg.Records <= 0 && cfg.Duration <= 0 {
 		return Result{}, errors.New("bench: e2e needs records or a duration")
 	}
-	if _, err := EnsureTopic(ctx, cfg.Bootstrap, cfg.Topic, cfg.Partitions, cfg.ReplicationFactor); err != nil {
+	if _, err := EnsureTopic(ctx, cfg.seeds(), cfg.Topic, cfg.Partitions, cfg.ReplicationFactor); err != nil {
 		return Result{}, err
 	}
 	base := time.Now()

@@ -263,6 +263,7 @@ func cmdKfakeServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 	port := fs.Int("port", 0, "first port to listen on (0: random)")
 	brokers := fs.Int("brokers", 1, "kfake brokers")
 	watch := fs.Bool("exit-on-stdin-eof", false, "exit when stdin closes (set by the parent bench)")
+	keystore := fs.String("tls-keystore", "", "listen with TLS: a PEM file of the private key and certificate chain (set by the parent bench's --tls)")
 	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -270,7 +271,7 @@ func cmdKfakeServe(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "%s: --brokers %d < 1\n", fs.Name(), *brokers)
 		return 2
 	}
-	if err := serveKfake(ctx, *port, *brokers, *watch, stdout); err != nil {
+	if err := serveKfake(ctx, *port, *brokers, *keystore, *watch, stdout); err != nil {
 		fmt.Fprintf(stderr, "strait bench kfake-serve: %v\n", err)
 		return 1
 	}

@@ -243,11 +243,11 @@ func RunMirror(ctx context.Context, cfg MirrorConfig) ([]Result, *MirrorSummary,
 	if err != nil {
 		return out, sum, err
 	}
-	srcEnd, err := offsets(ctx, pair.source.Addrs, cfg.Topic, false)
+	srcEnd, err := offsets(ctx, seedOpts(pair.source.Addrs, nil), cfg.Topic, false)
 	if err != nil {
 		return out, sum, err
 	}
-	srcStart, err := offsets(ctx, pair.source.Addrs, cfg.Topic, true)
+	srcStart, err := offsets(ctx, seedOpts(pair.source.Addrs, nil), cfg.Topic, true)
 	if err != nil {
 		return out, sum, err
 	}

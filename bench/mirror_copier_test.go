@@ -112,10 +112,10 @@ func copierRun(t *testing.T, cp *copier, records int64) (m *mirrorRun, start, en
 		t.Fatal(err)
 	}
 	var err error
-	if start, err = offsets(ctx, src.Addrs, cfg.Topic, true); err != nil {
+	if start, err = offsets(ctx, seedOpts(src.Addrs, nil), cfg.Topic, true); err != nil {
 		t.Fatal(err)
 	}
-	if end, err = offsets(ctx, src.Addrs, cfg.Topic, false); err != nil {
+	if end, err = offsets(ctx, seedOpts(src.Addrs, nil), cfg.Topic, false); err != nil {
 		t.Fatal(err)
 	}
 	m, err = openMirrorRun(ctx, cfg, &mirrorPair{source: src, dest: dst}, cp)
@@ -169,7 +169,7 @@ func TestMirrorPhasesWithCopier(t *testing.T) {
 	if prod.hist.Count() != 1000 || prod.misplaced.Load() != 0 || prod.elapsed < 999*time.Millisecond-paceSlack {
 		t.Errorf("producer: %d latencies, %d misplaced, sent in %v; want 1000, none, about 1s", prod.hist.Count(), prod.misplaced.Load(), prod.elapsed)
 	}
-	after, err := offsets(ctx, m.pair.dest.Addrs, "mirrored", false)
+	after, err := offsets(ctx, seedOpts(m.pair.dest.Addrs, nil), "mirrored", false)
 	if err != nil {
 		t.Fatal(err)
 	}

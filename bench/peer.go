@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -24,7 +25,10 @@ type Broker struct {
 	// PID is the broker's process when it runs apart from this one, 0 when
 	// it is unknown or this process (then its cost cannot be separated
 	// from the client's).
-	PID  int
+	PID int
+	// TLS is the clients' configuration when the broker listens with TLS,
+	// nil for plaintext.
+	TLS  *tls.Config
 	stop func() error
 }
 
@@ -39,10 +43,10 @@ func (b *Broker) Close() error {
 }
 
 // StartKfakeInProcess starts franz-go's kfake inside this process with
-// brokers nodes on random loopback ports. Its PID is 0: its CPU is this
-// process's.
-func StartKfakeInProcess(brokers int) (*Broker, error) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(brokers))
+// brokers nodes on random loopback ports, and opts (kfake.TLS). Its PID is
+// 0: its CPU is this process's.
+func StartKfakeInProcess(brokers int, opts ...kfake.Opt) (*Broker, error) {
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(brokers)}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("bench: start kfake: %w", err)
 	}
@@ -61,11 +65,13 @@ const childStopWait = 5 * time.Second
 // Main: ["/path/to/strait", "bench"] for the strait binary), so that its
 // CPU and memory are measured from /proc exactly as a strait broker's are.
 // The child exits when its stdin closes, so it dies with this process.
-func StartKfakeProcess(ctx context.Context, argv []string, brokers int, stderr io.Writer) (*Broker, error) {
+// serveArgs are more flags of kfake-serve (--tls-keystore F).
+func StartKfakeProcess(ctx context.Context, argv []string, brokers int, stderr io.Writer, serveArgs ...string) (*Broker, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("bench: no command to start kfake-serve with")
 	}
 	args := append(append([]string(nil), argv[1:]...), "kfake-serve", "--brokers", fmt.Sprint(brokers), "--exit-on-stdin-eof")
+	args = append(args, serveArgs...)
 	cmd := exec.Command(argv[0], args...)
 	cmd.Stderr = stderr
 	// Linux only: should this process die without closing stdin, the
@@ -182,9 +188,17 @@ func stopChild(cmd *exec.Cmd, stdin io.Closer) func() error {
 }
 
 // serveKfake is the hidden `kfake-serve` subcommand: kfake until ctx ends
-// or, with watchStdin, until stdin closes.
-func serveKfake(ctx context.Context, port, brokers int, watchStdin bool, stdout io.Writer) error {
+// or, with watchStdin, until stdin closes. With a keystore (a PEM file of
+// key and chain) it listens with TLS.
+func serveKfake(ctx context.Context, port, brokers int, keystore string, watchStdin bool, stdout io.Writer) error {
 	opts := []kfake.Opt{kfake.NumBrokers(brokers)}
+	if keystore != "" {
+		tc, err := serverTLS(keystore)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, kfake.TLS(tc))
+	}
 	if port != 0 {
 		ports := make([]int, brokers)
 		for i := range ports {

@@ -92,7 +92,7 @@ func RunProduce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 			cfg.workload = WorkloadProduceTxn
 		}
 	}
-	if _, err := EnsureTopic(ctx, cfg.Bootstrap, cfg.Topic, cfg.Partitions, cfg.ReplicationFactor); err != nil {
+	if _, err := EnsureTopic(ctx, cfg.seeds(), cfg.Topic, cfg.Partitions, cfg.ReplicationFactor); err != nil {
 		return Result{}, err
 	}
 	clients := make([]*kgo.Client, 0, cfg.Producers)

@@ -32,7 +32,7 @@ func readCommitted(t *testing.T, ctx context.Context, b *Broker, topic string, w
 	if err != nil {
 		t.Fatal(err)
 	}
-	end, err := offsets(ctx, b.Addrs, topic, false)
+	end, err := offsets(ctx, seedOpts(b.Addrs, nil), topic, false)
 	if err != nil {
 		t.Fatal(err)
 	}

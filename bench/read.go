@@ -32,8 +32,8 @@ func (f FetchConfig) opts() []kgo.Opt {
 
 // offsets lists the topic's log start (start=true) or end offsets by
 // partition.
-func offsets(ctx context.Context, bootstrap []string, topic string, start bool) (map[int32]int64, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap...))
+func offsets(ctx context.Context, seeds []kgo.Opt, topic string, start bool) (map[int32]int64, error) {
+	cl, err := kgo.NewClient(seeds...)
 	if err != nil {
 		return nil, fmt.Errorf("bench: admin client: %w", err)
 	}
@@ -72,15 +72,13 @@ type reader struct {
 	first   error
 }
 
-func newReader(bootstrap []string, topic string, fc FetchConfig, from map[int32]int64) (*reader, error) {
+func newReader(seeds []kgo.Opt, topic string, fc FetchConfig, from map[int32]int64) (*reader, error) {
 	at := make(map[int32]kgo.Offset, len(from))
 	for p, o := range from {
 		at[p] = kgo.NewOffset().At(o)
 	}
-	opts := append([]kgo.Opt{
-		kgo.SeedBrokers(bootstrap...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: at}),
-	}, fc.opts()...)
+	opts := append(append(append([]kgo.Opt(nil), seeds...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: at})), fc.opts()...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("bench: consumer client: %w", err)

@@ -17,6 +17,9 @@ import (
 // peerLabel is the broker label of --peer kfake's results.
 const peerLabel = "kfake"
 
+// tlsSuffix ends the name of a row run with --tls.
+const tlsSuffix = "tls"
+
 // Results is what `strait bench report` gathers from the JSON reports of
 // the other commands: one Row per workload, the machine's limits, and the
 // cluster and mirror verdicts; and from `go test -bench` output, the
@@ -39,7 +42,10 @@ type Results struct {
 // Row is one workload: our broker's figure beside kfake's and the
 // machine limit that bounds it.
 type Row struct {
-	Workload  string
+	Workload string
+	// TLS marks a run over TLS listeners (--tls); its Workload ends in
+	// " tls" and its plaintext twin is the row named without it.
+	TLS       bool
 	Broker    string // the label of our broker
 	MiBPerSec float64
 	P99       time.Duration // 0 when the workload has no latency
@@ -111,7 +117,8 @@ func (res *Results) add(rep *MirrorReport, file string) {
 		if r.Broker == peerLabel {
 			continue
 		}
-		row := Row{Workload: rowName(rep, r.Workload), Broker: r.Broker, MiBPerSec: r.MiBPerSec, Result: &rep.Results[i]}
+		row := Row{Workload: rowName(rep, r.Workload), TLS: rep.Config["tls"] == "true",
+			Broker: r.Broker, MiBPerSec: r.MiBPerSec, Result: &rep.Results[i]}
 		row.Cost, row.CostNodes = r.combinedCost()
 		if r.Latency != nil && r.Latency.Count > 0 {
 			row.P99 = r.Latency.P99
@@ -151,6 +158,9 @@ func rowName(rep *MirrorReport, workload string) string {
 	}
 	if p, ok := rep.Config["partitions"].(string); ok && p != "" {
 		parts = append(parts, "p="+p)
+	}
+	if rep.Config["tls"] == "true" {
+		parts = append(parts, tlsSuffix)
 	}
 	return strings.Join(parts, " ")
 }

@@ -39,7 +39,7 @@ func ctxT(t *testing.T) context.Context {
 // endOffsets sums the topic's end offsets: what the broker holds.
 func endOffsets(t *testing.T, b *Broker, topic string) int64 {
 	t.Helper()
-	end, err := offsets(ctxT(t), b.Addrs, topic, false)
+	end, err := offsets(ctxT(t), seedOpts(b.Addrs, nil), topic, false)
 	if err != nil {
 		t.Fatal(err)
 	}
