@@ -27,6 +27,15 @@
 // appended) is answered CONCURRENT_TRANSACTIONS and retried after kgo's
 // 20 ms backoff. The ratio includes that difference.
 //
+// `--tls` (produce, consume, e2e) runs both peers over TLS: the run makes a
+// throwaway CA and a broker certificate (ECDSA P-256, in a temporary
+// directory removed at the end), appends `--set ssl.keystore.*` and
+// `ssl.truststore.*` (PEM) to the --target-cmd, whose listeners say which
+// one is SSL, starts kfake with kfake.TLS on the same certificate, and gives
+// every kgo client the CA as its only root (ProducerConfig.TLS). RESULTS.md
+// then sets each TLS row beside its plaintext twin with the ratios of
+// throughput and CPU per GiB (issue 25).
+//
 // Every workload is a library call (RunProduce, RunConsume, RunE2E) taking a
 // bootstrap address, so tests and `make bench` drive the same code the CLI
 // does. The clients are franz-go kgo clients configured identically for every
