@@ -1,6 +1,7 @@
 package raftmeta
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -132,6 +133,11 @@ func appendNullableString(b []byte, s *string) []byte {
 	return append(b, *s...)
 }
 
+func appendBytes(b []byte, v []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
 func appendUuid(b []byte, u Uuid) []byte { return append(b, u[:]...) }
 
 // appendInt32s encodes a nullable int32 array: nil and empty differ.
@@ -246,6 +252,9 @@ func (d *decoder) bytes(n uint64) []byte {
 	d.b = d.b[n:]
 	return v
 }
+
+// byteSlice reads what appendBytes wrote, copied out of the batch.
+func (d *decoder) byteSlice() []byte { return bytes.Clone(d.bytes(d.uvarint())) }
 
 func (d *decoder) string() string { return string(d.bytes(d.uvarint())) }
 

@@ -36,6 +36,14 @@ type Config struct {
 	// ClusterID is written into a new log and checked against the stored
 	// one when the log exists; empty adopts the stored one.
 	ClusterID string
+	// BootstrapRecords are written to the metadata log of a new cluster
+	// before any other record (Kafka's bootstrap metadata, which
+	// kafka-storage format writes to bootstrap.checkpoint: the SCRAM
+	// credentials of --add-scram). They are kept in a new metadata
+	// directory, so a node restarted before its cluster first elected
+	// still writes them; Open refuses them for a directory that exists
+	// already (bootstrap.go).
+	BootstrapRecords []Record
 	// BindAddr is the CONTROLLER listener raft's TCP transport binds
 	// (host:port; port 0 picks a free one).
 	BindAddr string

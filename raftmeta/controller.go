@@ -65,6 +65,9 @@ type Controller struct {
 	// sessions are the broker sessions; only build functions (holding the
 	// write slot) touch them.
 	sessions *sessions
+	// bootstrapped is set once Config.BootstrapRecords are in the log
+	// (bootstrap.go); only write (holding the write slot) touches it.
+	bootstrapped bool
 }
 
 func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controller {
@@ -103,6 +106,10 @@ func (c *Controller) write(ctx context.Context, build func(img *Image) []Record)
 		return ErrNotController
 	}
 	if err := c.log.Sync(ctx); err != nil {
+		release()
+		return err
+	}
+	if err := c.writeBootstrap(ctx); err != nil {
 		release()
 		return err
 	}

@@ -76,14 +76,7 @@ func (c *Controller) CreateACLs(ctx context.Context, req *kmsg.CreateACLsRequest
 	werr := writeError(err)
 	for i := range req.Creations {
 		r := kmsg.NewCreateACLsResponseResult()
-		e := errs[i]
-		if e == nil && (werr != nil || !built) {
-			e = werr
-		}
-		if e != nil {
-			r.ErrorCode = e.code
-			r.ErrorMessage = e.message()
-		}
+		r.ErrorCode, r.ErrorMessage = itemResult(errs[i], werr, built)
 		resp.Results = append(resp.Results, r)
 	}
 	return resp
@@ -215,13 +208,7 @@ func (c *Controller) DeleteACLs(ctx context.Context, req *kmsg.DeleteACLsRequest
 	werr := writeError(err)
 	for i := range req.Filters {
 		r := kmsg.NewDeleteACLsResponseResult()
-		e := errs[i]
-		if e == nil && (werr != nil || !built) {
-			e = werr
-		}
-		if e != nil {
-			r.ErrorCode = e.code
-			r.ErrorMessage = e.message()
+		if r.ErrorCode, r.ErrorMessage = itemResult(errs[i], werr, built); r.ErrorCode != 0 {
 			resp.Results = append(resp.Results, r)
 			continue
 		}

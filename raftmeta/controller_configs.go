@@ -438,6 +438,19 @@ func opName(op kmsg.IncrementalAlterConfigOp) string {
 	return fmt.Sprint(int8(op))
 }
 
+// itemResult is the error code and message of one item of a request
+// whose valid items went into one write: its own error, else the write's
+// when the write failed or never ran (built false: not the controller).
+func itemResult(own, write *apiError, built bool) (int16, *string) {
+	if own == nil && (write != nil || !built) {
+		own = write
+	}
+	if own == nil {
+		return 0, nil
+	}
+	return own.code, own.message()
+}
+
 func writeError(err error) *apiError {
 	if err == nil {
 		return nil

@@ -42,6 +42,8 @@ func (c *Controller) ServeControllerRequest(ctx context.Context, req kmsg.Reques
 		return c.DeleteACLs(ctx, req), nil
 	case *kmsg.ElectLeadersRequest:
 		return c.ElectLeaders(ctx, req), nil
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		return c.AlterUserScramCredentials(ctx, req), nil
 	}
 	// The KIP-1279 mirror RPCs (controller_mirrors.go).
 	if resp := c.serveMirrorRequest(ctx, req); resp != nil {

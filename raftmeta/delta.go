@@ -17,6 +17,8 @@ type Delta struct {
 	ChangedBrokers []int32
 	// ACLsChanged is set when any ACL was created or removed.
 	ACLsChanged bool
+	// ScramChanged is set when any SCRAM credential was set or removed.
+	ScramChanged bool
 	// CreatedMirrors are cluster mirrors new in this image, DeletedMirrors
 	// those gone from it (as they were), each sorted by name. A mirror's
 	// config changes are in ChangedConfigs (ConfigResourceMirror), a
@@ -28,6 +30,6 @@ type Delta struct {
 // Empty reports whether the delta changes nothing.
 func (d *Delta) Empty() bool {
 	return len(d.CreatedTopics) == 0 && len(d.DeletedTopics) == 0 && len(d.ChangedPartitions) == 0 &&
-		len(d.ChangedConfigs) == 0 && len(d.ChangedBrokers) == 0 && !d.ACLsChanged &&
+		len(d.ChangedConfigs) == 0 && len(d.ChangedBrokers) == 0 && !d.ACLsChanged && !d.ScramChanged &&
 		len(d.CreatedMirrors) == 0 && len(d.DeletedMirrors) == 0
 }

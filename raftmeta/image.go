@@ -48,6 +48,9 @@ type Image struct {
 	Configs map[ConfigResource]map[string]string
 	// ACLs are the stored access control bindings.
 	ACLs []ACLBinding
+	// Scram holds the SCRAM credentials by mechanism type code and user
+	// (Kafka's ScramImage; scram.go).
+	Scram map[int8]map[string]ScramCredential
 	// NextProducerID is the first producer id not yet handed out.
 	NextProducerID int64
 	// Mirrors are the KIP-1279 cluster mirrors by name (mirror_image.go);

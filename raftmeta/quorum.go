@@ -103,6 +103,9 @@ func Open(cfg Config) (*Quorum, error) {
 			return nil, fmt.Errorf("raftmeta: advertised address %q: %w", a, err)
 		}
 	}
+	if err := q.loadBootstrap(); err != nil {
+		return nil, err
+	}
 	q.fsm = NewFSM(q.cfg.ClusterID, logger)
 	q.ctrl = newController(&q.cfg, quorumLog{q}, logger)
 	ln, err := net.Listen("tcp", cfg.BindAddr)

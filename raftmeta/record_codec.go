@@ -157,6 +157,8 @@ func decodeFields(t RecordType, d *decoder) Record {
 		}}
 	case RemoveAccessControlEntryRecordType:
 		return &RemoveAccessControlEntryRecord{ID: d.uuid()}
+	case UserScramCredentialRecordType, RemoveUserScramCredentialRecordType:
+		return decodeScramFields(t, d)
 	case MirrorRecordType, RemoveMirrorRecordType:
 		return decodeMirrorFields(t, d)
 	}

@@ -21,6 +21,9 @@ const (
 	BrokerRegistrationChangeRecordType RecordType = 17
 	AccessControlEntryRecordType       RecordType = 18
 	RemoveAccessControlEntryRecordType RecordType = 19
+	// SCRAM credentials (scram.go).
+	UserScramCredentialRecordType       RecordType = 11
+	RemoveUserScramCredentialRecordType RecordType = 22
 	// The KIP-1279 mirror records are Strait's (mirror_records.go): their
 	// numbers sit far above Kafka's apiKeys (0-27, 29 in a prototype) so an
 	// upstream record never takes them.
@@ -29,20 +32,22 @@ const (
 )
 
 var recordTypeNames = map[RecordType]string{
-	RegisterBrokerRecordType:           "RegisterBrokerRecord",
-	TopicRecordType:                    "TopicRecord",
-	PartitionRecordType:                "PartitionRecord",
-	ConfigRecordType:                   "ConfigRecord",
-	PartitionChangeRecordType:          "PartitionChangeRecord",
-	FenceBrokerRecordType:              "FenceBrokerRecord",
-	UnfenceBrokerRecordType:            "UnfenceBrokerRecord",
-	RemoveTopicRecordType:              "RemoveTopicRecord",
-	ProducerIdsRecordType:              "ProducerIdsRecord",
-	BrokerRegistrationChangeRecordType: "BrokerRegistrationChangeRecord",
-	AccessControlEntryRecordType:       "AccessControlEntryRecord",
-	RemoveAccessControlEntryRecordType: "RemoveAccessControlEntryRecord",
-	MirrorRecordType:                   "MirrorRecord",
-	RemoveMirrorRecordType:             "RemoveMirrorRecord",
+	RegisterBrokerRecordType:            "RegisterBrokerRecord",
+	TopicRecordType:                     "TopicRecord",
+	PartitionRecordType:                 "PartitionRecord",
+	ConfigRecordType:                    "ConfigRecord",
+	PartitionChangeRecordType:           "PartitionChangeRecord",
+	FenceBrokerRecordType:               "FenceBrokerRecord",
+	UnfenceBrokerRecordType:             "UnfenceBrokerRecord",
+	RemoveTopicRecordType:               "RemoveTopicRecord",
+	ProducerIdsRecordType:               "ProducerIdsRecord",
+	BrokerRegistrationChangeRecordType:  "BrokerRegistrationChangeRecord",
+	AccessControlEntryRecordType:        "AccessControlEntryRecord",
+	RemoveAccessControlEntryRecordType:  "RemoveAccessControlEntryRecord",
+	UserScramCredentialRecordType:       "UserScramCredentialRecord",
+	RemoveUserScramCredentialRecordType: "RemoveUserScramCredentialRecord",
+	MirrorRecordType:                    "MirrorRecord",
+	RemoveMirrorRecordType:              "RemoveMirrorRecord",
 }
 
 func (t RecordType) String() string {
@@ -228,18 +233,20 @@ func (*RemoveAccessControlEntryRecord) Version() int8 { return 0 }
 
 // maxRecordVersion is the newest version decode understands per type.
 var maxRecordVersion = map[RecordType]int8{
-	RegisterBrokerRecordType:           0,
-	TopicRecordType:                    0,
-	PartitionRecordType:                0,
-	ConfigRecordType:                   0,
-	PartitionChangeRecordType:          0,
-	FenceBrokerRecordType:              0,
-	UnfenceBrokerRecordType:            0,
-	RemoveTopicRecordType:              0,
-	ProducerIdsRecordType:              0,
-	BrokerRegistrationChangeRecordType: 0,
-	AccessControlEntryRecordType:       0,
-	RemoveAccessControlEntryRecordType: 0,
-	MirrorRecordType:                   0,
-	RemoveMirrorRecordType:             0,
+	RegisterBrokerRecordType:            0,
+	TopicRecordType:                     0,
+	PartitionRecordType:                 0,
+	ConfigRecordType:                    0,
+	PartitionChangeRecordType:           0,
+	FenceBrokerRecordType:               0,
+	UnfenceBrokerRecordType:             0,
+	RemoveTopicRecordType:               0,
+	ProducerIdsRecordType:               0,
+	BrokerRegistrationChangeRecordType:  0,
+	AccessControlEntryRecordType:        0,
+	RemoveAccessControlEntryRecordType:  0,
+	UserScramCredentialRecordType:       0,
+	RemoveUserScramCredentialRecordType: 0,
+	MirrorRecordType:                    0,
+	RemoveMirrorRecordType:              0,
 }

@@ -31,6 +31,8 @@ func sampleRecords() []Record {
 		&ProducerIdsRecord{BrokerID: 3, BrokerEpoch: 77, NextProducerID: 5000},
 		&AccessControlEntryRecord{ACL: ACLBinding{ID: Uuid{7}, ResourceType: 2, ResourceName: "orders", PatternType: 3, Principal: "User:alice", Host: "*", Operation: 3, PermissionType: 3}},
 		&RemoveAccessControlEntryRecord{ID: Uuid{7}},
+		&UserScramCredentialRecord{Name: "alice", Mechanism: 2, Salt: []byte("salt"), StoredKey: []byte{1, 2, 3}, ServerKey: []byte{4, 5}, Iterations: 8192},
+		&RemoveUserScramCredentialRecord{Name: "alice", Mechanism: 2},
 		&MirrorRecord{Name: "from-east", MirrorID: Uuid{5, 5}, CreateTimeMs: 1767225600000},
 		&ConfigRecord{ResourceType: ConfigResourceMirror, ResourceName: "from-east", Name: "bootstrap.servers", Value: &v},
 		&RemoveMirrorRecord{MirrorID: Uuid{5, 5}},

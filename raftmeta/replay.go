@@ -37,6 +37,12 @@ type builder struct {
 	// ids of the mirrors the batch created (nil until one is).
 	mirrorsCopied  bool
 	createdMirrors map[Uuid]bool
+
+	// SCRAM credentials (scram.go): the outer map and each mechanism's
+	// map are copied on first write.
+	scramCopied     bool
+	scramMechCopied map[int8]bool
+	scramChanged    bool
 }
 
 func newBuilder(prev *Image, index uint64) *builder {
@@ -100,6 +106,10 @@ func (b *builder) apply(r Record) error {
 		return b.addACL(r.ACL)
 	case *RemoveAccessControlEntryRecord:
 		return b.removeACL(r.ID)
+	case *UserScramCredentialRecord:
+		return b.putScram(r)
+	case *RemoveUserScramCredentialRecord:
+		return b.removeScram(r)
 	case *MirrorRecord:
 		return b.createMirror(r)
 	case *RemoveMirrorRecord:
@@ -436,7 +446,7 @@ func (b *builder) removeACL(id Uuid) error {
 // appear once with their final state, and every list is sorted so that
 // subscribers see the same order on every replica.
 func (b *builder) delta() *Delta {
-	d := &Delta{ACLsChanged: b.aclsChanged}
+	d := &Delta{ACLsChanged: b.aclsChanged, ScramChanged: b.scramChanged}
 	for id := range b.createdTopics {
 		if t, ok := b.next.TopicsByID[id]; ok {
 			d.CreatedTopics = append(d.CreatedTopics, t)

@@ -72,7 +72,7 @@ func readSnapshot(r io.Reader) (*Image, error) {
 // ImageRecords returns records that rebuild img from the empty image, in a
 // fixed order: brokers by id (with their controlled shutdown), topics by name each followed by its
 // partitions, mirrors by name, configs by resource and key, ACLs as stored,
-// and the producer id counter.
+// SCRAM credentials by mechanism and user, and the producer id counter.
 func ImageRecords(img *Image) []Record {
 	var out []Record
 	for _, id := range slices.Sorted(maps.Keys(img.Brokers)) {
@@ -116,6 +116,7 @@ func ImageRecords(img *Image) []Record {
 	for _, a := range img.ACLs {
 		out = append(out, &AccessControlEntryRecord{ACL: a})
 	}
+	out = appendScramRecords(out, img)
 	if img.NextProducerID > 0 {
 		out = append(out, &ProducerIdsRecord{BrokerID: -1, BrokerEpoch: -1, NextProducerID: img.NextProducerID})
 	}
@@ -129,7 +130,7 @@ func compareResources(a, b ConfigResource) int {
 // diffImages is the delta that takes a subscriber from prev to next when
 // next did not come from replaying records on prev (a restored snapshot).
 func diffImages(prev, next *Image) *Delta {
-	d := &Delta{ACLsChanged: !slices.Equal(prev.ACLs, next.ACLs)}
+	d := &Delta{ACLsChanged: !slices.Equal(prev.ACLs, next.ACLs), ScramChanged: scramDiffers(prev, next)}
 	for id, t := range next.TopicsByID {
 		old, ok := prev.TopicsByID[id]
 		if !ok {
