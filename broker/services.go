@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -263,6 +264,38 @@ func (a admin) CreateACLs(ctx context.Context, req *kmsg.CreateACLsRequest) *kms
 
 func (a admin) DescribeACLs(ctx context.Context, req *kmsg.DescribeACLsRequest) *kmsg.DescribeACLsResponse {
 	return a.n.quorum.Controller().DescribeACLs(ctx, req)
+}
+
+// DescribeUserScramCredentials answers from this node's image, as Kafka's
+// brokers answer from their metadata cache.
+func (a admin) DescribeUserScramCredentials(ctx context.Context, req *kmsg.DescribeUserSCRAMCredentialsRequest) *kmsg.DescribeUserSCRAMCredentialsResponse {
+	return a.n.quorum.Controller().DescribeUserScramCredentials(ctx, req)
+}
+
+// AlterUserScramCredentials is forwarded to the active controller; it
+// returns once this node applied the alterations that succeeded, so the
+// client's next request here (a DescribeUserScramCredentials, or a SCRAM
+// authentication) sees them.
+func (a admin) AlterUserScramCredentials(ctx context.Context, req *kmsg.AlterUserSCRAMCredentialsRequest) *kmsg.AlterUserSCRAMCredentialsResponse {
+	resp := a.n.forward(ctx, req).(*kmsg.AlterUserSCRAMCredentialsResponse)
+	ok := map[string]bool{}
+	for _, r := range resp.Results {
+		ok[r.User] = r.ErrorCode == 0
+	}
+	a.n.waitForImage(ctx, func(img *raftmeta.Image) bool {
+		for _, d := range req.Deletions {
+			if _, there := img.ScramCredential(d.Mechanism, d.Name); ok[d.Name] && there {
+				return false
+			}
+		}
+		for _, u := range req.Upsertions {
+			if c, there := img.ScramCredential(u.Mechanism, u.Name); ok[u.Name] && (!there || c.Iterations != u.Iterations || !bytes.Equal(c.Salt, u.Salt)) {
+				return false
+			}
+		}
+		return true
+	})
+	return resp
 }
 
 func (a admin) DeleteACLs(ctx context.Context, req *kmsg.DeleteACLsRequest) *kmsg.DeleteACLsResponse {

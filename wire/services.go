@@ -114,7 +114,7 @@ type ReplicaService interface {
 	DescribeProducers(ctx context.Context, req *kmsg.DescribeProducersRequest) *kmsg.DescribeProducersResponse
 }
 
-// AdminService serves topic, config and ACL administration.
+// AdminService serves topic, config, ACL and SCRAM credential administration.
 type AdminService interface {
 	CreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse
 	DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse
@@ -125,6 +125,11 @@ type AdminService interface {
 	CreateACLs(ctx context.Context, req *kmsg.CreateACLsRequest) *kmsg.CreateACLsResponse
 	DescribeACLs(ctx context.Context, req *kmsg.DescribeACLsRequest) *kmsg.DescribeACLsResponse
 	DeleteACLs(ctx context.Context, req *kmsg.DeleteACLsRequest) *kmsg.DeleteACLsResponse
+	// DescribeUserScramCredentials lists users' SCRAM mechanisms and
+	// iterations (never their secrets); AlterUserScramCredentials sets and
+	// removes credentials in the metadata log.
+	DescribeUserScramCredentials(ctx context.Context, req *kmsg.DescribeUserSCRAMCredentialsRequest) *kmsg.DescribeUserSCRAMCredentialsResponse
+	AlterUserScramCredentials(ctx context.Context, req *kmsg.AlterUserSCRAMCredentialsRequest) *kmsg.AlterUserSCRAMCredentialsResponse
 	ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersRequest) *kmsg.ElectLeadersResponse
 }
 
