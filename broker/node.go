@@ -68,6 +68,10 @@ type Options struct {
 	// broker derives it from this (connection_limits.go). 0: unknown,
 	// nothing is derived (in-process nodes share their test's limit).
 	OpenFileLimit uint64
+	// BootstrapRecords start the metadata log of a new cluster (ParseAddScram:
+	// `strait serve --add-scram`, Kafka's `kafka-storage format
+	// --add-scram`). Given to a node whose metadata log exists, Start fails.
+	BootstrapRecords []raftmeta.Record
 }
 
 // Node is one Strait process: broker and controller roles in one.
@@ -289,6 +293,7 @@ func (n *Node) startQuorum(ctx context.Context) error {
 		NodeID:                       cfg.NodeID,
 		Dir:                          dir,
 		ClusterID:                    n.clusterID,
+		BootstrapRecords:             n.opts.BootstrapRecords,
 		BindAddr:                     bind,
 		AdvertiseAddr:                advertise,
 		Voters:                       voters,

@@ -263,6 +263,7 @@ type node struct {
 	logDir string
 	ports  ports
 	extra  []string // more --set key=value
+	flags  []string // more serve flags (--add-scram ...)
 	via    []string // a command that execs the binary (prlimit ...); nil: none
 	runs   int
 	cur    *proc
@@ -294,7 +295,7 @@ func (n *node) args() []string {
 	for _, s := range sets {
 		args = append(args, "--set", s)
 	}
-	return args
+	return append(args, n.flags...)
 }
 
 // start runs a new process on the node's directory and waits until it is

@@ -12,9 +12,10 @@ import (
 
 	"github.com/strait-io/strait/broker"
 	"github.com/strait-io/strait/broker/config"
+	"github.com/strait-io/strait/raftmeta"
 )
 
-const serveUsage = `usage: strait serve [--config FILE] [--set key=value]...
+const serveUsage = `usage: strait serve [--config FILE] [--set key=value]... [--add-scram CREDENTIAL]...
 
 Start a broker. With no flags it is a single node (node.id=1) serving Kafka
 clients on 127.0.0.1:9092, its metadata quorum on 127.0.0.1:9093 and
@@ -25,8 +26,24 @@ flags:
                          given as the only argument, as kafka-server-start takes it
   --set key=value        set a config key, over the file; repeatable
   --override key=value   the same as --set (kafka-server-start's spelling)
+  --add-scram CREDENTIAL a SCRAM credential the new cluster starts with, as
+                         kafka-storage format --add-scram takes it:
+                         'SCRAM-SHA-512=[name=admin,password=admin-secret]'
+                         (also iterations=, salt=, saltedpassword=); repeatable.
+                         Only on the first start of a new cluster, on every
+                         controller; refused once the metadata log exists
   -h, --help             print this help
 `
+
+// repeated collects the values of a repeatable flag in order.
+type repeated []string
+
+func (r *repeated) String() string { return strings.Join(*r, " ") }
+
+func (r *repeated) Set(v string) error {
+	*r = append(*r, v)
+	return nil
+}
 
 // overrides collects repeated --set / --override values in order.
 type overrides []string
@@ -45,25 +62,28 @@ func (o *overrides) Set(v string) error {
 // broker until ctx ends. A bad flag or config prints the problem on stderr
 // and returns 2.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, code := loadServeConfig(args, stdout, stderr)
+	cfg, bootstrap, code := loadServeConfig(args, stdout, stderr)
 	if cfg == nil {
 		return code
 	}
-	return serve(ctx, cfg, stdout, stderr)
+	return serve(ctx, cfg, bootstrap, stdout, stderr)
 }
 
-// loadServeConfig parses serve's flags and loads the configuration. A nil
-// config comes with the exit code: 0 after --help, 2 for a bad invocation.
-func loadServeConfig(args []string, stdout, stderr io.Writer) (*config.Config, int) {
+// loadServeConfig parses serve's flags and loads the configuration, and
+// the records of --add-scram. A nil config comes with the exit code: 0
+// after --help, 2 for a bad invocation.
+func loadServeConfig(args []string, stdout, stderr io.Writer) (*config.Config, []raftmeta.Record, int) {
 	var (
-		path string
-		sets overrides
+		path     string
+		sets     overrides
+		addScram repeated
 	)
 	fs := flag.NewFlagSet("strait serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are printed below, usage on request
 	fs.StringVar(&path, "config", "", "")
 	fs.Var(&sets, "set", "")
 	fs.Var(&sets, "override", "")
+	fs.Var(&addScram, "add-scram", "")
 	// flag stops at the first non-flag argument; Kafka's form puts the
 	// properties file first and the overrides after it.
 	var positional []string
@@ -71,10 +91,10 @@ func loadServeConfig(args []string, stdout, stderr io.Writer) (*config.Config, i
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fmt.Fprint(stdout, serveUsage)
-				return nil, 0
+				return nil, nil, 0
 			}
 			fmt.Fprintf(stderr, "strait serve: %s\n\n%s", flagError(err, args), serveUsage)
-			return nil, 2
+			return nil, nil, 2
 		}
 		if fs.NArg() == 0 {
 			break
@@ -85,10 +105,10 @@ func loadServeConfig(args []string, stdout, stderr io.Writer) (*config.Config, i
 	switch {
 	case len(positional) > 1:
 		fmt.Fprintf(stderr, "strait serve: unexpected argument %q\n\n%s", positional[1], serveUsage)
-		return nil, 2
+		return nil, nil, 2
 	case len(positional) == 1 && path != "":
 		fmt.Fprintf(stderr, "strait serve: config file given twice: --config %q and %q\n", path, positional[0])
-		return nil, 2
+		return nil, nil, 2
 	case len(positional) == 1:
 		path = positional[0]
 	}
@@ -96,7 +116,7 @@ func loadServeConfig(args []string, stdout, stderr io.Writer) (*config.Config, i
 	cfg, err := config.Load(path, sets)
 	if err != nil {
 		fmt.Fprintf(stderr, "strait serve: bad configuration:\n%v\n", err)
-		return nil, 2
+		return nil, nil, 2
 	}
 	warn := slog.New(slog.NewTextHandler(stderr, nil))
 	if len(cfg.Ignored) > 0 {
@@ -107,14 +127,19 @@ func loadServeConfig(args []string, stdout, stderr io.Writer) (*config.Config, i
 	for _, w := range cfg.Warnings {
 		warn.Warn("configuration: " + w)
 	}
-	return cfg, 0
+	bootstrap, err := broker.ParseAddScram(addScram)
+	if err != nil {
+		fmt.Fprintf(stderr, "strait serve: %v\n", err)
+		return nil, nil, 2
+	}
+	return cfg, bootstrap, 0
 }
 
 // serve runs the broker described by cfg until ctx ends and returns the
 // process exit code.
-func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) int {
+func serve(ctx context.Context, cfg *config.Config, bootstrap []raftmeta.Record, stdout, stderr io.Writer) int {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	node := broker.NewNode(cfg, broker.Options{Logger: logger, OpenFileLimit: raiseOpenFileLimit(logger)})
+	node := broker.NewNode(cfg, broker.Options{Logger: logger, OpenFileLimit: raiseOpenFileLimit(logger), BootstrapRecords: bootstrap})
 	if err := node.Start(ctx); err != nil {
 		if ctx.Err() != nil {
 			// SIGTERM or SIGINT before the broker was ready: Start has
@@ -122,6 +147,12 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer) in
 			// for, not a failure to start.
 			logger.Info("strait broker stopped before it was ready", "reason", context.Cause(ctx))
 			return 0
+		}
+		if errors.Is(err, raftmeta.ErrBootstrapExistingLog) {
+			// kafka-storage format refuses a formatted directory the same
+			// way; the credentials it was first given are in the log.
+			fmt.Fprintf(stderr, "strait serve: --add-scram only applies to the first start of a new cluster: %v\n", err)
+			return 1
 		}
 		fmt.Fprintf(stderr, "strait serve: %v\n", err)
 		return 1

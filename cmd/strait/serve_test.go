@@ -23,7 +23,7 @@ func runArgs(args ...string) (code int, stdout, stderr string) {
 // loadArgs parses serve's arguments as runServe does, without serving.
 func loadArgs(args ...string) (cfg *config.Config, code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	cfg, code = loadServeConfig(args, &out, &errb)
+	cfg, _, code = loadServeConfig(args, &out, &errb)
 	return cfg, code, out.String(), errb.String()
 }
 
@@ -170,6 +170,20 @@ func TestServeBadInvocation(t *testing.T) {
 		{"missing file", []string{"serve", "--config", missing}, "strait serve: bad configuration:"},
 		{"unknown key", []string{"serve", "--set", "num.partition=3"}, "strait serve: bad configuration:"},
 		{"bad value", []string{"serve", "--set", "num.partitions=-3"}, "strait serve: bad configuration:"},
+		{"add-scram mechanism", []string{"serve", "--add-scram", "SCRAM-SHA-1=[name=a,password=b]"},
+			`strait serve: --add-scram "SCRAM-SHA-1=[name=a,password=b]": the mechanism SCRAM-SHA-1 is not supported (SCRAM-SHA-256 or SCRAM-SHA-512)`},
+		{"add-scram brackets", []string{"serve", "--add-scram", "SCRAM-SHA-256=name=a,password=b"},
+			`strait serve: --add-scram "SCRAM-SHA-256=name=a,password=b": expected the configuration to start with [`},
+		{"add-scram no name", []string{"serve", "--add-scram", "SCRAM-SHA-256=[password=b]"},
+			`strait serve: --add-scram "SCRAM-SHA-256=[password=b]": name is required`},
+		{"add-scram no password", []string{"serve", "--add-scram", "SCRAM-SHA-256=[name=a]"},
+			`strait serve: --add-scram "SCRAM-SHA-256=[name=a]": password or saltedpassword is required`},
+		{"add-scram salted without salt", []string{"serve", "--add-scram", "SCRAM-SHA-256=[name=a,saltedpassword=AAAA]"},
+			`strait serve: --add-scram "SCRAM-SHA-256=[name=a,saltedpassword=AAAA]": saltedpassword needs the salt it was made with`},
+		{"add-scram iterations", []string{"serve", "--add-scram", "SCRAM-SHA-512=[name=a,password=b,iterations=100]"},
+			`strait serve: --add-scram "SCRAM-SHA-512=[name=a,password=b,iterations=100]": iterations must be within 4096..16384 for SCRAM-SHA-512, not 100`},
+		{"add-scram unknown key", []string{"serve", "--add-scram", "SCRAM-SHA-512=[name=a,password=b,colour=red]"},
+			`strait serve: --add-scram "SCRAM-SHA-512=[name=a,password=b,colour=red]": unknown SCRAM configurations: colour`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errs := runArgs(tc.args...)
