@@ -198,6 +198,11 @@ func TestScramCredentialsCluster(t *testing.T) {
 		if err != nil || altered.Error() != nil {
 			t.Fatalf("upsert through node %d: %v %v", via, err, altered.Error())
 		}
+		// The node the request went to answers once it applied the write
+		// itself: its own describe sees it at once.
+		if got := describeSCRAMs(t, c.Node(via).Admin(t), user); got != fmt.Sprintf("%s:SCRAM-SHA-512/%d", user, 4096+via) {
+			t.Fatalf("node %d right after its upsert: %s", via, got)
+		}
 	}
 	want := "user1:SCRAM-SHA-512/4097 user2:SCRAM-SHA-512/4098 user3:SCRAM-SHA-512/4099"
 	everywhere := func(when string) {
