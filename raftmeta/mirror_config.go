@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/mirror/partition"
+	"github.com/strait-io/strait/wire/sasl/jaas"
 )
 
 // A mirror's configs (digest §5.1, the prototype's ClusterMirrorConfig):
@@ -298,46 +300,35 @@ type MirrorJAAS struct {
 	Username, Password string
 }
 
-// jaasRE is one "Module required key=value ... ;" entry with quoted values
-// (Kafka's JaasConfig grammar, restricted to what PLAIN and SCRAM use).
-var (
-	jaasRE       = regexp.MustCompile(`^\s*([A-Za-z0-9_.$]+)\s+(required|requisite|sufficient|optional)\s+((?:[A-Za-z0-9_.]+\s*=\s*"(?:[^"\\]|\\.)*"\s*)*);\s*$`)
-	jaasOptionRE = regexp.MustCompile(`([A-Za-z0-9_.]+)\s*=\s*"((?:[^"\\]|\\.)*)"`)
-)
-
 // ParseMirrorJAAS parses a sasl.jaas.config value: PlainLoginModule or
-// ScramLoginModule, "required", and quoted username and password options
-// only (the mirror's client needs nothing else).
+// ScramLoginModule, "required", and username and password options only
+// (the mirror's client needs nothing else). The grammar is the shared
+// wire/sasl/jaas parser's; these are the mirror's restrictions on top.
 func ParseMirrorJAAS(v string) (MirrorJAAS, error) {
 	var out MirrorJAAS
-	m := jaasRE.FindStringSubmatch(v)
-	if m == nil {
+	c, err := jaas.Parse(v)
+	if errors.Is(err, jaas.ErrSyntax) {
 		return out, fmt.Errorf(`expected '<LoginModule> required username="..." password="...";'`)
 	}
-	out.Module = m[1]
+	if err != nil {
+		return out, err
+	}
+	out.Module = c.Module
 	if out.Module != jaasPlainModule && out.Module != jaasScramModule {
 		return out, fmt.Errorf("login module %s is not accepted (only %s and %s)", out.Module, jaasPlainModule, jaasScramModule)
 	}
-	if m[2] != "required" {
-		return out, fmt.Errorf("control flag %s is not accepted (only required)", m[2])
+	if c.Flag != "required" {
+		return out, fmt.Errorf("control flag %s is not accepted (only required)", c.Flag)
 	}
-	seen := map[string]bool{}
-	for _, o := range jaasOptionRE.FindAllStringSubmatch(m[3], -1) {
-		val := strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(o[2])
-		if seen[o[1]] {
-			return out, fmt.Errorf("option %s given twice", o[1])
-		}
-		seen[o[1]] = true
-		switch o[1] {
-		case "username":
-			out.Username = val
-		case "password":
-			out.Password = val
-		default:
-			return out, fmt.Errorf("option %s is not accepted (only username and password)", o[1])
+	for k := range c.Options {
+		if k != "username" && k != "password" {
+			return out, fmt.Errorf("option %s is not accepted (only username and password)", k)
 		}
 	}
-	if !seen["username"] || !seen["password"] {
+	var hasUser, hasPass bool
+	out.Username, hasUser = c.Options["username"]
+	out.Password, hasPass = c.Options["password"]
+	if !hasUser || !hasPass {
 		return out, fmt.Errorf("username and password are required")
 	}
 	return out, nil
