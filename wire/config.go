@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strait-io/strait/storage/clock"
+	"github.com/strait-io/strait/wire/sasl"
 	"github.com/strait-io/strait/wire/sysmem"
 )
 
@@ -29,10 +30,15 @@ const (
 	// connection may have waiting to be written before the server stops
 	// reading its requests.
 	DefaultMaxBufferedResponseBytes = 16 << 20
-	// SecurityProtocolPlaintext and SecurityProtocolSSL are the listener
-	// protocols served (SASL is not yet).
-	SecurityProtocolPlaintext = "PLAINTEXT"
-	SecurityProtocolSSL       = "SSL"
+	// The listener security protocols served (Kafka's SecurityProtocol).
+	SecurityProtocolPlaintext     = "PLAINTEXT"
+	SecurityProtocolSSL           = "SSL"
+	SecurityProtocolSASLPlaintext = "SASL_PLAINTEXT"
+	SecurityProtocolSASLSSL       = "SASL_SSL"
+	// DefaultSASLMaxReceiveSize is Kafka's sasl.server.max.receive.size:
+	// the largest request a connection may send before it has
+	// authenticated.
+	DefaultSASLMaxReceiveSize = 524288
 )
 
 // Listener is one entry of Kafka's listeners setting, e.g.
@@ -42,10 +48,31 @@ type Listener struct {
 	Name             string // listener name, e.g. PLAINTEXT or INTERNAL
 	Host             string // "" binds every interface
 	Port             int
-	SecurityProtocol string // "" means PLAINTEXT; PLAINTEXT or SSL
-	// TLS serves an SSL listener (tls.go): certificates, client auth,
-	// versions. Required for SSL, refused otherwise.
+	SecurityProtocol string // "" means PLAINTEXT; PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+	// TLS serves an SSL or SASL_SSL listener (tls.go): certificates,
+	// client auth, versions. Required for those, refused otherwise.
 	TLS *tls.Config
+	// SASL authenticates the connections of a SASL_PLAINTEXT or SASL_SSL
+	// listener (sasl_auth.go). Required for those, refused otherwise.
+	SASL *SASL
+}
+
+// SASL is a SASL listener's authentication settings.
+type SASL struct {
+	// Mechanisms are the listener's enabled mechanisms, in
+	// sasl.enabled.mechanisms order (SaslHandshake lists them so).
+	Mechanisms []sasl.Mechanism
+	// MaxReceiveSize is sasl.server.max.receive.size: a request larger
+	// than this before the connection has authenticated closes it before
+	// anything of that size is allocated (default
+	// DefaultSASLMaxReceiveSize).
+	MaxReceiveSize int32
+	// MaxReauth is connections.max.reauth.ms (KIP-368): when positive, an
+	// authenticated session lasts this long (or until the credential
+	// expires, if sooner); the client must re-authenticate on the
+	// connection before it, or the connection is closed at its next
+	// request. Zero: sessions do not expire.
+	MaxReauth time.Duration
 }
 
 // Config is the wire server's part of the broker configuration. Zero
@@ -163,8 +190,14 @@ func (cfg Config) withDefaults() Config {
 		cfg.stallTimeout = defaultStallTimeout
 	}
 	for i := range cfg.Listeners {
-		if cfg.Listeners[i].SecurityProtocol == "" {
-			cfg.Listeners[i].SecurityProtocol = SecurityProtocolPlaintext
+		l := &cfg.Listeners[i]
+		if l.SecurityProtocol == "" {
+			l.SecurityProtocol = SecurityProtocolPlaintext
+		}
+		if l.SASL != nil && l.SASL.MaxReceiveSize == 0 {
+			sc := *l.SASL
+			sc.MaxReceiveSize = DefaultSASLMaxReceiveSize
+			l.SASL = &sc
 		}
 	}
 	return cfg
@@ -184,12 +217,19 @@ func (cfg Config) validate() error {
 			return fmt.Errorf("%w: listeners: listener name %s is used twice", ErrInvalidConfig, l.Name)
 		case l.Port < 0 || l.Port > 65535:
 			return fmt.Errorf("%w: listeners: listener %s has port %d", ErrInvalidConfig, l.Name, l.Port)
-		case l.SecurityProtocol == SecurityProtocolSSL && l.TLS == nil:
+		case l.SecurityProtocol != SecurityProtocolPlaintext && l.SecurityProtocol != SecurityProtocolSSL &&
+			l.SecurityProtocol != SecurityProtocolSASLPlaintext && l.SecurityProtocol != SecurityProtocolSASLSSL:
+			return fmt.Errorf("%w: listeners: listener %s uses %s; only PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL are supported", ErrInvalidConfig, l.Name, l.SecurityProtocol)
+		case usesTLS(l.SecurityProtocol) && l.TLS == nil:
 			return fmt.Errorf("%w: listeners: listener %s: %v", ErrInvalidConfig, l.Name, errTLSConfig)
-		case l.SecurityProtocol == SecurityProtocolPlaintext && l.TLS != nil:
-			return fmt.Errorf("%w: listeners: listener %s is PLAINTEXT but has a TLS configuration", ErrInvalidConfig, l.Name)
-		case l.SecurityProtocol != SecurityProtocolPlaintext && l.SecurityProtocol != SecurityProtocolSSL:
-			return fmt.Errorf("%w: listeners: listener %s uses %s; only PLAINTEXT and SSL are supported", ErrInvalidConfig, l.Name, l.SecurityProtocol)
+		case !usesTLS(l.SecurityProtocol) && l.TLS != nil:
+			return fmt.Errorf("%w: listeners: listener %s is %s but has a TLS configuration", ErrInvalidConfig, l.Name, l.SecurityProtocol)
+		case usesSASL(l.SecurityProtocol) && (l.SASL == nil || len(l.SASL.Mechanisms) == 0):
+			return fmt.Errorf("%w: listeners: listener %s is %s but enables no SASL mechanism", ErrInvalidConfig, l.Name, l.SecurityProtocol)
+		case !usesSASL(l.SecurityProtocol) && l.SASL != nil:
+			return fmt.Errorf("%w: listeners: listener %s is %s but has a SASL configuration", ErrInvalidConfig, l.Name, l.SecurityProtocol)
+		case l.SASL != nil && (l.SASL.MaxReceiveSize < 0 || l.SASL.MaxReauth < 0):
+			return fmt.Errorf("%w: listeners: listener %s: sasl.server.max.receive.size and connections.max.reauth.ms must not be negative", ErrInvalidConfig, l.Name)
 		}
 		seen[l.Name] = true
 	}
@@ -248,4 +288,12 @@ func (l Listener) address() string {
 // machine by about 15% (`strait bench cluster`, alternating runs).
 func defaultEventLoops(gomaxprocs int) int {
 	return max(1, gomaxprocs/2)
+}
+
+// usesTLS reports whether a listener of protocol p runs TLS (SSL, SASL_SSL).
+func usesTLS(p string) bool { return p == SecurityProtocolSSL || p == SecurityProtocolSASLSSL }
+
+// usesSASL reports whether a listener of protocol p authenticates with SASL.
+func usesSASL(p string) bool {
+	return p == SecurityProtocolSASLPlaintext || p == SecurityProtocolSASLSSL
 }

@@ -65,6 +65,10 @@ type conn struct {
 	gnetWrites atomic.Int32 // AsyncWritev tasks queued whose callback has not run
 	direct     bool         // Fetch responses may go out with sendfile (plaintext listener)
 
+	// auth is the SASL authenticator on a SASL listener (sasl_auth.go),
+	// nil elsewhere.
+	auth *authenticator
+
 	// sock is the socket lent to the writer for good (sendfile.go): once
 	// set, on the loop by the grant, every response goes out on it and
 	// none through gnet. closeConn closes it.
@@ -82,6 +86,7 @@ type outFrame struct {
 	buf          []byte       // the framed response, from srv.bufs; nil sends nothing (acks=0)
 	direct       *directFetch // instead of buf: a Fetch response to send from its files
 	err          error        // the request failed: close the connection here
+	closeAfter   bool         // send buf, then close (a failed authentication's answer)
 	key, version int16
 	received     time.Time
 }
@@ -115,7 +120,12 @@ func newConn(l *listener, gc gnet.Conn) *conn {
 	if fd, ok := pollFD(gc); ok {
 		cn.pollFD = fd
 	}
-	cn.direct = s.sendfile && l.cfg.SecurityProtocol == SecurityProtocolPlaintext
+	// SASL_PLAINTEXT carries Kafka frames as they are once authenticated
+	// (Kafka has no SASL wrapping), so Fetch may use sendfile there too.
+	cn.direct = s.sendfile && (l.cfg.SecurityProtocol == SecurityProtocolPlaintext || l.cfg.SecurityProtocol == SecurityProtocolSASLPlaintext)
+	if l.cfg.SASL != nil {
+		cn.auth = newAuthenticator(s, l)
+	}
 	cn.ctx, cn.cancel = context.WithCancel(reqctx.WithDraining(s.baseCtx, s.drainCh))
 	cn.touch()
 	return cn
@@ -163,7 +173,8 @@ func (cn *conn) writeOut() {
 			batch   []*outFrame // plain frames in line, in order
 			fetch   *outFrame   // a Fetch to send from its files, after batch
 			failure *outFrame   // a failed request, after batch: close
-			dropped []*outFrame // frames after the failure
+			closing bool        // batch ends with an answer after which to close
+			dropped []*outFrame // frames after the failure or closing answer
 		)
 		for {
 			o, ok := cn.pending[cn.nextWrite]
@@ -182,6 +193,11 @@ func (cn *conn) writeOut() {
 				break
 			}
 			batch = append(batch, o)
+			if o.closeAfter {
+				closing = true
+				dropped = cn.dropPendingLocked()
+				break
+			}
 		}
 		if batch == nil && fetch == nil && failure == nil {
 			cn.writing = false
@@ -191,6 +207,16 @@ func (cn *conn) writeOut() {
 		cn.mu.Unlock()
 
 		cn.writeFrames(batch)
+		if closing {
+			// Close once the answer is out (onTraffic), as for a
+			// failure, but the answer counts as answered.
+			cn.flushClose.Store(true)
+			_ = cn.gc.Wake(nil)
+			for _, o := range dropped {
+				cn.release(o)
+			}
+			cn.finished(len(dropped))
+		}
 		if failure != nil {
 			// Counted before the close is set in motion, so the
 			// request's metrics never trail the connection's close.

@@ -66,3 +66,24 @@ func (NopMetrics) ConnectionRejected(string, string) {}
 
 // AcceptorBlocked implements ListenerMetrics.
 func (NopMetrics) AcceptorBlocked(string, time.Duration) {}
+
+// AuthMetrics receives the SASL authenticator's measurements (Kafka's
+// successful-authentication-total, failed-authentication-total and their
+// re-authentication counterparts). A Metrics that also implements it gets
+// them; the others do not.
+type AuthMetrics interface {
+	// Authenticated counts a completed authentication on listener with
+	// mechanism; reauth marks a KIP-368 re-authentication.
+	Authenticated(listener, mechanism string, reauth bool)
+	// AuthenticationFailed counts a connection closed because its
+	// authentication failed (bad credentials, an unsupported mechanism, a
+	// request out of order or too large before authenticating);
+	// mechanism is "" when none was chosen yet.
+	AuthenticationFailed(listener, mechanism string, reauth bool)
+}
+
+// Authenticated implements AuthMetrics.
+func (NopMetrics) Authenticated(string, string, bool) {}
+
+// AuthenticationFailed implements AuthMetrics.
+func (NopMetrics) AuthenticationFailed(string, string, bool) {}

@@ -21,6 +21,7 @@ type request struct {
 	kreq     kmsg.Request // the body's type at hdr.version; nil for failures and fallbacks
 	fallback bool         // ApiVersions at a version we do not serve: answer v0
 	err      error        // a failure found while reading the header
+	gated    bool         // the loop reads nothing more from the connection until this request is handled (sasl_auth.go)
 	received time.Time
 	// pooledFrame is the request's frame when it came from the server's
 	// buffer pool (api.poolFrame): hdr.body and kreq's byte fields are
@@ -141,6 +142,9 @@ func (r *request) run() {
 		return
 	}
 
+	if r.err == nil && cn.auth != nil {
+		r.err = cn.auth.admit(r.hdr.key, s.clock.Now())
+	}
 	var resp kmsg.Response
 	switch {
 	case r.err != nil:
@@ -150,11 +154,31 @@ func (r *request) run() {
 		info := cn.info
 		info.ClientID = r.hdr.clientID
 		info.APIKey, info.APIVersion = r.hdr.key, r.hdr.version
-		ctx := reqctx.WithUnmute(reqctx.With(cn.ctx, info), r.releaseTurn)
+		ctx := cn.ctx
+		if cn.auth != nil {
+			// The SASL principal, over a TLS certificate's (Kafka's
+			// SaslServerAuthenticator builds it from the SASL server).
+			info.Principal = cn.auth.principalOr(info.Principal)
+			ctx = withAuth(ctx, cn.auth)
+		}
+		ctx = reqctx.WithUnmute(reqctx.With(ctx, info), r.releaseTurn)
 		resp, r.err = r.api.handle(s, ctx, r.kreq)
 		if r.err == nil && resp != nil && resp.Key() != r.hdr.key {
 			r.err = fmt.Errorf("handler answered %s with %s", NameForKey(r.hdr.key), NameForKey(resp.Key()))
 		}
+	}
+	if r.err == nil && cn.auth != nil && cn.auth.failed() {
+		// A failed authentication: answer, then close. Nothing after
+		// it runs.
+		cn.failed.Store(true)
+		out.closeAfter = true
+		s.logger.Info("closing connection after a failed SASL authentication",
+			"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener,
+			"client_id", r.hdr.clientID, "request", NameForKey(r.hdr.key))
+	}
+	if r.gated {
+		cn.auth.gate.Store(false)
+		cn.wakeIfWanted()
 	}
 	if r.err != nil {
 		// Mark the failure before letting the next request start, so

@@ -167,4 +167,4 @@ func hostOf(a net.Addr) string {
 }
 
 // errTLSConfig: an SSL listener without TLS material.
-var errTLSConfig = errors.New("an SSL listener needs its TLS configuration")
+var errTLSConfig = errors.New("an SSL or SASL_SSL listener needs its TLS configuration")

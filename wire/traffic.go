@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"fmt"
+
 	"github.com/panjf2000/gnet/v2"
 )
 
@@ -46,8 +48,31 @@ func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
 			}
 			cn.wantWake.Store(false)
 		}
-		st, err := cn.frame.next(gc, &s.frames, cn, s.clock.Now().UnixNano())
+		lim := &s.frames
+		if cn.auth != nil && !cn.frame.active {
+			// Before authentication one request at a time (the one
+			// being handled may change what the next may be) and
+			// none larger than sasl.server.max.receive.size.
+			if cn.auth.gate.Load() {
+				cn.wantWake.Store(true)
+				if cn.auth.gate.Load() {
+					cn.setReadPaused(gc, true)
+					break
+				}
+				cn.wantWake.Store(false)
+			}
+			if c := cn.auth.maxFrame(lim.maxBytes); c < lim.maxBytes {
+				capped := *lim
+				capped.maxBytes = c
+				lim = &capped
+			}
+		}
+		st, err := cn.frame.next(gc, lim, cn, s.clock.Now().UnixNano())
 		if err != nil {
+			if cn.auth != nil && lim != &s.frames {
+				cn.auth.frameRefused()
+				err = fmt.Errorf("before SASL authentication (sasl.server.max.receive.size %d): %w", lim.maxBytes, err)
+			}
 			s.logger.Warn("closing connection: bad request frame",
 				"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener, "err", err)
 			return gnet.Close
@@ -107,6 +132,12 @@ func (cn *conn) startRequest(frame []byte, pooled bool, reserved int) {
 	r.reserved = reserved
 	r.hdr, r.err = parseHeader(frame, requestFlexible)
 	cn.lastKey = r.hdr.key
+	if cn.auth != nil && cn.auth.gates(r.hdr.key) {
+		// Set before the loop looks for the next frame; the request's
+		// goroutine clears it once handled (sasl_auth.go).
+		cn.auth.gate.Store(true)
+		r.gated = true
+	}
 	if r.err == nil {
 		r.resolve(s.apis)
 	}

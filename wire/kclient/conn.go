@@ -21,6 +21,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
 )
 
 // DefaultMaxResponseBytes bounds a response frame before it is allocated
@@ -61,6 +62,10 @@ type Config struct {
 	// answer was allocated and zeroed for every round trip and drove
 	// most of the follower's garbage collections.
 	ReuseResponseBuffer bool
+	// SASL, when set, logs in with this franz-go mechanism on every new
+	// connection (sasl.go), and re-authenticates when the broker gives
+	// the session a lifetime (KIP-368).
+	SASL sasl.Mechanism
 }
 
 // maxReusedResponseBuffer is the largest buffer a Conn keeps between
@@ -83,8 +88,9 @@ type Conn struct {
 	r        *bufio.Reader
 	versions map[int16][2]int16 // key → min, max the broker serves
 	corr     int32
-	wbuf     []byte // the request being written, reused: Write returns only when done with it
-	rbuf     []byte // the last answer's buffer; only set with Config.ReuseResponseBuffer
+	wbuf     []byte    // the request being written, reused: Write returns only when done with it
+	rbuf     []byte    // the last answer's buffer; only set with Config.ReuseResponseBuffer
+	reauthAt time.Time // when the SASL session must be renewed; zero: never (sasl.go)
 
 	mu     sync.Mutex // nc and closed, for Close
 	nc     net.Conn
@@ -127,6 +133,12 @@ func (c *Conn) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, er
 	nc, err := c.connect(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if c.cfg.SASL != nil && c.reauthDue() {
+		if err := c.authenticate(ctx, nc); err != nil {
+			c.drop(nc)
+			return nil, fmt.Errorf("kclient: re-authenticating to %s: %w", c.cfg.Addr, err)
+		}
 	}
 	if err := c.negotiate(req); err != nil {
 		return nil, err
@@ -176,6 +188,12 @@ func (c *Conn) connect(ctx context.Context) (net.Conn, error) {
 	if err := c.fetchVersions(ctx, nc); err != nil {
 		c.drop(nc)
 		return nil, fmt.Errorf("kclient: ApiVersions to %s: %w", c.cfg.Addr, err)
+	}
+	if c.cfg.SASL != nil {
+		if err := c.authenticate(ctx, nc); err != nil {
+			c.drop(nc)
+			return nil, fmt.Errorf("kclient: authenticating to %s: %w", c.cfg.Addr, err)
+		}
 	}
 	return nc, nil
 }
