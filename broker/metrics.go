@@ -19,6 +19,7 @@ type metrics struct {
 	connections prometheus.Gauge
 	connsTotal  prometheus.Counter
 	*listenerMetrics
+	*authMetrics
 
 	// The request memory pool (queued.max.request.bytes), Kafka's
 	// SocketServer MemoryPoolUsed and MemoryPoolAvailable.
@@ -59,6 +60,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		m.memUsed, m.memAvailable, m.memWaits, m.memWaitBytes,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	m.listenerMetrics = newListenerMetrics(reg)
+	m.authMetrics = newAuthMetrics(reg)
 	return m
 }
 

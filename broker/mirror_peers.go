@@ -64,9 +64,7 @@ func (p *peers) client() (*kgo.Client, error) {
 		kgo.MaxVersions(mirrormsg.MaxVersions(nil)),
 		kgo.WithLogger(fetcher.KgoLogger(p.n.logger.With("component", "mirror-peers"))),
 	}
-	if d := p.n.interBrokerDialer(); d != nil {
-		opts = append(opts, kgo.Dialer(d))
-	}
+	opts = append(opts, p.n.interBrokerClientOpts()...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("inter-broker mirror client: %w", err)

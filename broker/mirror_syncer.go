@@ -191,9 +191,7 @@ func (m *mirrorSyncers) destClient() (*kgo.Client, error) {
 		kgo.MaxVersions(mirrormsg.MaxVersions(nil)),
 		kgo.WithLogger(fetcher.KgoLogger(m.n.logger.With("component", "mirror-syncer"))),
 	}
-	if d := m.n.interBrokerDialer(); d != nil {
-		opts = append(opts, kgo.Dialer(d))
-	}
+	opts = append(opts, m.n.interBrokerClientOpts()...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("mirror syncer client: %w", err)

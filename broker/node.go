@@ -179,9 +179,14 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if len(cfg.LogDirs) != 1 {
 		return fmt.Errorf("log.dirs lists %d directories; Strait serves one log directory per node for now", len(cfg.LogDirs))
 	}
-	for _, l := range cfg.Listeners {
-		if l.SecurityProtocol != config.Plaintext && l.SecurityProtocol != config.SSL {
-			return fmt.Errorf("listener %s uses %s; only PLAINTEXT and SSL listeners are served for now (SASL is not implemented yet)", l.Name, l.SecurityProtocol)
+	// SASL settings the config could not judge (the mechanisms this
+	// build serves) fail here, before anything is opened.
+	if _, err := n.interBrokerSASL(); err != nil {
+		return err
+	}
+	for name, sc := range cfg.SASL {
+		if _, err := listenerSASL(name, sc); err != nil {
+			return err
 		}
 	}
 	wantClusterID := cfg.ClusterID
@@ -347,6 +352,10 @@ func isControllerListener(cfg *config.Config, name string) bool {
 
 func (n *Node) startReplicas(ctx context.Context) error {
 	cfg := n.cfg
+	interBrokerSASL, err := n.interBrokerSASL()
+	if err != nil {
+		return err
+	}
 	rm, err := replication.NewReplicaManager(replication.Config{
 		NodeID:                   cfg.NodeID,
 		Logs:                     n.logs,
@@ -364,6 +373,7 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		CatchUpMetadata:                   n.quorum.CatchUp,
 		InterBrokerListener:               cfg.InterBrokerListenerName,
 		Dialer:                            n.interBrokerDialer(),
+		SASL:                              interBrokerSASL,
 		ReplicaLagTimeMaxMs:               cfg.Cluster.ReplicaLagTimeMaxMs,
 		ReplicaFetchWaitMaxMs:             cfg.Cluster.ReplicaFetchWaitMaxMs,
 		ReplicaFetchMinBytes:              cfg.Cluster.ReplicaFetchMinBytes,
@@ -478,6 +488,12 @@ func (n *Node) wireConfig(ctx context.Context) (wire.Config, error) {
 		wl := wire.Listener{Name: l.Name, Host: l.Host, Port: l.Port, SecurityProtocol: string(l.SecurityProtocol)}
 		if t := cfg.TLS[l.Name]; t != nil {
 			wl.TLS = t.Server
+		}
+		if sc := cfg.SASL[l.Name]; sc != nil {
+			var err error
+			if wl.SASL, err = listenerSASL(l.Name, sc); err != nil {
+				return wc, err
+			}
 		}
 		wc.Listeners = append(wc.Listeners, wl)
 	}

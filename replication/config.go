@@ -7,6 +7,7 @@ import (
 	"net"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/replication/fetcher"
@@ -129,6 +130,9 @@ type Config struct {
 	// Dialer dials leaders for the followers' fetchers (nil: net.Dialer);
 	// tests inject faults with it.
 	Dialer func(ctx context.Context, network, host string) (net.Conn, error)
+	// SASL logs the followers' fetchers in to a SASL_* inter-broker
+	// listener (franz-go's mechanism, driven by kclient); nil: none.
+	SASL sasl.Mechanism
 	// NewLeaderEndPoint overrides how a follower reaches a leader (tests
 	// and simulations); nil opens a blocking connection (wire/kclient)
 	// to the leader's inter-broker endpoint.

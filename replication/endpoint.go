@@ -20,6 +20,7 @@ func (r *ReplicaManager) newBrokerEndPoint(leader fetcher.BrokerEndPoint) (fetch
 		Addr:     net.JoinHostPort(leader.Host, strconv.Itoa(int(leader.Port))),
 		ClientID: fmt.Sprintf("broker-%d-fetcher-%d", r.nodeID, leader.ID),
 		Dialer:   r.cfg.Dialer,
+		SASL:     r.cfg.SASL,
 		// replica.socket.timeout.ms: how long an answer may take beyond
 		// the fetch's own wait.
 		Timeout: time.Duration(r.cfg.ReplicaSocketTimeoutMs) * time.Millisecond,

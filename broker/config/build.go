@@ -75,6 +75,9 @@ func (c *Config) build(v values) error {
 	if err := c.buildConnectionLimits(v); err != nil {
 		return err
 	}
+	if err := c.buildSASL(); err != nil {
+		return err
+	}
 	if err := c.buildTLS(); err != nil {
 		return err
 	}

@@ -48,9 +48,15 @@ type Config struct {
 	InterBrokerListenerName string
 	// TLS is the TLS material of each SSL listener, by listener name
 	// (ssl.go).
-	TLS        map[string]*TLS
-	BrokerRack string // "" when unset
-	LogDirs    []string
+	TLS map[string]*TLS
+	// SASL is the authentication of each SASL_PLAINTEXT and SASL_SSL
+	// listener, by listener name (sasl.go).
+	SASL map[string]*SASL
+	// InterBrokerSASL is how this broker logs in to the others when the
+	// inter-broker listener is SASL_*; nil otherwise.
+	InterBrokerSASL *InterBrokerSASL
+	BrokerRack      string // "" when unset
+	LogDirs         []string
 
 	NumPartitions            int32
 	DefaultReplicationFactor int32

@@ -352,7 +352,8 @@ func TestTimeUnitPrecedence(t *testing.T) {
 func TestListenerVariants(t *testing.T) {
 	c, err := New(map[string]string{
 		"listeners":                      "INTERNAL://:9092,EXTERNAL://[::1]:9094,controller://127.0.0.1:9093",
-		"listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:SASL_SSL,CONTROLLER:PLAINTEXT",
+		"listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"sasl.enabled.mechanisms":        "PLAIN",
 		"inter.broker.listener.name":     "internal",
 		"controller.listener.names":      "controller",
 		"advertised.listeners":           "INTERNAL://broker-1:9092,EXTERNAL://[2001:db8::1]:9094",
@@ -362,7 +363,7 @@ func TestListenerVariants(t *testing.T) {
 	}
 	want := []Endpoint{
 		{Name: "INTERNAL", Host: "", Port: 9092, SecurityProtocol: Plaintext},
-		{Name: "EXTERNAL", Host: "::1", Port: 9094, SecurityProtocol: SASLSSL},
+		{Name: "EXTERNAL", Host: "::1", Port: 9094, SecurityProtocol: SASLPlaintext},
 		{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9093, SecurityProtocol: Plaintext},
 	}
 	if !reflect.DeepEqual(c.Listeners, want) {

@@ -58,8 +58,8 @@ func (c *Config) buildTLS() error {
 		}
 	}
 	for _, name := range names {
-		if c.SecurityProtocols[name] != SSL {
-			continue // SASL listeners are refused when the broker starts
+		if p := c.SecurityProtocols[name]; p != SSL && p != SASLSSL {
+			continue
 		}
 		get := func(key string) (string, string, bool) {
 			over := "listener.name." + strings.ToLower(name) + "." + key
@@ -78,7 +78,7 @@ func (c *Config) buildTLS() error {
 		}
 		t, err := buildListenerTLS(get)
 		if err != nil {
-			return fmt.Errorf("listener %s (SSL): %w", name, err)
+			return fmt.Errorf("listener %s (%s): %w", name, c.SecurityProtocols[name], err)
 		}
 		if c.TLS == nil {
 			c.TLS = map[string]*TLS{}
