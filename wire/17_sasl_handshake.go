@@ -17,10 +17,10 @@ import (
 //   other is answered UNSUPPORTED_SASL_MECHANISM with the enabled list,
 //   and the connection is closed after the answer.
 // * On an authenticated connection whose session expires (KIP-368,
-//   connections.max.reauth.ms or the credential's lifetime), whose client
-//   sent SaslAuthenticate v1+, at least a second after the last
-//   authentication: a re-authentication begins, with the same mechanism
-//   (another is UNSUPPORTED_SASL_MECHANISM and closes).
+//   connections.max.reauth.ms or the credential's lifetime), and not within
+//   a second of the last re-authentication's start: a re-authentication
+//   begins, with the same mechanism (another is UNSUPPORTED_SASL_MECHANISM
+//   and closes).
 // * Otherwise (authenticated without an expiring session, or a listener
 //   without SASL): ILLEGAL_SASL_STATE, and the connection stays.
 //

@@ -43,7 +43,7 @@ func (s *Server) handleSaslAuthenticate(ctx context.Context, kreq kmsg.Request) 
 		resp.ErrorMessage = &msg
 		return resp, nil
 	}
-	res := a.authenticate(req.Version, req.SASLAuthBytes, s.clock.Now())
+	res := a.authenticate(req.SASLAuthBytes, s.clock.Now())
 	resp.ErrorCode = res.code
 	if res.msg != "" {
 		resp.ErrorMessage = &res.msg

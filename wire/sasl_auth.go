@@ -45,8 +45,8 @@ const (
 )
 
 // minReauthInterval is KafkaChannel's MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS:
-// a SaslHandshake sooner than this after the last authentication is not a
-// re-authentication (it is answered ILLEGAL_SASL_STATE).
+// a SaslHandshake sooner than this after the last re-authentication began
+// is not a re-authentication (it is answered ILLEGAL_SASL_STATE).
 const minReauthInterval = time.Second
 
 type authenticator struct {
@@ -63,15 +63,14 @@ type authenticator struct {
 	// re-authenticating: the pre-authentication size cap is off.
 	open atomic.Bool
 
-	mu           sync.Mutex
-	state        authState
-	mech         sasl.Mechanism
-	session      sasl.Session
-	principal    string    // "User:<name>" once authenticated
-	expiry       time.Time // the session's end (KIP-368); zero: none
-	lastAuth     time.Time // when the last (re-)authentication completed
-	reauth       bool      // the exchange under way is a re-authentication
-	clientReauth bool      // the client sent SaslAuthenticate v1+ (KIP-368 capable)
+	mu          sync.Mutex
+	state       authState
+	mech        sasl.Mechanism
+	session     sasl.Session
+	principal   string    // "User:<name>" once authenticated
+	expiry      time.Time // the session's end (KIP-368); zero: none
+	reauthStart time.Time // when the last re-authentication began; zero: none yet
+	reauth      bool      // the exchange under way is a re-authentication
 }
 
 func newAuthenticator(s *Server, l *listener) *authenticator {
@@ -163,9 +162,10 @@ func (a *authenticator) handshake(mechanism string, now time.Time) (int16, []str
 	switch a.state {
 	case authHandshake:
 	case authComplete:
-		if a.expiry.IsZero() || !a.clientReauth || now.Sub(a.lastAuth) < minReauthInterval {
+		if a.expiry.IsZero() || (!a.reauthStart.IsZero() && now.Sub(a.reauthStart) < minReauthInterval) {
 			return kerr.IllegalSaslState.Code, nil
 		}
+		a.reauthStart = now
 		if mechanism != a.mech.Name() {
 			// KIP-368: a re-authentication keeps the mechanism.
 			a.reauth = true
@@ -199,7 +199,7 @@ type authResult struct {
 }
 
 // authenticate runs one SaslAuthenticate step.
-func (a *authenticator) authenticate(version int16, token []byte, now time.Time) authResult {
+func (a *authenticator) authenticate(token []byte, now time.Time) authResult {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch a.state {
@@ -213,9 +213,6 @@ func (a *authenticator) authenticate(version int16, token []byte, now time.Time)
 		return authResult{code: kerr.IllegalSaslState.Code, msg: "SaslAuthenticate request received before SaslHandshake"}
 	default:
 		return authResult{code: kerr.IllegalSaslState.Code, msg: "authentication failed"}
-	}
-	if version > 0 {
-		a.clientReauth = true // any v1+ request says so (SaslServerAuthenticator)
 	}
 	reply, done, err := a.stepLocked(token)
 	if err != nil {
@@ -251,7 +248,7 @@ func (a *authenticator) authenticate(version int16, token []byte, now time.Time)
 		a.expiry = now.Add(lifetime)
 	}
 	a.metrics.Authenticated(a.listener, a.mech.Name(), a.reauth)
-	a.principal, a.lastAuth, a.state, a.reauth, a.session = principal, now, authComplete, false, nil
+	a.principal, a.state, a.reauth, a.session = principal, authComplete, false, nil
 	a.open.Store(true)
 	return authResult{reply: reply, lifetime: lifetime}
 }
