@@ -7,7 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// SaslHandshake: v1
+// SaslHandshake: v0-1
 //
 // Behavior (Kafka's SaslServerAuthenticator.handleHandshakeRequest and
 // KafkaApis.handleSaslHandshakeRequest; state in sasl_auth.go):
@@ -25,13 +25,15 @@ import (
 //   without SASL): ILLEGAL_SASL_STATE, and the connection stays.
 //
 // Version notes:
-// * v0 (deprecated) made the tokens that follow raw size-prefixed SASL
-//   bytes instead of SaslAuthenticate requests. Strait does not serve that
-//   framing, so v0 is not advertised (a v0 request closes the connection,
-//   as any unserved version does); every client since Kafka 1.0 sends v1.
+// * v0 (deprecated, still served by Kafka 4.x): the tokens that follow
+//   are raw size-prefixed frames, answered the same way, instead of
+//   SaslAuthenticate requests (sasl_auth.go, rawStep); a failure closes
+//   the connection unanswered, and such a client cannot re-authenticate.
+//   librdkafka needs v0 advertised to use SASL at all (its
+//   SASL_HANDSHAKE feature depends on it), though it then sends v1.
 // * v1: the tokens go in SaslAuthenticate (KIP-152).
 
-func init() { register(api{key: 17, min: 1, max: 1, handle: (*Server).handleSaslHandshake}) }
+func init() { register(api{key: 17, min: 0, max: 1, handle: (*Server).handleSaslHandshake}) }
 
 func (s *Server) handleSaslHandshake(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.SASLHandshakeRequest)
@@ -41,6 +43,6 @@ func (s *Server) handleSaslHandshake(ctx context.Context, kreq kmsg.Request) (km
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return resp, nil
 	}
-	resp.ErrorCode, resp.SupportedMechanisms = a.handshake(req.Mechanism, s.clock.Now())
+	resp.ErrorCode, resp.SupportedMechanisms = a.handshake(req.Version, req.Mechanism, s.clock.Now())
 	return resp, nil
 }

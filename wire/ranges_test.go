@@ -10,15 +10,13 @@ import (
 
 // kafka40Ranges are the version ranges Strait advertises: Apache Kafka 4.0's
 // for each API it serves (KIP-896 raised the floors), but for
-// ListConfigResources, served up to Kafka 4.1's v1 (KIP-1142), and
-// SaslHandshake, served from v1 (v0's raw-token framing is not served;
-// see 17_sasl_handshake.go). A change
+// ListConfigResources, served up to Kafka 4.1's v1 (KIP-1142). A change
 // here is a change of what clients may send; the test below keeps the
 // registry and this table in step.
 var kafka40Ranges = map[int16][2]int16{
 	0: {3, 12}, 1: {4, 17}, 2: {1, 10}, 3: {0, 12},
 	8: {2, 9}, 9: {1, 9}, 10: {0, 6}, 11: {2, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 5}, 16: {0, 5},
-	17: {1, 1}, 18: {0, 4}, 19: {2, 7}, 20: {1, 6}, 21: {0, 2}, 22: {0, 5}, 23: {2, 4}, 27: {1, 1}, 28: {0, 4},
+	17: {0, 1}, 18: {0, 4}, 19: {2, 7}, 20: {1, 6}, 21: {0, 2}, 22: {0, 5}, 23: {2, 4}, 27: {1, 1}, 28: {0, 4},
 	29: {1, 3}, 30: {1, 3}, 31: {1, 3}, 32: {1, 4}, 33: {0, 2}, 35: {1, 4}, 36: {0, 2}, 37: {0, 3},
 	42: {0, 2}, 43: {0, 2}, 44: {0, 1}, 47: {0, 0}, 50: {0, 0}, 51: {0, 0}, 60: {0, 1}, 61: {0, 0}, 68: {0, 1}, 69: {0, 1}, 74: {0, 1},
 }

@@ -22,6 +22,7 @@ type request struct {
 	fallback bool         // ApiVersions at a version we do not serve: answer v0
 	err      error        // a failure found while reading the header
 	gated    bool         // the loop reads nothing more from the connection until this request is handled (sasl_auth.go)
+	raw      bool         // a raw token of a SaslHandshake v0 exchange, not a request (sasl_auth.go)
 	received time.Time
 	// pooledFrame is the request's frame when it came from the server's
 	// buffer pool (api.poolFrame): hdr.body and kreq's byte fields are
@@ -142,12 +143,17 @@ func (r *request) run() {
 		return
 	}
 
-	if r.err == nil && cn.auth != nil {
+	if r.err == nil && cn.auth != nil && !r.raw {
 		r.err = cn.auth.admit(r.hdr.key, s.clock.Now())
 	}
 	var resp kmsg.Response
 	switch {
 	case r.err != nil:
+	case r.raw:
+		var reply []byte
+		if reply, r.err = cn.auth.rawStep(r.hdr.body, s.clock.Now()); r.err == nil {
+			out.buf = rawFrame(&s.bufs, reply)
+		}
 	case r.fallback:
 		resp = s.unsupportedApiVersions()
 	default:

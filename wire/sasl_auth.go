@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -62,6 +64,12 @@ type authenticator struct {
 	// open is true while the connection is authenticated and not
 	// re-authenticating: the pre-authentication size cap is off.
 	open atomic.Bool
+	// raw is true after a SaslHandshake v0 until the exchange ends: the
+	// frames are the mechanism's tokens themselves, not SaslAuthenticate
+	// requests, and so are the answers (Kafka before KIP-152; still
+	// served by Kafka 4.x). Set and cleared by the gated request's
+	// goroutine, read by the loop for the next frame.
+	raw atomic.Bool
 
 	mu          sync.Mutex
 	state       authState
@@ -156,13 +164,14 @@ func (a *authenticator) principalOr(def string) string {
 // mechanisms. On an authenticated connection whose session expires it
 // begins a re-authentication (KafkaChannel.maybeBeginServerReauthentication);
 // without an expiring session it is KafkaApis' ILLEGAL_SASL_STATE.
-func (a *authenticator) handshake(mechanism string, now time.Time) (int16, []string) {
+func (a *authenticator) handshake(version int16, mechanism string, now time.Time) (int16, []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch a.state {
 	case authHandshake:
 	case authComplete:
-		if a.expiry.IsZero() || (!a.reauthStart.IsZero() && now.Sub(a.reauthStart) < minReauthInterval) {
+		// A v0 client cannot re-authenticate: it never learns a lifetime.
+		if version == 0 || a.expiry.IsZero() || (!a.reauthStart.IsZero() && now.Sub(a.reauthStart) < minReauthInterval) {
 			return kerr.IllegalSaslState.Code, nil
 		}
 		a.reauthStart = now
@@ -183,6 +192,7 @@ func (a *authenticator) handshake(mechanism string, now time.Time) (int16, []str
 	for _, m := range a.cfg.Mechanisms {
 		if m.Name() == mechanism {
 			a.mech, a.session, a.state = m, m.NewSession(), authAuthenticate
+			a.raw.Store(version == 0)
 			return 0, a.enabled
 		}
 	}
@@ -214,6 +224,12 @@ func (a *authenticator) authenticate(token []byte, now time.Time) authResult {
 	default:
 		return authResult{code: kerr.IllegalSaslState.Code, msg: "authentication failed"}
 	}
+	return a.stepAndCompleteLocked(token, now)
+}
+
+// stepAndCompleteLocked runs one step of the exchange and, when it is
+// done, completes the authentication.
+func (a *authenticator) stepAndCompleteLocked(token []byte, now time.Time) authResult {
 	reply, done, err := a.stepLocked(token)
 	if err != nil {
 		a.failLocked()
@@ -249,8 +265,29 @@ func (a *authenticator) authenticate(token []byte, now time.Time) authResult {
 	}
 	a.metrics.Authenticated(a.listener, a.mech.Name(), a.reauth)
 	a.principal, a.state, a.reauth, a.session = principal, authComplete, false, nil
+	a.raw.Store(false)
 	a.open.Store(true)
 	return authResult{reply: reply, lifetime: lifetime}
+}
+
+// rawStep runs one step of an exchange begun by SaslHandshake v0: token is
+// a whole frame, and the reply goes back as one (SaslServerAuthenticator
+// without its SaslAuthenticate headers). A failure closes the connection
+// without an answer, as Kafka does for such a client.
+func (a *authenticator) rawStep(token []byte, now time.Time) ([]byte, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.state != authAuthenticate {
+		a.failLocked()
+		return nil, fmt.Errorf("%w: a raw SASL token outside an exchange", errUnauthenticated)
+	}
+	// The frame may be a pooled buffer, given back when the request
+	// ends; a mechanism may keep what it was given (SCRAM's first message).
+	res := a.stepAndCompleteLocked(bytes.Clone(token), now)
+	if res.code != 0 {
+		return nil, fmt.Errorf("%w: %s (SaslHandshake v0 exchange)", errUnauthenticated, res.msg)
+	}
+	return res.reply, nil
 }
 
 // stepLocked runs the mechanism; a panic in it fails the exchange, not the
@@ -299,6 +336,7 @@ func (a *authenticator) failLocked() {
 	a.metrics.AuthenticationFailed(a.listener, name, a.reauth)
 	a.state = authFailed
 	a.open.Store(false)
+	a.raw.Store(false)
 }
 
 // frameRefused counts a request refused before it was read (larger than
@@ -321,4 +359,12 @@ func withAuth(ctx context.Context, a *authenticator) context.Context {
 func authFrom(ctx context.Context) *authenticator {
 	a, _ := ctx.Value(authKey).(*authenticator)
 	return a
+}
+
+// rawFrame frames a reply of a SaslHandshake v0 exchange: its size, then
+// the mechanism's bytes, with no response header.
+func rawFrame(pool *bufferPool, reply []byte) []byte {
+	buf := pool.get(4 + len(reply))[:0]
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(reply)))
+	return append(buf, reply...)
 }

@@ -146,8 +146,8 @@ func TestSASLPlainAuthenticates(t *testing.T) {
 	for _, k := range av.ApiKeys {
 		served[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
 	}
-	if served[17] != [2]int16{1, 1} || served[36] != [2]int16{0, 2} {
-		t.Fatalf("advertised SaslHandshake %v SaslAuthenticate %v, want v1-1 and v0-2", served[17], served[36])
+	if served[17] != [2]int16{0, 1} || served[36] != [2]int16{0, 2} {
+		t.Fatalf("advertised SaslHandshake %v SaslAuthenticate %v, want v0-1 and v0-2", served[17], served[36])
 	}
 	hs := c.handshake("PLAIN")
 	if hs.ErrorCode != 0 || strings.Join(hs.SupportedMechanisms, ",") != "PLAIN" {
@@ -453,4 +453,49 @@ func TestSASLKgoClient(t *testing.T) {
 		}
 	}
 	expectPrincipal(t, got, "User:alice")
+}
+
+// TestSASLHandshakeV0RawTokens: after SaslHandshake v0 the tokens are raw
+// size-prefixed frames both ways (Kafka before KIP-152, still served by
+// Kafka 4.x); a good PLAIN token logs in, a bad one closes the connection
+// unanswered, and a token above sasl.server.max.receive.size closes it too.
+func TestSASLHandshakeV0RawTokens(t *testing.T) {
+	probe, got := principalProbe()
+	m := &authCounts{}
+	s := newSASLServer(t, 0, m, probe)
+	addr := s.Addrs()["SASL"]
+	rawHandshake := func(c *rawClient) {
+		req := handshakeReq("PLAIN")
+		req.Version = 0
+		c.send(1, req)
+		resp := req.ResponseKind().(*kmsg.SASLHandshakeResponse)
+		if c.readResp(resp); resp.ErrorCode != 0 {
+			t.Fatalf("SaslHandshake v0: error %d", resp.ErrorCode)
+		}
+	}
+	rawToken := func(c *rawClient, tok []byte) {
+		c.write(append(binary.BigEndian.AppendUint32(nil, uint32(len(tok))), tok...))
+	}
+
+	c := dialRaw(t, addr)
+	rawHandshake(c)
+	rawToken(c, plainToken("alice", "alice-secret"))
+	if reply := c.readFrame(5 * time.Second); len(reply) != 0 {
+		t.Fatalf("PLAIN's raw reply: %q, want empty", reply)
+	}
+	c.send(3, heartbeat("g", "m"))
+	expectPrincipal(t, got, "User:alice")
+
+	c = dialRaw(t, addr)
+	rawHandshake(c)
+	rawToken(c, plainToken("alice", "wrong"))
+	c.expectClosed(5 * time.Second)
+
+	c = dialRaw(t, addr)
+	rawHandshake(c)
+	c.write(binary.BigEndian.AppendUint32(nil, 1<<20))
+	c.expectClosed(5 * time.Second)
+	if ok, failed, _, _ := m.get(); ok != 1 || failed != 2 {
+		t.Fatalf("metrics: %d authenticated, %d failed; want 1, 2", ok, failed)
+	}
 }

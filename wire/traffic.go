@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // onTraffic is the connection's OnTraffic: new bytes arrived, or someone
@@ -130,7 +131,13 @@ func (cn *conn) startRequest(frame []byte, pooled bool, reserved int) {
 		r.pooledFrame = frame
 	}
 	r.reserved = reserved
-	r.hdr, r.err = parseHeader(frame, requestFlexible)
+	if cn.auth != nil && cn.auth.raw.Load() {
+		// A token of a SaslHandshake v0 exchange: no request header.
+		r.raw = true
+		r.hdr = requestHeader{key: int16(kmsg.SASLAuthenticate), body: frame}
+	} else {
+		r.hdr, r.err = parseHeader(frame, requestFlexible)
+	}
 	cn.lastKey = r.hdr.key
 	if cn.auth != nil && cn.auth.gates(r.hdr.key) {
 		// Set before the loop looks for the next frame; the request's
@@ -138,7 +145,7 @@ func (cn *conn) startRequest(frame []byte, pooled bool, reserved int) {
 		cn.auth.gate.Store(true)
 		r.gated = true
 	}
-	if r.err == nil {
+	if r.err == nil && !r.raw {
 		r.resolve(s.apis)
 	}
 	if r.err != nil {
