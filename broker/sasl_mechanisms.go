@@ -13,16 +13,18 @@ import (
 
 // listenerSASL builds a SASL listener's wire settings from its config:
 // the mechanisms of sasl.enabled.mechanisms (listenerMechanisms),
-// sasl.server.max.receive.size and connections.max.reauth.ms.
+// sasl.server.max.receive.size, connections.max.reauth.ms and
+// connection.failed.authentication.delay.ms.
 func listenerSASL(listener string, s *config.SASL) (*wire.SASL, error) {
 	mechs, err := listenerMechanisms(listener, s)
 	if err != nil {
 		return nil, err
 	}
 	return &wire.SASL{
-		Mechanisms:     mechs,
-		MaxReceiveSize: s.MaxReceiveSize,
-		MaxReauth:      time.Duration(s.MaxReauthMs) * time.Millisecond,
+		Mechanisms:      mechs,
+		MaxReceiveSize:  s.MaxReceiveSize,
+		MaxReauth:       time.Duration(s.MaxReauthMs) * time.Millisecond,
+		FailedAuthDelay: time.Duration(s.FailedAuthDelayMs) * time.Millisecond,
 	}, nil
 }
 

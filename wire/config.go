@@ -73,6 +73,11 @@ type SASL struct {
 	// connection before it, or the connection is closed at its next
 	// request. Zero: sessions do not expire.
 	MaxReauth time.Duration
+	// FailedAuthDelay is connection.failed.authentication.delay.ms: a
+	// connection whose authentication failed gets its answer, and is
+	// closed, only after this long, which slows down guessing passwords
+	// (Kafka's DelayedResponseAuthenticationException). Zero: at once.
+	FailedAuthDelay time.Duration
 }
 
 // Config is the wire server's part of the broker configuration. Zero
@@ -228,8 +233,8 @@ func (cfg Config) validate() error {
 			return fmt.Errorf("%w: listeners: listener %s is %s but enables no SASL mechanism", ErrInvalidConfig, l.Name, l.SecurityProtocol)
 		case !usesSASL(l.SecurityProtocol) && l.SASL != nil:
 			return fmt.Errorf("%w: listeners: listener %s is %s but has a SASL configuration", ErrInvalidConfig, l.Name, l.SecurityProtocol)
-		case l.SASL != nil && (l.SASL.MaxReceiveSize < 0 || l.SASL.MaxReauth < 0):
-			return fmt.Errorf("%w: listeners: listener %s: sasl.server.max.receive.size and connections.max.reauth.ms must not be negative", ErrInvalidConfig, l.Name)
+		case l.SASL != nil && (l.SASL.MaxReceiveSize < 0 || l.SASL.MaxReauth < 0 || l.SASL.FailedAuthDelay < 0):
+			return fmt.Errorf("%w: listeners: listener %s: sasl.server.max.receive.size, connections.max.reauth.ms and connection.failed.authentication.delay.ms must not be negative", ErrInvalidConfig, l.Name)
 		}
 		seen[l.Name] = true
 	}

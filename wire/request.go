@@ -182,6 +182,9 @@ func (r *request) run() {
 			"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener,
 			"client_id", r.hdr.clientID, "request", NameForKey(r.hdr.key))
 	}
+	if out.closeAfter || (r.err != nil && cn.auth != nil && cn.auth.failed()) {
+		cn.auth.delayFailure(cn.ctx)
+	}
 	if r.gated {
 		cn.auth.gate.Store(false)
 		cn.wakeIfWanted()

@@ -368,3 +368,19 @@ func rawFrame(pool *bufferPool, reply []byte) []byte {
 	buf = binary.BigEndian.AppendUint32(buf, uint32(len(reply)))
 	return append(buf, reply...)
 }
+
+// delayFailure waits out connection.failed.authentication.delay.ms before
+// a failed authentication's answer and close, or until the connection
+// closes. On the request's goroutine; the connection reads nothing more
+// meanwhile (it is gated, and failed).
+func (a *authenticator) delayFailure(ctx context.Context) {
+	if a.cfg.FailedAuthDelay <= 0 {
+		return
+	}
+	t := time.NewTimer(a.cfg.FailedAuthDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

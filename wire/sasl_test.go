@@ -499,3 +499,26 @@ func TestSASLHandshakeV0RawTokens(t *testing.T) {
 		t.Fatalf("metrics: %d authenticated, %d failed; want 1, 2", ok, failed)
 	}
 }
+
+// TestSASLFailedAuthenticationDelay: connection.failed.authentication.delay.ms
+// holds a failed authentication's answer (and the close after it) back by
+// at least the delay; a good login is not held.
+func TestSASLFailedAuthenticationDelay(t *testing.T) {
+	l := saslListener(0)
+	l.SASL.FailedAuthDelay = 300 * time.Millisecond
+	s := newTestServer(t, Config{Listeners: []Listener{l}}, nil)
+	c := dialRaw(t, s.Addrs()["SASL"])
+	c.handshake("PLAIN")
+	start := time.Now()
+	if resp := c.authenticate(2, plainToken("alice", "wrong")); resp.ErrorCode != kerr.SaslAuthenticationFailed.Code {
+		t.Fatalf("error %d, want SASL_AUTHENTICATION_FAILED", resp.ErrorCode)
+	}
+	if waited := time.Since(start); waited < 300*time.Millisecond {
+		t.Fatalf("the failure was answered after %v, before the 300ms delay", waited)
+	}
+	c.expectClosed(5 * time.Second)
+	c = dialRaw(t, s.Addrs()["SASL"])
+	if resp := c.loginPlain(2, "alice", "alice-secret"); resp.ErrorCode != 0 {
+		t.Fatalf("login: error %d", resp.ErrorCode)
+	}
+}

@@ -75,6 +75,7 @@ func (c *Config) build(v values) error {
 	if err := c.buildConnectionLimits(v); err != nil {
 		return err
 	}
+	c.ConnectionsMaxIdleMs = v.i64("connections.max.idle.ms")
 	if err := c.buildSASL(); err != nil {
 		return err
 	}
@@ -89,7 +90,6 @@ func (c *Config) build(v values) error {
 	c.MessageMaxBytes = v.i32("message.max.bytes")
 	c.MinInsyncReplicas = v.i32("min.insync.replicas")
 	c.SocketRequestMaxBytes = v.i32("socket.request.max.bytes")
-	c.ConnectionsMaxIdleMs = v.i64("connections.max.idle.ms")
 	if v.set("queued.max.request.bytes") {
 		c.QueuedMaxRequestBytes = v.i64("queued.max.request.bytes")
 		if c.QueuedMaxRequestBytes <= 0 {

@@ -27,6 +27,8 @@ type SASL struct {
 	MaxReceiveSize int32
 	// MaxReauthMs is connections.max.reauth.ms (KIP-368; 0: off).
 	MaxReauthMs int64
+	// FailedAuthDelayMs is connection.failed.authentication.delay.ms.
+	FailedAuthDelayMs int64
 }
 
 // InterBrokerSASL is how this broker authenticates to the others'
@@ -45,6 +47,8 @@ func (s InterBrokerSASL) String() string { return s.Mechanism + " as " + s.Usern
 const (
 	defaultSASLMechanisms        = "GSSAPI"
 	defaultSASLMaxReceiveSize    = 524288
+	defaultFailedAuthDelayMs     = 100
+	failedAuthDelayKey           = "connection.failed.authentication.delay.ms"
 	defaultInterBrokerMechanism  = "GSSAPI"
 	saslEnabledMechanismsKey     = "sasl.enabled.mechanisms"
 	saslMaxReceiveSizeKey        = "sasl.server.max.receive.size"
@@ -89,6 +93,19 @@ func (c *Config) buildSASL() error {
 		}
 		maxReauth = n
 	}
+	failedDelay := int64(defaultFailedAuthDelayMs)
+	if v, ok := get(failedAuthDelayKey); ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%s: invalid value %q: must be a non-negative int", failedAuthDelayKey, v)
+		}
+		failedDelay = n
+	}
+	if c.ConnectionsMaxIdleMs > 0 && failedDelay >= c.ConnectionsMaxIdleMs {
+		// KafkaConfig.validateValues
+		return fmt.Errorf("%s=%d should always be less than connections.max.idle.ms=%d to prevent failed authentication responses from timing out",
+			failedAuthDelayKey, failedDelay, c.ConnectionsMaxIdleMs)
+	}
 	for _, name := range c.ControllerListenerNames {
 		if p := c.SecurityProtocols[name]; p == SASLPlaintext || p == SASLSSL {
 			return fmt.Errorf("controller listener %s uses %s: the controller link (raft and the controller channel) does not speak the Kafka protocol and cannot run SASL; use SSL with ssl.client.auth=required on the controller listener to authenticate the nodes to each other", name, p)
@@ -106,7 +123,8 @@ func (c *Config) buildSASL() error {
 		if v, ok := get(prefix + saslEnabledMechanismsKey); ok {
 			value, key = v, prefix+saslEnabledMechanismsKey
 		}
-		s := &SASL{MechanismsKey: key, JAAS: map[string]jaas.Config{}, MaxReceiveSize: int32(maxReceive), MaxReauthMs: maxReauth}
+		s := &SASL{MechanismsKey: key, JAAS: map[string]jaas.Config{}, MaxReceiveSize: int32(maxReceive), MaxReauthMs: maxReauth,
+			FailedAuthDelayMs: failedDelay}
 		for _, m := range configdef.SplitList(value) {
 			if m == "" {
 				continue

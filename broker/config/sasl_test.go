@@ -27,12 +27,13 @@ func TestSASLListenerConfig(t *testing.T) {
 		"listener.name.sasl.plain.sasl.jaas.config":  plainJAAS,
 		"sasl.server.max.receive.size":               "1000",
 		"connections.max.reauth.ms":                  "1500",
+		"connection.failed.authentication.delay.ms":  "50",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := c.SASL["SASL"]
-	if s == nil || len(c.SASL) != 1 || !slices.Equal(s.Mechanisms, []string{"PLAIN"}) || s.MaxReceiveSize != 1000 || s.MaxReauthMs != 1500 {
+	if s == nil || len(c.SASL) != 1 || !slices.Equal(s.Mechanisms, []string{"PLAIN"}) || s.MaxReceiveSize != 1000 || s.MaxReauthMs != 1500 || s.FailedAuthDelayMs != 50 {
 		t.Fatalf("SASL %+v", s)
 	}
 	if s.JAAS["PLAIN"].Options["user_alice"] != "alice-secret" {
@@ -51,7 +52,7 @@ func TestSASLListenerConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := c.SASL["SASL"]; s.MaxReceiveSize != 524288 || s.MaxReauthMs != 0 {
+	if s := c.SASL["SASL"]; s.MaxReceiveSize != 524288 || s.MaxReauthMs != 0 || s.FailedAuthDelayMs != 100 {
 		t.Fatalf("defaults %+v", s)
 	}
 }
@@ -97,6 +98,8 @@ func TestSASLConfigErrors(t *testing.T) {
 		{"empty", map[string]string{"sasl.enabled.mechanisms": " , "}, "enables no SASL mechanism"},
 		{"bad JAAS", map[string]string{"sasl.enabled.mechanisms": "PLAIN", "listener.name.sasl.plain.sasl.jaas.config": `Module required user_a="secret-value"`}, "listener.name.sasl.plain.sasl.jaas.config"},
 		{"max receive", map[string]string{"sasl.enabled.mechanisms": "PLAIN", "sasl.server.max.receive.size": "-1"}, "sasl.server.max.receive.size"},
+		{"failed delay", map[string]string{"sasl.enabled.mechanisms": "PLAIN", "connection.failed.authentication.delay.ms": "5000",
+			"connections.max.idle.ms": "5000"}, "should always be less than connections.max.idle.ms"},
 		{"controller SASL", map[string]string{"sasl.enabled.mechanisms": "PLAIN",
 			"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT,CONTROLLER:SASL_SSL"}, "use SSL with ssl.client.auth=required on the controller listener"},
 	} {
