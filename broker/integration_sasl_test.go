@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -194,9 +193,10 @@ func TestSASLReauthenticationWhileProducing(t *testing.T) {
 // TestSASLClusterAcksAll: three nodes whose inter-broker listener is
 // SASL_SSL with PLAIN (sasl.mechanism.inter.broker.protocol=PLAIN, the
 // broker logging in with its JAAS username and password): the follower
-// fetchers and the intra-cluster clients authenticate, and an acks=all
-// producer's records are all read back. The controller listener is SSL
-// with required client certificates.
+// fetchers and the intra-cluster clients authenticate, an acks=all
+// producer's records are all read back, and a transaction across the
+// nodes commits. The controller listener is SSL with required client
+// certificates.
 func TestSASLClusterAcksAll(t *testing.T) {
 	ca := tlstest.NewCA(t, "strait-test-ca")
 	dir := t.TempDir()
@@ -234,13 +234,34 @@ func TestSASLClusterAcksAll(t *testing.T) {
 	if len(seen) != n {
 		t.Fatalf("read %d distinct records of %d", len(seen), n)
 	}
-	offsets, err := c.Admin(t).ListEndOffsets(testCtx(t, 10*time.Second), "replicated")
-	if err != nil {
+
+	// A transaction over the three partitions: the coordinator sends
+	// WriteTxnMarkers to the other leaders with the intra-cluster kgo
+	// client (peers), which must log in too, or read_committed sees
+	// nothing.
+	txn := c.Client(t, kgo.TransactionalID("sasl-txn"), kgo.DefaultProduceTopic("replicated"),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionTimeout(10*time.Second))
+	ctx := testCtx(t, 30*time.Second)
+	if err := txn.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
-	offsets.Each(func(o kadm.ListedOffset) {
-		if o.Err != nil {
-			t.Errorf("%s[%d]: %v", o.Topic, o.Partition, o.Err)
+	for i := range 30 {
+		if err := txn.ProduceSync(ctx, &kgo.Record{Partition: int32(i % 3), Value: fmt.Appendf(nil, "txn%d", i)}).FirstErr(); err != nil {
+			t.Fatalf("transactional produce: %v", err)
 		}
-	})
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	committed := c.Client(t, kgo.ConsumeTopics("replicated"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	txnSeen := 0
+	for _, r := range pollN(ctx, t, committed, n+30) {
+		if strings.HasPrefix(string(r.Value), "txn") {
+			txnSeen++
+		}
+	}
+	if txnSeen != 30 {
+		t.Fatalf("read_committed saw %d transactional records, want 30", txnSeen)
+	}
 }
