@@ -13,19 +13,27 @@ import (
 
 // listenerSASL builds a SASL listener's wire settings from its config:
 // the mechanisms of sasl.enabled.mechanisms (listenerMechanisms),
-// sasl.server.max.receive.size, connections.max.reauth.ms and
-// connection.failed.authentication.delay.ms.
+// sasl.server.max.receive.size, connections.max.reauth.ms (and its
+// per-mechanism overrides) and connection.failed.authentication.delay.ms.
 func listenerSASL(listener string, s *config.SASL) (*wire.SASL, error) {
 	mechs, err := listenerMechanisms(listener, s)
 	if err != nil {
 		return nil, err
 	}
-	return &wire.SASL{
+	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+	out := &wire.SASL{
 		Mechanisms:      mechs,
 		MaxReceiveSize:  s.MaxReceiveSize,
-		MaxReauth:       time.Duration(s.MaxReauthMs) * time.Millisecond,
-		FailedAuthDelay: time.Duration(s.FailedAuthDelayMs) * time.Millisecond,
-	}, nil
+		MaxReauth:       ms(s.MaxReauthMs),
+		FailedAuthDelay: ms(s.FailedAuthDelayMs),
+	}
+	for m, n := range s.MaxReauthMsBy {
+		if out.MaxReauthBy == nil {
+			out.MaxReauthBy = map[string]time.Duration{}
+		}
+		out.MaxReauthBy[m] = ms(n)
+	}
+	return out, nil
 }
 
 // listenerMechanisms is the one place a listener's SASL mechanisms are

@@ -73,6 +73,9 @@ type SASL struct {
 	// connection before it, or the connection is closed at its next
 	// request. Zero: sessions do not expire.
 	MaxReauth time.Duration
+	// MaxReauthBy overrides MaxReauth for a mechanism, by name
+	// (listener.name.<l>.<mechanism>.connections.max.reauth.ms).
+	MaxReauthBy map[string]time.Duration
 	// FailedAuthDelay is connection.failed.authentication.delay.ms: a
 	// connection whose authentication failed gets its answer, and is
 	// closed, only after this long, which slows down guessing passwords

@@ -248,15 +248,19 @@ func (a *authenticator) stepAndCompleteLocked(token []byte, now time.Time) authR
 		return authResult{code: kerr.SaslAuthenticationFailed.Code,
 			msg: fmt.Sprintf("Cannot change principals during re-authentication from %s: %s", a.principal, principal)}
 	}
+	maxReauth := a.cfg.MaxReauth
+	if d, ok := a.cfg.MaxReauthBy[a.mech.Name()]; ok {
+		maxReauth = d
+	}
 	var lifetime time.Duration
 	exp := a.session.Expiry()
 	switch {
-	case !exp.IsZero() && a.cfg.MaxReauth > 0:
-		lifetime = min(exp.Sub(now), a.cfg.MaxReauth)
+	case !exp.IsZero() && maxReauth > 0:
+		lifetime = min(exp.Sub(now), maxReauth)
 	case !exp.IsZero():
 		lifetime = exp.Sub(now)
 	default:
-		lifetime = a.cfg.MaxReauth
+		lifetime = maxReauth
 	}
 	a.expiry = time.Time{}
 	if lifetime != 0 || !exp.IsZero() {

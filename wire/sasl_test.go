@@ -389,6 +389,18 @@ func TestSASLReauthentication(t *testing.T) {
 	c.expectClosed(5 * time.Second)
 }
 
+// TestSASLReauthPerMechanism: listener.name.<l>.<mechanism>.connections.max.reauth.ms
+// overrides the listener's for its mechanism.
+func TestSASLReauthPerMechanism(t *testing.T) {
+	l := saslListener(time.Hour)
+	l.SASL.MaxReauthBy = map[string]time.Duration{"PLAIN": 700 * time.Millisecond}
+	s := newTestServer(t, Config{Listeners: []Listener{l}}, nil)
+	c := dialRaw(t, s.Addrs()["SASL"])
+	if resp := c.loginPlain(1, "alice", "alice-secret"); resp.SessionLifetimeMillis != 700 {
+		t.Fatalf("lifetime %d, want 700", resp.SessionLifetimeMillis)
+	}
+}
+
 // TestSASLReauthNotExpiring: without an expiring session a SaslHandshake on
 // an authenticated connection is ILLEGAL_SASL_STATE and the connection
 // stays.

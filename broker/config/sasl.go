@@ -27,6 +27,9 @@ type SASL struct {
 	MaxReceiveSize int32
 	// MaxReauthMs is connections.max.reauth.ms (KIP-368; 0: off).
 	MaxReauthMs int64
+	// MaxReauthMsBy are the listener.name.<l>.<mechanism>.connections.max.reauth.ms
+	// overrides, by upper-case mechanism name.
+	MaxReauthMsBy map[string]int64
 	// FailedAuthDelayMs is connection.failed.authentication.delay.ms.
 	FailedAuthDelayMs int64
 }
@@ -139,6 +142,17 @@ func (c *Config) buildSASL() error {
 				return fmt.Errorf("listener %s (%s): %s lists %s twice", l.Name, l.SecurityProtocol, key, m)
 			}
 			s.Mechanisms = append(s.Mechanisms, m)
+			reauthKey := prefix + strings.ToLower(m) + "." + connectionsMaxReauthKey
+			if v, ok := get(reauthKey); ok {
+				n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				if err != nil || n < 0 {
+					return fmt.Errorf("%s: invalid value %q: must be a non-negative long", reauthKey, v)
+				}
+				if s.MaxReauthMsBy == nil {
+					s.MaxReauthMsBy = map[string]int64{}
+				}
+				s.MaxReauthMsBy[m] = n
+			}
 			jaasKey := prefix + strings.ToLower(m) + saslJAASKeySuffix
 			if v, ok := get(jaasKey); ok {
 				jc, err := jaas.Parse(v)

@@ -22,12 +22,13 @@ func saslBase(extra map[string]string) map[string]string {
 
 func TestSASLListenerConfig(t *testing.T) {
 	c, err := New(saslBase(map[string]string{
-		"sasl.enabled.mechanisms":                    "GSSAPI",
-		"listener.name.sasl.sasl.enabled.mechanisms": "plain",
-		"listener.name.sasl.plain.sasl.jaas.config":  plainJAAS,
-		"sasl.server.max.receive.size":               "1000",
-		"connections.max.reauth.ms":                  "1500",
-		"connection.failed.authentication.delay.ms":  "50",
+		"sasl.enabled.mechanisms":                            "GSSAPI",
+		"listener.name.sasl.sasl.enabled.mechanisms":         "plain",
+		"listener.name.sasl.plain.sasl.jaas.config":          plainJAAS,
+		"sasl.server.max.receive.size":                       "1000",
+		"connections.max.reauth.ms":                          "1500",
+		"connection.failed.authentication.delay.ms":          "50",
+		"listener.name.sasl.plain.connections.max.reauth.ms": "3000",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -36,10 +37,14 @@ func TestSASLListenerConfig(t *testing.T) {
 	if s == nil || len(c.SASL) != 1 || !slices.Equal(s.Mechanisms, []string{"PLAIN"}) || s.MaxReceiveSize != 1000 || s.MaxReauthMs != 1500 || s.FailedAuthDelayMs != 50 {
 		t.Fatalf("SASL %+v", s)
 	}
+	if s.MaxReauthMsBy["PLAIN"] != 3000 {
+		t.Fatalf("per-mechanism connections.max.reauth.ms %v", s.MaxReauthMsBy)
+	}
 	if s.JAAS["PLAIN"].Options["user_alice"] != "alice-secret" {
 		t.Fatalf("JAAS %v", s.JAAS)
 	}
-	for _, k := range []string{"listener.name.sasl.plain.sasl.jaas.config", "sasl.server.max.receive.size", "connections.max.reauth.ms", "sasl.enabled.mechanisms"} {
+	for _, k := range []string{"listener.name.sasl.plain.sasl.jaas.config", "sasl.server.max.receive.size", "connections.max.reauth.ms",
+		"sasl.enabled.mechanisms", "listener.name.sasl.plain.connections.max.reauth.ms", "connection.failed.authentication.delay.ms"} {
 		if slices.Contains(c.Ignored, k) {
 			t.Errorf("%s is listed as ignored", k)
 		}
