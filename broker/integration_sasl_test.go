@@ -51,7 +51,7 @@ func saslFails(t *testing.T, addr, user, pass string, opts ...kgo.Opt) {
 func TestSASLPlainListeners(t *testing.T) {
 	ca := tlstest.NewCA(t, "strait-test-ca")
 	dir := t.TempDir()
-	sets := append(sslSets(t, dir, ca, ca.Issue(t, "broker")),
+	sets := append(tlstest.BrokerSSLConfig(t, dir, ca, ca.Issue(t, "broker")),
 		"listeners=PLAINTEXT://127.0.0.1:0,SASL://127.0.0.1:0,SASLSSL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
 		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT,SASLSSL:SASL_SSL,CONTROLLER:PLAINTEXT",
 		"sasl.enabled.mechanisms=PLAIN",
@@ -200,7 +200,7 @@ func TestSASLReauthenticationWhileProducing(t *testing.T) {
 func TestSASLClusterAcksAll(t *testing.T) {
 	ca := tlstest.NewCA(t, "strait-test-ca")
 	dir := t.TempDir()
-	sets := append(sslSets(t, dir, ca, ca.Issue(t, "broker", "localhost", "127.0.0.1")),
+	sets := append(tlstest.BrokerSSLConfig(t, dir, ca, ca.Issue(t, "broker", "localhost", "127.0.0.1")),
 		"listener.security.protocol.map=PLAINTEXT:SASL_SSL,CONTROLLER:SSL",
 		"listener.name.controller.ssl.client.auth=required",
 		"sasl.enabled.mechanisms=PLAIN",

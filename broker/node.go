@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -93,11 +94,14 @@ type Node struct {
 	// without Options.SharePersister.
 	sharePartitions *replshare.Manager
 	server          *wire.Server
-	registry        *prometheus.Registry
-	metrics         *metrics
-	httpSrv         *http.Server
-	httpAddr        string
-	unsub           func()
+	// saslClosers stop what the SASL listeners' mechanisms run
+	// (OAUTHBEARER's JWKS refreshing).
+	saslClosers []io.Closer
+	registry    *prometheus.Registry
+	metrics     *metrics
+	httpSrv     *http.Server
+	httpAddr    string
+	unsub       func()
 
 	// producerIDs hands out the producer ids of InitProducerId, for the
 	// group coordinator (idempotent producers) and, once there is one,
@@ -185,7 +189,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	for name, sc := range cfg.SASL {
-		if _, err := listenerSASL(name, sc); err != nil {
+		if _, _, err := listenerSASL(name, sc, saslDeps{check: true}); err != nil {
 			return err
 		}
 	}
@@ -473,6 +477,15 @@ func (n *Node) startGroups() {
 	n.followLeadership(offsetsTopic, n.groups)
 }
 
+// closeSASL stops what the SASL listeners' mechanisms run, once the
+// server no longer authenticates anyone.
+func (n *Node) closeSASL() {
+	for _, c := range n.saslClosers {
+		_ = c.Close()
+	}
+	n.saslClosers = nil
+}
+
 func (n *Node) wireConfig(ctx context.Context) (wire.Config, error) {
 	cfg := n.cfg
 	wc := wire.Config{
@@ -490,8 +503,14 @@ func (n *Node) wireConfig(ctx context.Context) (wire.Config, error) {
 			wl.TLS = t.Server
 		}
 		if sc := cfg.SASL[l.Name]; sc != nil {
-			var err error
-			if wl.SASL, err = listenerSASL(l.Name, sc); err != nil {
+			deps := saslDeps{image: n.quorum.Image, logger: n.logger, clock: n.clock}
+			var (
+				closers []io.Closer
+				err     error
+			)
+			wl.SASL, closers, err = listenerSASL(l.Name, sc, deps)
+			n.saslClosers = append(n.saslClosers, closers...)
+			if err != nil {
 				return wc, err
 			}
 		}
@@ -560,6 +579,7 @@ func (n *Node) Stop(ctx context.Context) error {
 			n.unsub()
 		}
 		n.stopMirrors()
+		n.closeSASL()
 		if n.sharePartitions != nil {
 			n.sharePartitions.Close()
 		}
@@ -626,6 +646,7 @@ func (n *Node) Abandon() {
 			n.unsub()
 		}
 		n.stopMirrors()
+		n.closeSASL()
 		if n.sharePartitions != nil {
 			n.sharePartitions.Close()
 		}

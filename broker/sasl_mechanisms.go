@@ -2,23 +2,42 @@ package broker
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/strait-io/strait/broker/config"
+	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/storage/clock"
 	"github.com/strait-io/strait/wire"
 	"github.com/strait-io/strait/wire/sasl"
+	"github.com/strait-io/strait/wire/sasl/oauthbearer"
 	"github.com/strait-io/strait/wire/sasl/plain"
 )
+
+// saslDeps is what a listener's SASL mechanisms take from the node.
+type saslDeps struct {
+	// image is the node's newest metadata image (SCRAM credentials).
+	image  func() *raftmeta.Image
+	logger *slog.Logger
+	clock  clock.Clock
+	// check builds nothing that runs: OAUTHBEARER's config is checked but
+	// its JWKS is not read (Start checks every listener before opening
+	// anything).
+	check bool
+}
 
 // listenerSASL builds a SASL listener's wire settings from its config:
 // the mechanisms of sasl.enabled.mechanisms (listenerMechanisms),
 // sasl.server.max.receive.size, connections.max.reauth.ms (and its
 // per-mechanism overrides) and connection.failed.authentication.delay.ms.
-func listenerSASL(listener string, s *config.SASL) (*wire.SASL, error) {
-	mechs, err := listenerMechanisms(listener, s)
+// closers are what must be closed when the node stops (OAUTHBEARER's JWKS
+// refreshing).
+func listenerSASL(listener string, s *config.SASL, deps saslDeps) (_ *wire.SASL, closers []io.Closer, _ error) {
+	mechs, closers, err := listenerMechanisms(listener, s, deps)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 	out := &wire.SASL{
@@ -33,37 +52,51 @@ func listenerSASL(listener string, s *config.SASL) (*wire.SASL, error) {
 		}
 		out.MaxReauthBy[m] = ms(n)
 	}
-	return out, nil
+	return out, closers, nil
 }
 
 // listenerMechanisms is the one place a listener's SASL mechanisms are
-// built from its sasl.enabled.mechanisms, in order: each from what it
-// needs of the broker (PLAIN: the users of the listener's JAAS config).
-//
-// SCRAM-SHA-256/512 (wire/sasl/scram, over the metadata image's
-// credentials as sasl.ScramCredentials) and OAUTHBEARER
-// (wire/sasl/oauthbearer) are built elsewhere and plugged in here; until
-// they are, a listener enabling them refuses to start with an error that
-// says so.
-func listenerMechanisms(listener string, s *config.SASL) ([]sasl.Mechanism, error) {
-	var out []sasl.Mechanism
+// built from its sasl.enabled.mechanisms, in order, each from what it
+// needs of the broker: PLAIN the users of the listener's JAAS config,
+// SCRAM-SHA-256/512 the credentials of the metadata image
+// (UserScramCredentialRecord), OAUTHBEARER the listener's JWKS.
+func listenerMechanisms(listener string, s *config.SASL, deps saslDeps) (out []sasl.Mechanism, closers []io.Closer, err error) {
+	defer func() {
+		if err != nil {
+			for _, c := range closers {
+				_ = c.Close()
+			}
+			out, closers = nil, nil
+		}
+	}()
 	for _, name := range s.Mechanisms {
+		var m sasl.Mechanism
 		switch name {
 		case plain.Name:
-			m, err := plainMechanism(listener, s)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, m)
+			m, err = plainMechanism(listener, s)
 		case "SCRAM-SHA-256", "SCRAM-SHA-512":
-			return nil, fmt.Errorf("listener %s: %s enables %s, which this build of Strait does not serve yet (SCRAM lands separately); enable PLAIN for now", listener, s.MechanismsKey, name)
-		case "OAUTHBEARER":
-			return nil, fmt.Errorf("listener %s: %s enables OAUTHBEARER, which this build of Strait does not serve yet (it lands separately); enable PLAIN for now", listener, s.MechanismsKey)
+			m, err = scramMechanism(name, deps.image)
+		case oauthbearer.Name:
+			if s.OAuth == nil {
+				return nil, nil, fmt.Errorf("listener %s enables OAUTHBEARER without its sasl.oauthbearer.* configuration", listener)
+			}
+			if deps.check {
+				continue
+			}
+			var om *oauthbearer.Mechanism
+			if om, err = oauthbearer.New(*s.OAuth, deps.logger.With("listener", listener, "sasl", name), deps.clock); err == nil {
+				m = om
+				closers = append(closers, om)
+			}
 		default:
-			return nil, fmt.Errorf("listener %s: %s: unknown SASL mechanism %s", listener, s.MechanismsKey, name)
+			err = fmt.Errorf("listener %s: %s: unknown SASL mechanism %s", listener, s.MechanismsKey, name)
 		}
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, m)
 	}
-	return out, nil
+	return out, closers, nil
 }
 
 // plainMechanism is PLAIN over the user_<name> options of the listener's

@@ -8,6 +8,7 @@ import (
 
 	"github.com/strait-io/strait/broker/configdef"
 	"github.com/strait-io/strait/wire/sasl/jaas"
+	"github.com/strait-io/strait/wire/sasl/oauthbearer"
 )
 
 // SASL is one SASL_PLAINTEXT or SASL_SSL listener's authentication, read
@@ -32,6 +33,9 @@ type SASL struct {
 	MaxReauthMsBy map[string]int64
 	// FailedAuthDelayMs is connection.failed.authentication.delay.ms.
 	FailedAuthDelayMs int64
+	// OAuth is the OAUTHBEARER token validation of the listener (its
+	// sasl.oauthbearer.* keys), when it enables OAUTHBEARER.
+	OAuth *oauthbearer.Config
 }
 
 // InterBrokerSASL is how this broker authenticates to the others'
@@ -164,6 +168,16 @@ func (c *Config) buildSASL() error {
 		}
 		if len(s.Mechanisms) == 0 {
 			return fmt.Errorf("listener %s (%s): %s enables no SASL mechanism", l.Name, l.SecurityProtocol, key)
+		}
+		if slices.Contains(s.Mechanisms, oauthbearer.Name) {
+			oc, err := oauthbearer.ParseConfig(l.Name, c.Raw)
+			if err != nil {
+				return err
+			}
+			s.OAuth = &oc
+			for _, k := range oauthbearer.ConfigKeys(l.Name) {
+				get(k)
+			}
 		}
 		if c.SASL == nil {
 			c.SASL = map[string]*SASL{}

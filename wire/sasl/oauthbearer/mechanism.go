@@ -36,7 +36,10 @@ func NewMechanism(v TokenValidator, log *slog.Logger) *Mechanism {
 }
 
 // Name implements sasl.Mechanism.
-func (*Mechanism) Name() string { return "OAUTHBEARER" }
+func (*Mechanism) Name() string { return Name }
+
+// Name is the mechanism's name in sasl.enabled.mechanisms and SaslHandshake.
+const Name = "OAUTHBEARER"
 
 // NewSession implements sasl.Mechanism.
 func (m *Mechanism) NewSession() sasl.Session { return &session{m: m} }
