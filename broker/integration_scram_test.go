@@ -18,6 +18,7 @@ import (
 
 	"github.com/strait-io/strait/broker"
 	"github.com/strait-io/strait/broker/brokertest"
+	straitscram "github.com/strait-io/strait/wire/sasl/scram"
 )
 
 // describeSCRAMs renders DescribeUserScramCredentials of users (all when
@@ -191,17 +192,33 @@ func TestScramCredentialsSingleNode(t *testing.T) {
 func TestScramCredentialsCluster(t *testing.T) {
 	c := brokertest.StartCluster(t, 3)
 	for _, via := range []int32{1, 2, 3} {
+		// Sent to node via itself (kadm would send it to any broker),
+		// which forwards it to the active controller.
 		user := fmt.Sprintf("user%d", via)
-		altered, err := c.Node(via).Admin(t).AlterUserSCRAMs(testCtx(t, 20*time.Second), nil, []kadm.UpsertSCRAM{
-			{User: user, Mechanism: kadm.ScramSha512, Iterations: 4096 + via, Password: user + "-secret"},
-		})
-		if err != nil || altered.Error() != nil {
-			t.Fatalf("upsert through node %d: %v %v", via, err, altered.Error())
+		salt := []byte("salt-of-" + user)
+		salted, err := straitscram.SaltedPassword("SCRAM-SHA-512", user+"-secret", salt, int(4096+via))
+		if err != nil {
+			t.Fatal(err)
 		}
-		// The node the request went to answers once it applied the write
-		// itself: its own describe sees it at once.
-		if got := describeSCRAMs(t, c.Node(via).Admin(t), user); got != fmt.Sprintf("%s:SCRAM-SHA-512/%d", user, 4096+via) {
-			t.Fatalf("node %d right after its upsert: %s", via, got)
+		cl := c.Node(via).Client(t).Broker(int(via))
+		alter := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+		alter.Upsertions = append(alter.Upsertions, kmsg.AlterUserSCRAMCredentialsRequestUpsertion{
+			Name: user, Mechanism: int8(kadm.ScramSha512), Iterations: 4096 + via, Salt: salt, SaltedPassword: salted})
+		altered, err := alter.RequestWith(testCtx(t, 20*time.Second), cl)
+		if err != nil || len(altered.Results) != 1 || altered.Results[0].ErrorCode != 0 {
+			t.Fatalf("upsert through node %d: %v %+v", via, err, altered)
+		}
+		// That node answers once it applied the write itself: its own
+		// describe sees it at once.
+		req := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+		req.Users = append(req.Users, kmsg.DescribeUserSCRAMCredentialsRequestUser{Name: user})
+		resp, err := req.RequestWith(testCtx(t, 10*time.Second), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Results) != 1 || resp.Results[0].ErrorCode != 0 || len(resp.Results[0].CredentialInfos) != 1 ||
+			resp.Results[0].CredentialInfos[0].Iterations != 4096+via {
+			t.Fatalf("node %d right after its upsert: %+v", via, resp.Results)
 		}
 	}
 	want := "user1:SCRAM-SHA-512/4097 user2:SCRAM-SHA-512/4098 user3:SCRAM-SHA-512/4099"
