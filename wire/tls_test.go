@@ -195,7 +195,7 @@ func TestTLSListenerConnectionLimits(t *testing.T) {
 	before := m.rejections("SSL/" + RejectedPerIP)
 	second := dialRaw(t, addr)
 	second.expectClosed(5 * time.Second)
-	if n := m.rejections("SSL/" + RejectedPerIP) - before; n != 1 {
+	if n := m.rejections("SSL/"+RejectedPerIP) - before; n != 1 {
 		t.Fatalf("%d per-IP rejections, want 1", n)
 	}
 

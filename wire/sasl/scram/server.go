@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/strait-io/strait/wire/sasl"
@@ -180,9 +181,13 @@ func (s *session) receiveClientFinal(msg string) ([]byte, error) {
 	if err != nil {
 		return nil, s.invalidCredentials()
 	}
-	// The nonce must be the one this exchange made: a client-final of
-	// another exchange (a replay) carries another server nonce.
-	if final.nonce != s.nonce {
+	// The nonce must end with the one this exchange made: a client-final
+	// of another exchange (a replay) carries another server nonce. Ends
+	// with, not equals, as Kafka's ScramSaslServer checks it: librdkafka
+	// (kcat, confluent-kafka-*) sends its own nonce again in front of the
+	// server's. That is no weaker: the proof signs the AuthMessage, which
+	// holds this exchange's server-first message and so its nonce.
+	if !strings.HasSuffix(final.nonce, s.nonce) {
 		return nil, s.invalidCredentials()
 	}
 	// Without channel binding c= is the gs2 header in base64 ("biws" for

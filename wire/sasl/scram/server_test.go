@@ -2,9 +2,12 @@ package scram
 
 import (
 	"context"
+	"crypto/sha512"
+	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -322,5 +325,45 @@ func TestScramRFC7677Example(t *testing.T) {
 	}
 	if s.Principal() != "User:user" {
 		t.Errorf("principal %q", s.Principal())
+	}
+}
+
+// TestScramLibrdkafkaNonce: librdkafka (kcat, confluent-kafka-*) sends its
+// own nonce again in front of the server's in its client-final message;
+// Kafka's server accepts that (the nonce need only end with the server
+// first message's), and so must Strait, while its proof holds.
+func TestScramLibrdkafkaNonce(t *testing.T) {
+	creds := store{}
+	creds.add(t, SHA512, "alice", "alice-secret", 4096)
+	m := newMech(t, SHA512, creds)
+	s := m.NewSession()
+	const cnonce = `v/OBBhduL_|0]N:.NK\iJ`
+	sf, _, err := s.Step([]byte("n,,n=alice,r=" + cnonce))
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs := map[string]string{}
+	for _, kv := range strings.Split(string(sf), ",") {
+		attrs[kv[:1]] = kv[2:]
+	}
+	salt, err := base64.StdEncoding.DecodeString(attrs["s"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	iterations, err := strconv.Atoi(attrs["i"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	salted, err := SaltedPassword(SHA512, "alice-secret", salt, iterations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientKey := hmacOf(sha512.New, salted, []byte("Client Key"))
+	withoutProof := "c=biws,r=" + cnonce + attrs["r"]
+	signature := hmacOf(sha512.New, hashOf(sha512.New, clientKey), []byte("n=alice,r="+cnonce+","+string(sf)+","+withoutProof))
+	proof := make([]byte, len(signature))
+	subtle.XORBytes(proof, clientKey, signature)
+	if _, done, err := s.Step([]byte(withoutProof + ",p=" + base64.StdEncoding.EncodeToString(proof))); err != nil || !done {
+		t.Fatalf("librdkafka's client-final: done %t, %v", done, err)
 	}
 }
