@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/strait-io/strait/wire/tlstest"
 )
@@ -24,28 +25,51 @@ import (
 // password gets SASL_AUTHENTICATION_FAILED from both, the broker keeps
 // serving, and no password shows in its output.
 func TestSASLBinaryKcatAndFranzGo(t *testing.T) {
+	for _, mech := range []string{"PLAIN", "SCRAM-SHA-512"} {
+		t.Run(mech, func(t *testing.T) { testSASLBinary(t, mech) })
+	}
+}
+
+// testSASLBinary is TestSASLBinaryKcatAndFranzGo for one mechanism. PLAIN
+// takes its users from the listener's JAAS config; SCRAM-SHA-512 from the
+// metadata log, where `strait serve --add-scram` puts the broker's own
+// credential (it logs in to itself with it, as the inter-broker client)
+// and alice's on the first start.
+func testSASLBinary(t *testing.T, mech string) {
 	kcatBin(t)
 	ca := tlstest.NewCA(t, "strait-e2e-ca")
 	dir := t.TempDir()
+	jaas := `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";`
+	login := kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())
+	wrong := kgo.SASL(plain.Auth{User: "alice", Pass: "wrong"}.AsMechanism())
+	if mech == "SCRAM-SHA-512" {
+		jaas = `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";`
+		login = kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism())
+		wrong = kgo.SASL(scram.Auth{User: "alice", Pass: "wrong"}.AsSha512Mechanism())
+	}
 	n := newNode(t,
 		"listener.security.protocol.map=PLAINTEXT:SASL_SSL,CONTROLLER:PLAINTEXT",
 		"ssl.keystore.type=PEM",
 		"ssl.keystore.location="+tlstest.WriteKeystore(t, dir, "broker.pem", ca.Issue(t, "broker", "localhost", "127.0.0.1")),
-		"sasl.enabled.mechanisms=PLAIN",
-		"sasl.mechanism.inter.broker.protocol=PLAIN",
-		`listener.name.plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";`,
+		"sasl.enabled.mechanisms="+mech,
+		"sasl.mechanism.inter.broker.protocol="+mech,
+		"listener.name.plaintext."+strings.ToLower(mech)+".sasl.jaas.config="+jaas,
 	)
+	if mech == "SCRAM-SHA-512" {
+		n.flags = []string{"--add-scram", "SCRAM-SHA-512=[name=admin,password=admin-secret]",
+			"--add-scram", "SCRAM-SHA-512=[name=alice,password=alice-secret]"}
+	}
 	p := n.start()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	caFile := tlstest.WriteFile(t, dir, "client-ca.pem", ca.PEM)
 	saslArgs := func(pass string) []string {
 		return []string{"-b", n.kafkaAddr(), "-X", "security.protocol=sasl_ssl", "-X", "ssl.ca.location=" + caFile,
-			"-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=alice", "-X", "sasl.password=" + pass}
+			"-X", "sasl.mechanisms=" + mech, "-X", "sasl.username=alice", "-X", "sasl.password=" + pass}
 	}
 
 	tlsOpt := kgo.DialTLSConfig(tlstest.ClientConfig(ca, nil))
-	cl, err := kgo.NewClient(kgo.SeedBrokers(n.kafkaAddr()), tlsOpt, kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.kafkaAddr()), tlsOpt, login)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +89,7 @@ func TestSASLBinaryKcatAndFranzGo(t *testing.T) {
 		t.Fatalf("kcat with a wrong password: %v\n%s", err, out)
 	}
 
-	bad, err := kgo.NewClient(kgo.SeedBrokers(n.kafkaAddr()), tlsOpt, kgo.RequestRetries(0),
-		kgo.SASL(plain.Auth{User: "alice", Pass: "wrong"}.AsMechanism()))
+	bad, err := kgo.NewClient(kgo.SeedBrokers(n.kafkaAddr()), tlsOpt, kgo.RequestRetries(0), wrong)
 	if err != nil {
 		t.Fatal(err)
 	}
