@@ -1,14 +1,17 @@
 package mirrorit
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/strait-io/strait/broker/brokertest"
@@ -30,14 +33,53 @@ import (
 func TestMirrorFromSecuredSource(t *testing.T) {
 	t.Parallel()
 	const password = "mirror-Secret-4711"
-	ca := tlstest.NewCA(t, "strait-mirror-ca")
-	src := startFake(t, "source", 1,
-		kfake.TLS(tlstest.ServerConfig(ca.Issue(t, "source", "localhost", "127.0.0.1"), nil)),
-		kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "mirror", password))
-	src.clientOpts = []kgo.Opt{
-		kgo.DialTLSConfig(tlstest.ClientConfig(ca, nil)),
-		kgo.SASL(scram.Auth{User: "mirror", Pass: password}.AsSha512Mechanism()),
-	}
+	t.Run("kfake", func(t *testing.T) {
+		t.Parallel()
+		ca := tlstest.NewCA(t, "strait-mirror-ca")
+		src := startFake(t, "source", 1,
+			kfake.TLS(tlstest.ServerConfig(ca.Issue(t, "source", "localhost", "127.0.0.1"), nil)),
+			kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "mirror", password))
+		src.clientOpts = []kgo.Opt{
+			kgo.DialTLSConfig(tlstest.ClientConfig(ca, nil)),
+			kgo.SASL(scram.Auth{User: "mirror", Pass: password}.AsSha512Mechanism()),
+		}
+		testMirrorFromSecuredSource(t, ca, src, password)
+	})
+	// A Strait source whose only client listener is SASL_SSL with PLAIN
+	// (its own inter-broker login and the test's admin) and SCRAM-SHA-512
+	// (the mirror's user, created with AlterUserScramCredentials).
+	t.Run("strait", func(t *testing.T) {
+		t.Parallel()
+		ca := tlstest.NewCA(t, "strait-mirror-ca")
+		admin := []kgo.Opt{
+			kgo.DialTLSConfig(tlstest.ClientConfig(ca, nil)),
+			kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()),
+		}
+		src := startOne(t, "source", brokertest.WithClientOpts(admin...), brokertest.WithConfig(append(
+			tlstest.BrokerSSLConfig(t, t.TempDir(), ca, ca.Issue(t, "source", "localhost", "127.0.0.1")),
+			"listener.security.protocol.map=PLAINTEXT:SASL_SSL,CONTROLLER:PLAINTEXT",
+			"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512",
+			"sasl.mechanism.inter.broker.protocol=PLAIN",
+			`listener.name.plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`,
+		)...))
+		src.clientOpts = admin
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := src.admin(t).AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: "mirror", Mechanism: kadm.ScramSha512, Iterations: 4096, Password: password}})
+		if err == nil {
+			err = res.Error()
+		}
+		if err != nil {
+			t.Fatalf("create the mirror's SCRAM user on the source: %v", err)
+		}
+		testMirrorFromSecuredSource(t, ca, src, password)
+	})
+}
+
+// testMirrorFromSecuredSource mirrors from src, which takes SASL_SSL with
+// SCRAM-SHA-512 for the user "mirror" and a certificate issued by ca, to
+// an all-SSL destination.
+func testMirrorFromSecuredSource(t *testing.T, ca *tlstest.CA, src *side, password string) {
 	dir := t.TempDir()
 	operator := kgo.DialTLSConfig(tlstest.ClientConfig(ca, ca.Issue(t, "operator")))
 	dst := startOne(t, "destination",
