@@ -30,6 +30,7 @@ import (
 	"github.com/strait-io/strait/mirror/manager"
 	"github.com/strait-io/strait/mirror/state"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/authz"
 	"github.com/strait-io/strait/raftmeta/ctrlrpc"
 	"github.com/strait-io/strait/replication"
 	replshare "github.com/strait-io/strait/replication/share"
@@ -493,6 +494,9 @@ func (n *Node) wireConfig(ctx context.Context) (wire.Config, error) {
 		ConnectionsMaxIdle:    time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
 		EventLoops:            int(cfg.NumNetworkThreads),
 		QueuedMaxRequestBytes: cfg.QueuedMaxRequestBytes,
+	}
+	if cfg.Authorizer.Enabled {
+		wc.Authorizer = authz.New(authz.Settings{SuperUsers: cfg.Authorizer.SuperUsers, AllowEveryoneIfNoACL: cfg.Authorizer.AllowEveryoneIfNoACL})
 	}
 	for _, l := range cfg.Listeners {
 		if isControllerListener(cfg, l.Name) {

@@ -38,7 +38,12 @@ func init() {
 
 func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ProduceRequest)
-	resp := s.svc.Replicas.Produce(ctx, req)
+	denied := authorizeProduce(s.auth(ctx), req)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	if len(req.Topics) > 0 {
+		resp = s.svc.Replicas.Produce(ctx, req)
+	}
+	resp.Topics = append(resp.Topics, denied...)
 	if req.Acks != 0 {
 		return resp, nil
 	}
@@ -50,4 +55,39 @@ func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Res
 		}
 	}
 	return nil, nil
+}
+
+// authorizeProduce takes the topics the request may not write out of it
+// and returns their answers (KafkaApis.handleProduceRequest): a
+// transactional producer needs WRITE on its transactional id, else every
+// partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED; each topic needs
+// WRITE, else TOPIC_AUTHORIZATION_FAILED, checked before whether the topic
+// exists.
+func authorizeProduce(c authCheck, req *kmsg.ProduceRequest) []kmsg.ProduceResponseTopic {
+	if !c.on {
+		return nil
+	}
+	txnDenied := req.TransactionID != nil && !c.allowed(resTxnID, *req.TransactionID, opWrite)
+	var denied []kmsg.ProduceResponseTopic
+	keep := req.Topics[:0]
+	for _, t := range req.Topics {
+		code := errTxnAuth
+		if !txnDenied {
+			if c.allowed(resTopic, t.Topic, opWrite) {
+				keep = append(keep, t)
+				continue
+			}
+			code = errTopicAuth
+		}
+		rt := kmsg.NewProduceResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewProduceResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		denied = append(denied, rt)
+	}
+	req.Topics = keep
+	return denied
 }

@@ -38,7 +38,17 @@ import (
 func init() { register(api{key: 1, min: 4, max: 17, handle: (*Server).handleFetch}) }
 
 func (s *Server) handleFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	res := s.svc.Replicas.Fetch(ctx, kreq.(*kmsg.FetchRequest))
+	req := kreq.(*kmsg.FetchRequest)
+	c := s.auth(ctx)
+	var denied []kmsg.FetchResponseTopic
+	if c.on {
+		denied = authorizeFetch(c, s.svc.Cluster.Image(), req)
+	}
+	res := s.svc.Replicas.Fetch(ctx, req)
+	if c.on {
+		denyFetchedTopics(c, s.svc.Cluster.Image(), req, res)
+		res.Resp.Topics = append(res.Resp.Topics, denied...)
+	}
 	for i := range res.Resp.Topics {
 		for j := range res.Resp.Topics[i].Partitions {
 			// Empty, never null: librdkafka rejects null records.

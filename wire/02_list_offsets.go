@@ -23,6 +23,26 @@ import (
 
 func init() { register(api{key: 2, min: 1, max: 10, handle: (*Server).handleListOffsets}) }
 
+// ListOffsets needs DESCRIBE on each topic, else its partitions are
+// TOPIC_AUTHORIZATION_FAILED (KafkaApis.handleListOffsetRequest).
 func (s *Server) handleListOffsets(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Replicas.ListOffsets(ctx, kreq.(*kmsg.ListOffsetsRequest)), nil
+	req := kreq.(*kmsg.ListOffsetsRequest)
+	c := s.auth(ctx)
+	denied := splitAllowed(&req.Topics, func(t *kmsg.ListOffsetsRequestTopic) bool { return c.allowed(resTopic, t.Topic, opDescribe) })
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	if len(req.Topics) > 0 || len(denied) == 0 {
+		resp = s.svc.Replicas.ListOffsets(ctx, req)
+	}
+	for _, t := range denied {
+		rt := kmsg.NewListOffsetsResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewListOffsetsResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, errTopicAuth
+			rp.Timestamp, rp.Offset, rp.LeaderEpoch = -1, -1, -1
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
 }

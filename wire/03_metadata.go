@@ -2,12 +2,14 @@ package wire
 
 import (
 	"context"
+	"slices"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/authz"
 	"github.com/strait-io/strait/wire/reqctx"
 )
 
@@ -51,6 +53,7 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 	req := kreq.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	info := reqctx.From(ctx)
+	c := s.auth(ctx)
 	img := s.svc.Cluster.Image()
 
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
@@ -62,8 +65,14 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 			img = s.svc.Cluster.Image()
 		}
 		if missing := s.missingTopics(img, req); len(missing) > 0 && (req.AllowAutoTopicCreation || req.Version < 4) {
-			s.svc.Cluster.AutoCreateTopics(ctx, missing)
-			img = s.svc.Cluster.Image()
+			// Auto-creation needs DESCRIBE and CREATE (on the cluster
+			// or the topic); a topic the client may not create stays
+			// missing and is answered TOPIC_AUTHORIZATION_FAILED below.
+			missing = slices.DeleteFunc(missing, func(name string) bool { return !c.allowed(resTopic, name, opDescribe) || !mayAutoCreate(c, name) })
+			if len(missing) > 0 {
+				s.svc.Cluster.AutoCreateTopics(ctx, missing)
+				img = s.svc.Cluster.Image()
+			}
 		}
 	}
 
@@ -93,6 +102,9 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 	resp.ControllerID = s.svc.Cluster.ControllerID()
 	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = allClusterOperations
+		if ops, ok := c.authorizedOps(resCluster, authz.ClusterName); ok {
+			resp.AuthorizedOperations = ops
+		}
 	}
 
 	addTopic := func(t *raftmeta.Topic) {
@@ -102,6 +114,9 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 		mt.IsInternal = isInternalTopic(t.Name)
 		if req.IncludeTopicAuthorizedOperations {
 			mt.AuthorizedOperations = allTopicOperations
+			if ops, ok := c.authorizedOps(resTopic, t.Name); ok {
+				mt.AuthorizedOperations = ops
+			}
 		}
 		for _, p := range t.Partitions {
 			mp := kmsg.NewMetadataResponseTopicPartition()
@@ -131,8 +146,12 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 	}
 
 	if all {
+		// All topics: the ones the client may not describe are left
+		// out silently (KafkaApis.handleTopicMetadataRequest).
 		for _, name := range img.TopicNames() {
-			addTopic(img.Topics[name])
+			if c.allowed(resTopic, name, opDescribe) {
+				addTopic(img.Topics[name])
+			}
 		}
 		return resp, nil
 	}
@@ -147,15 +166,31 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 				topicError(rt.Topic, rt.TopicID, kerr.InvalidTopicException.Code)
 				continue
 			}
+			// Whether the topic exists is told only to a client that
+			// may describe it.
+			if !c.allowed(resTopic, *rt.Topic, opDescribe) {
+				topicError(rt.Topic, [16]byte{}, errTopicAuth)
+				continue
+			}
 			t, ok = img.Topics[*rt.Topic]
 			if !ok {
-				topicError(rt.Topic, rt.TopicID, kerr.UnknownTopicOrPartition.Code)
+				code := kerr.UnknownTopicOrPartition.Code
+				if c.on && (req.AllowAutoTopicCreation || req.Version < 4) && !isInternalTopic(*rt.Topic) && !mayAutoCreate(c, *rt.Topic) {
+					code = errTopicAuth
+				}
+				topicError(rt.Topic, rt.TopicID, code)
 				continue
 			}
 		case rt.TopicID != [16]byte{}:
 			t, ok = img.TopicsByID[raftmeta.Uuid(rt.TopicID)]
 			if !ok {
 				topicError(nil, rt.TopicID, kerr.UnknownTopicID.Code)
+				continue
+			}
+			// Topic ids are not secret: an unauthorized one is named
+			// by its id only.
+			if !c.allowed(resTopic, t.Name, opDescribe) {
+				topicError(nil, rt.TopicID, errTopicAuth)
 				continue
 			}
 		default:
@@ -221,4 +256,10 @@ func endpointFor(b *raftmeta.Broker, listener string) (raftmeta.Endpoint, bool) 
 // the coordinators' state topics, KIP-932's __share_group_state with them.
 func isInternalTopic(name string) bool {
 	return name == "__consumer_offsets" || name == "__transaction_state" || name == "__share_group_state"
+}
+
+// mayAutoCreate reports whether Metadata may create the topic for the
+// client: CREATE on the cluster or on the topic.
+func mayAutoCreate(c authCheck, name string) bool {
+	return c.cluster(opCreate) || c.allowed(resTopic, name, opCreate)
 }

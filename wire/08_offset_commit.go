@@ -23,6 +23,33 @@ import (
 
 func init() { register(api{key: 8, min: 2, max: 9, handle: (*Server).handleOffsetCommit}) }
 
+// OffsetCommit needs READ on the group, else every partition is
+// GROUP_AUTHORIZATION_FAILED, and READ on each topic, else its partitions
+// are TOPIC_AUTHORIZATION_FAILED (KafkaApis.handleOffsetCommitRequest).
 func (s *Server) handleOffsetCommit(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Groups.OffsetCommit(ctx, kreq.(*kmsg.OffsetCommitRequest)), nil
+	req := kreq.(*kmsg.OffsetCommitRequest)
+	c := s.auth(ctx)
+	groupOK := c.allowed(resGroup, req.Group, opRead)
+	denied := splitAllowed(&req.Topics, func(t *kmsg.OffsetCommitRequestTopic) bool {
+		return groupOK && c.allowed(resTopic, t.Topic, opRead)
+	})
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	if len(req.Topics) > 0 || len(denied) == 0 {
+		resp = s.svc.Groups.OffsetCommit(ctx, req)
+	}
+	code := errTopicAuth
+	if !groupOK {
+		code = errGroupAuth
+	}
+	for _, t := range denied {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
 }

@@ -29,6 +29,12 @@ func init() {
 	register(api{key: mirrormsg.KeyReadMirrorStates, min: 0, max: 0, served: servesMirror, handle: (*Server).handleReadMirrorStates})
 }
 
+// ReadMirrorStates is an inter-broker RPC: it needs CLUSTER_ACTION, else the request
+// and every partition are CLUSTER_AUTHORIZATION_FAILED.
 func (s *Server) handleReadMirrorStates(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return mirrorAnswer(s.svc.Mirror.ReadMirrorStates(ctx, kreq.(*mirrormsg.ReadMirrorStatesRequest)))
+	req := kreq.(*mirrormsg.ReadMirrorStatesRequest)
+	if !s.auth(ctx).cluster(opClusterAction) {
+		return deniedPartitions(req, errClusterAuth), nil
+	}
+	return mirrorAnswer(s.svc.Mirror.ReadMirrorStates(ctx, req))
 }

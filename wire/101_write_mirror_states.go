@@ -26,6 +26,12 @@ func init() {
 	register(api{key: mirrormsg.KeyWriteMirrorStates, min: 0, max: 0, served: servesMirror, handle: (*Server).handleWriteMirrorStates})
 }
 
+// WriteMirrorStates is an inter-broker RPC: it needs CLUSTER_ACTION, else the request
+// and every partition are CLUSTER_AUTHORIZATION_FAILED.
 func (s *Server) handleWriteMirrorStates(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return mirrorAnswer(s.svc.Mirror.WriteMirrorStates(ctx, kreq.(*mirrormsg.WriteMirrorStatesRequest)))
+	req := kreq.(*mirrormsg.WriteMirrorStatesRequest)
+	if !s.auth(ctx).cluster(opClusterAction) {
+		return deniedPartitions(req, errClusterAuth), nil
+	}
+	return mirrorAnswer(s.svc.Mirror.WriteMirrorStates(ctx, req))
 }

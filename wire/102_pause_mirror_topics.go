@@ -25,6 +25,15 @@ func init() {
 	register(api{key: mirrormsg.KeyPauseMirrorTopics, min: 0, max: 0, served: servesMirror, handle: (*Server).handlePauseMirrorTopics})
 }
 
+// PauseMirrorTopics: ALTER on the mirror and READ on each named topic (mirrorTopicsRPC).
 func (s *Server) handlePauseMirrorTopics(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return mirrorAnswer(s.svc.Mirror.PauseMirrorTopics(ctx, kreq.(*mirrormsg.PauseMirrorTopicsRequest)))
+	req := kreq.(*mirrormsg.PauseMirrorTopicsRequest)
+	return mirrorTopicsRPC(s, ctx, req, req.MirrorName, &req.Topics, false,
+		func(t *mirrormsg.PauseMirrorTopicsRequestTopicData) string { return t.TopicName }, s.svc.Mirror.PauseMirrorTopics,
+		func(r *mirrormsg.PauseMirrorTopicsResponse) *[]mirrormsg.PauseMirrorTopicsResponseTopicResult {
+			return &r.Topics
+		},
+		func(n string) mirrormsg.PauseMirrorTopicsResponseTopicResult {
+			return mirrormsg.PauseMirrorTopicsResponseTopicResult{Name: n, ErrorCode: errTopicAuth}
+		})
 }

@@ -27,6 +27,12 @@ func init() {
 	register(api{key: mirrormsg.KeyDeleteMirror, min: 0, max: 0, served: servesMirror, handle: (*Server).handleDeleteMirror})
 }
 
+// DeleteMirror needs ALTER on the mirror (the KIP's choice; MM4 proposed
+// DELETE), else CLUSTER_MIRROR_AUTHORIZATION_FAILED.
 func (s *Server) handleDeleteMirror(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return mirrorAnswer(s.svc.Mirror.DeleteMirror(ctx, kreq.(*mirrormsg.DeleteMirrorRequest)))
+	req := kreq.(*mirrormsg.DeleteMirrorRequest)
+	if !s.auth(ctx).allowed(resMirror, req.MirrorName, opAlter) {
+		return deniedMirror(req), nil
+	}
+	return mirrorAnswer(s.svc.Mirror.DeleteMirror(ctx, req))
 }

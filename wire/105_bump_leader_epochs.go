@@ -25,6 +25,12 @@ func init() {
 	register(api{key: mirrormsg.KeyBumpLeaderEpochs, min: 0, max: 0, served: servesMirror, handle: (*Server).handleBumpLeaderEpochs})
 }
 
+// BumpLeaderEpochs is an inter-broker RPC: it needs CLUSTER_ACTION, else the request
+// and every partition are CLUSTER_AUTHORIZATION_FAILED.
 func (s *Server) handleBumpLeaderEpochs(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return mirrorAnswer(s.svc.Mirror.BumpLeaderEpochs(ctx, kreq.(*mirrormsg.BumpLeaderEpochsRequest)))
+	req := kreq.(*mirrormsg.BumpLeaderEpochsRequest)
+	if !s.auth(ctx).cluster(opClusterAction) {
+		return deniedPartitions(req, errClusterAuth), nil
+	}
+	return mirrorAnswer(s.svc.Mirror.BumpLeaderEpochs(ctx, req))
 }

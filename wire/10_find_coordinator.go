@@ -24,6 +24,50 @@ import (
 
 func init() { register(api{key: 10, min: 0, max: 6, handle: (*Server).handleFindCoordinator}) }
 
+// FindCoordinator needs DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED)
+// or the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), and
+// CLUSTER_ACTION for a share-state key, which only brokers look up
+// (CLUSTER_AUTHORIZATION_FAILED) (KafkaApis.handleFindCoordinatorRequest).
 func (s *Server) handleFindCoordinator(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Groups.FindCoordinator(ctx, kreq.(*kmsg.FindCoordinatorRequest)), nil
+	req := kreq.(*kmsg.FindCoordinatorRequest)
+	c := s.auth(ctx)
+	deniedCode := func(key string) int16 {
+		switch req.CoordinatorType {
+		case 0:
+			if !c.allowed(resGroup, key, opDescribe) {
+				return errGroupAuth
+			}
+		case 1:
+			if !c.allowed(resTxnID, key, opDescribe) {
+				return errTxnAuth
+			}
+		case 2:
+			if !c.cluster(opClusterAction) {
+				return errClusterAuth
+			}
+		}
+		return 0
+	}
+	if !c.on {
+		return s.svc.Groups.FindCoordinator(ctx, req), nil
+	}
+	if req.Version < 4 {
+		if code := deniedCode(req.CoordinatorKey); code != 0 {
+			resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+			resp.ErrorCode, resp.NodeID, resp.Port = code, -1, -1
+			return resp, nil
+		}
+		return s.svc.Groups.FindCoordinator(ctx, req), nil
+	}
+	denied := splitAllowed(&req.CoordinatorKeys, func(k *string) bool { return deniedCode(*k) == 0 })
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	if len(req.CoordinatorKeys) > 0 || len(denied) == 0 {
+		resp = s.svc.Groups.FindCoordinator(ctx, req)
+	}
+	for _, k := range denied {
+		rc := kmsg.NewFindCoordinatorResponseCoordinator()
+		rc.Key, rc.NodeID, rc.Port, rc.ErrorCode = k, -1, -1, deniedCode(k)
+		resp.Coordinators = append(resp.Coordinators, rc)
+	}
+	return resp, nil
 }

@@ -24,6 +24,11 @@ import (
 
 func init() { register(api{key: 11, min: 2, max: 9, handle: (*Server).handleJoinGroup}) }
 
+// JoinGroup needs READ on the group, else GROUP_AUTHORIZATION_FAILED.
 func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Groups.JoinGroup(ctx, kreq.(*kmsg.JoinGroupRequest)), nil
+	req := kreq.(*kmsg.JoinGroupRequest)
+	if !s.auth(ctx).allowed(resGroup, req.Group, opRead) {
+		return deniedResponse(req, errGroupAuth), nil
+	}
+	return s.svc.Groups.JoinGroup(ctx, req), nil
 }

@@ -18,6 +18,11 @@ import (
 
 func init() { register(api{key: 12, min: 0, max: 4, handle: (*Server).handleHeartbeat}) }
 
+// Heartbeat needs READ on the group, else GROUP_AUTHORIZATION_FAILED.
 func (s *Server) handleHeartbeat(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Groups.Heartbeat(ctx, kreq.(*kmsg.HeartbeatRequest)), nil
+	req := kreq.(*kmsg.HeartbeatRequest)
+	if !s.auth(ctx).allowed(resGroup, req.Group, opRead) {
+		return deniedResponse(req, errGroupAuth), nil
+	}
+	return s.svc.Groups.Heartbeat(ctx, req), nil
 }

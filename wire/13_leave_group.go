@@ -19,6 +19,11 @@ import (
 
 func init() { register(api{key: 13, min: 0, max: 5, handle: (*Server).handleLeaveGroup}) }
 
+// LeaveGroup needs READ on the group, else GROUP_AUTHORIZATION_FAILED.
 func (s *Server) handleLeaveGroup(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Groups.LeaveGroup(ctx, kreq.(*kmsg.LeaveGroupRequest)), nil
+	req := kreq.(*kmsg.LeaveGroupRequest)
+	if !s.auth(ctx).allowed(resGroup, req.Group, opRead) {
+		return deniedResponse(req, errGroupAuth), nil
+	}
+	return s.svc.Groups.LeaveGroup(ctx, req), nil
 }

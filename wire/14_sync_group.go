@@ -19,6 +19,11 @@ import (
 
 func init() { register(api{key: 14, min: 0, max: 5, handle: (*Server).handleSyncGroup}) }
 
+// SyncGroup needs READ on the group, else GROUP_AUTHORIZATION_FAILED.
 func (s *Server) handleSyncGroup(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Groups.SyncGroup(ctx, kreq.(*kmsg.SyncGroupRequest)), nil
+	req := kreq.(*kmsg.SyncGroupRequest)
+	if !s.auth(ctx).allowed(resGroup, req.Group, opRead) {
+		return deniedResponse(req, errGroupAuth), nil
+	}
+	return s.svc.Groups.SyncGroup(ctx, req), nil
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -19,6 +20,14 @@ import (
 
 func init() { register(api{key: 16, min: 0, max: 5, handle: (*Server).handleListGroups}) }
 
+// ListGroups lists every group to a client with DESCRIBE on the cluster,
+// else only the groups it may describe (KafkaApis.handleListGroupsRequest).
 func (s *Server) handleListGroups(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Groups.ListGroups(ctx, kreq.(*kmsg.ListGroupsRequest)), nil
+	resp := s.svc.Groups.ListGroups(ctx, kreq.(*kmsg.ListGroupsRequest))
+	if c := s.auth(ctx); !c.cluster(opDescribe) {
+		resp.Groups = slices.DeleteFunc(resp.Groups, func(g kmsg.ListGroupsResponseGroup) bool {
+			return !c.allowed(resGroup, g.Group, opDescribe)
+		})
+	}
+	return resp, nil
 }

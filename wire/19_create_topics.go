@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -20,6 +21,34 @@ import (
 
 func init() { register(api{key: 19, min: 2, max: 7, handle: (*Server).handleCreateTopics}) }
 
+// CreateTopics needs CREATE on the cluster or on each topic, else
+// TOPIC_AUTHORIZATION_FAILED; a created topic's configs are returned only
+// with DESCRIBE_CONFIGS on it, else its config error is
+// TOPIC_AUTHORIZATION_FAILED (ControllerApis.createTopics).
 func (s *Server) handleCreateTopics(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Admin.CreateTopics(ctx, kreq.(*kmsg.CreateTopicsRequest)), nil
+	req := kreq.(*kmsg.CreateTopicsRequest)
+	c := s.auth(ctx)
+	clusterOK := c.cluster(opCreate)
+	denied := splitAllowed(&req.Topics, func(t *kmsg.CreateTopicsRequestTopic) bool {
+		return clusterOK || c.allowed(resTopic, t.Topic, opCreate)
+	})
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	if len(req.Topics) > 0 || len(denied) == 0 {
+		resp = s.svc.Admin.CreateTopics(ctx, req)
+	}
+	for i := range resp.Topics {
+		t := &resp.Topics[i]
+		if t.ErrorCode == 0 && !c.allowed(resTopic, t.Topic, opDescribeConfigs) {
+			t.Configs, t.ConfigErrorCode = nil, errTopicAuth
+			t.NumPartitions, t.ReplicationFactor = -1, -1
+		}
+	}
+	for _, t := range denied {
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic, rt.ErrorCode = t.Topic, errTopicAuth
+		rt.ErrorMessage = kmsg.StringPtr(kerr.TopicAuthorizationFailed.Description)
+		rt.NumPartitions, rt.ReplicationFactor = -1, -1
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
 }

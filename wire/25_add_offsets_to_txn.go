@@ -21,6 +21,17 @@ func init() {
 	register(api{key: 25, min: 0, max: 4, served: servesTransactions, handle: (*Server).handleAddOffsetsToTxn})
 }
 
+// AddOffsetsToTxn needs WRITE on the transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED) and READ on the group
+// (GROUP_AUTHORIZATION_FAILED) (KafkaApis.handleAddOffsetsToTxnRequest).
 func (s *Server) handleAddOffsetsToTxn(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Transactions.AddOffsetsToTxn(ctx, kreq.(*kmsg.AddOffsetsToTxnRequest)), nil
+	req := kreq.(*kmsg.AddOffsetsToTxnRequest)
+	c := s.auth(ctx)
+	if !c.allowed(resTxnID, req.TransactionalID, opWrite) {
+		return deniedResponse(req, errTxnAuth), nil
+	}
+	if !c.allowed(resGroup, req.Group, opRead) {
+		return deniedResponse(req, errGroupAuth), nil
+	}
+	return s.svc.Transactions.AddOffsetsToTxn(ctx, req), nil
 }

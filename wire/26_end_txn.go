@@ -22,6 +22,12 @@ func init() {
 	register(api{key: 26, min: 0, max: 4, served: servesTransactions, handle: (*Server).handleEndTxn})
 }
 
+// EndTxn needs WRITE on the transactional id, else
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (KafkaApis.handleEndTxnRequest).
 func (s *Server) handleEndTxn(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Transactions.EndTxn(ctx, kreq.(*kmsg.EndTxnRequest)), nil
+	req := kreq.(*kmsg.EndTxnRequest)
+	if !s.auth(ctx).allowed(resTxnID, req.TransactionalID, opWrite) {
+		return deniedResponse(req, errTxnAuth), nil
+	}
+	return s.svc.Transactions.EndTxn(ctx, req), nil
 }

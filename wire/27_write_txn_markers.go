@@ -23,6 +23,29 @@ import (
 
 func init() { register(api{key: 27, min: 1, max: 1, handle: (*Server).handleWriteTxnMarkers}) }
 
+// WriteTxnMarkers, sent by transaction coordinators, needs CLUSTER_ACTION;
+// else every partition is CLUSTER_AUTHORIZATION_FAILED
+// (KafkaApis.handleWriteTxnMarkersRequest).
 func (s *Server) handleWriteTxnMarkers(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Replicas.WriteTxnMarkers(ctx, kreq.(*kmsg.WriteTxnMarkersRequest)), nil
+	req := kreq.(*kmsg.WriteTxnMarkersRequest)
+	if s.auth(ctx).cluster(opClusterAction) {
+		return s.svc.Replicas.WriteTxnMarkers(ctx, req), nil
+	}
+	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
+	for _, m := range req.Markers {
+		rm := kmsg.NewWriteTxnMarkersResponseMarker()
+		rm.ProducerID = m.ProducerID
+		for _, t := range m.Topics {
+			rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
+				rp.Partition, rp.ErrorCode = p, errClusterAuth
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rm.Topics = append(rm.Topics, rt)
+		}
+		resp.Markers = append(resp.Markers, rm)
+	}
+	return resp, nil
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -18,6 +19,14 @@ import (
 
 func init() { register(api{key: 29, min: 1, max: 3, handle: (*Server).handleDescribeACLs}) }
 
+// DescribeAcls needs DESCRIBE on the cluster, else
+// CLUSTER_AUTHORIZATION_FAILED (AclApis.handleDescribeAcls).
 func (s *Server) handleDescribeACLs(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Admin.DescribeACLs(ctx, kreq.(*kmsg.DescribeACLsRequest)), nil
+	req := kreq.(*kmsg.DescribeACLsRequest)
+	if !s.auth(ctx).cluster(opDescribe) {
+		resp := deniedResponse(req, errClusterAuth).(*kmsg.DescribeACLsResponse)
+		resp.ErrorMessage = kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Description)
+		return resp, nil
+	}
+	return s.svc.Admin.DescribeACLs(ctx, req), nil
 }

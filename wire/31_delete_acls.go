@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -17,6 +18,18 @@ import (
 
 func init() { register(api{key: 31, min: 1, max: 3, handle: (*Server).handleDeleteACLs}) }
 
+// DeleteAcls needs ALTER on the cluster, else every filter is
+// CLUSTER_AUTHORIZATION_FAILED (AclApis.handleDeleteAcls).
 func (s *Server) handleDeleteACLs(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Admin.DeleteACLs(ctx, kreq.(*kmsg.DeleteACLsRequest)), nil
+	req := kreq.(*kmsg.DeleteACLsRequest)
+	if s.auth(ctx).cluster(opAlter) {
+		return s.svc.Admin.DeleteACLs(ctx, req), nil
+	}
+	resp := req.ResponseKind().(*kmsg.DeleteACLsResponse)
+	for range req.Filters {
+		r := kmsg.NewDeleteACLsResponseResult()
+		r.ErrorCode, r.ErrorMessage = errClusterAuth, kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Description)
+		resp.Results = append(resp.Results, r)
+	}
+	return resp, nil
 }

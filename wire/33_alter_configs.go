@@ -18,6 +18,22 @@ import (
 
 func init() { register(api{key: 33, min: 0, max: 2, handle: (*Server).handleAlterConfigs}) }
 
+// AlterConfigs needs ALTER_CONFIGS on each resource (authz_configs.go).
 func (s *Server) handleAlterConfigs(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Admin.AlterConfigs(ctx, kreq.(*kmsg.AlterConfigsRequest)), nil
+	req := kreq.(*kmsg.AlterConfigsRequest)
+	c := s.auth(ctx)
+	denied := splitAllowed(&req.Resources, func(r *kmsg.AlterConfigsRequestResource) bool {
+		return configDenied(c, r.ResourceType, r.ResourceName, opAlterConfigs) == 0
+	})
+	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
+	if len(req.Resources) > 0 || len(denied) == 0 {
+		resp = s.svc.Admin.AlterConfigs(ctx, req)
+	}
+	for _, r := range denied {
+		rr := kmsg.NewAlterConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+		rr.ErrorCode, rr.ErrorMessage = configDeniedError(configDenied(c, r.ResourceType, r.ResourceName, opAlterConfigs))
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp, nil
 }

@@ -19,6 +19,13 @@ import (
 
 func init() { register(api{key: 35, min: 1, max: 4, handle: (*Server).handleDescribeLogDirs}) }
 
+// DescribeLogDirs needs DESCRIBE on the cluster, else
+// CLUSTER_AUTHORIZATION_FAILED and no directories
+// (KafkaApis.handleDescribeLogDirsRequest).
 func (s *Server) handleDescribeLogDirs(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Replicas.DescribeLogDirs(ctx, kreq.(*kmsg.DescribeLogDirsRequest)), nil
+	req := kreq.(*kmsg.DescribeLogDirsRequest)
+	if !s.auth(ctx).cluster(opDescribe) {
+		return deniedResponse(req, errClusterAuth), nil
+	}
+	return s.svc.Replicas.DescribeLogDirs(ctx, req), nil
 }

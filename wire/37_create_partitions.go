@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -18,6 +19,21 @@ import (
 
 func init() { register(api{key: 37, min: 0, max: 3, handle: (*Server).handleCreatePartitions}) }
 
+// CreatePartitions needs ALTER on each topic, else TOPIC_AUTHORIZATION_FAILED
+// (ControllerApis.createPartitions).
 func (s *Server) handleCreatePartitions(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Admin.CreatePartitions(ctx, kreq.(*kmsg.CreatePartitionsRequest)), nil
+	req := kreq.(*kmsg.CreatePartitionsRequest)
+	c := s.auth(ctx)
+	denied := splitAllowed(&req.Topics, func(t *kmsg.CreatePartitionsRequestTopic) bool { return c.allowed(resTopic, t.Topic, opAlter) })
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	if len(req.Topics) > 0 || len(denied) == 0 {
+		resp = s.svc.Admin.CreatePartitions(ctx, req)
+	}
+	for _, t := range denied {
+		rt := kmsg.NewCreatePartitionsResponseTopic()
+		rt.Topic, rt.ErrorCode = t.Topic, errTopicAuth
+		rt.ErrorMessage = kmsg.StringPtr(kerr.TopicAuthorizationFailed.Description)
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -22,6 +23,25 @@ import (
 
 func init() { register(api{key: 43, min: 0, max: 2, handle: (*Server).handleElectLeaders}) }
 
+// ElectLeaders needs ALTER on the cluster, else the request and every
+// partition named are CLUSTER_AUTHORIZATION_FAILED
+// (KafkaApis.handleElectLeaders).
 func (s *Server) handleElectLeaders(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Admin.ElectLeaders(ctx, kreq.(*kmsg.ElectLeadersRequest)), nil
+	req := kreq.(*kmsg.ElectLeadersRequest)
+	if s.auth(ctx).cluster(opAlter) {
+		return s.svc.Admin.ElectLeaders(ctx, req), nil
+	}
+	resp := deniedResponse(req, errClusterAuth).(*kmsg.ElectLeadersResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewElectLeadersResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewElectLeadersResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p, errClusterAuth
+			rp.ErrorMessage = kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Description)
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
 }

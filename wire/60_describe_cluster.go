@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/raftmeta/authz"
 	"github.com/strait-io/strait/wire/reqctx"
 )
 
@@ -59,6 +60,9 @@ func (s *Server) handleDescribeCluster(ctx context.Context, kreq kmsg.Request) (
 	}
 	if req.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = allClusterOperations
+		if ops, ok := s.auth(ctx).authorizedOps(resCluster, authz.ClusterName); ok {
+			resp.ClusterAuthorizedOperations = ops
+		}
 	}
 	return resp, nil
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -20,6 +21,14 @@ func init() {
 	register(api{key: 66, min: 0, max: 2, served: servesTransactions, handle: (*Server).handleListTransactions})
 }
 
+// ListTransactions lists only the transactional ids the client may
+// describe (KafkaApis.handleListTransactionsRequest).
 func (s *Server) handleListTransactions(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Transactions.ListTransactions(ctx, kreq.(*kmsg.ListTransactionsRequest)), nil
+	resp := s.svc.Transactions.ListTransactions(ctx, kreq.(*kmsg.ListTransactionsRequest))
+	if c := s.auth(ctx); c.on {
+		resp.TransactionStates = slices.DeleteFunc(resp.TransactionStates, func(t kmsg.ListTransactionsResponseTransactionState) bool {
+			return !c.allowed(resTxnID, t.TransactionalID, opDescribe)
+		})
+	}
+	return resp, nil
 }

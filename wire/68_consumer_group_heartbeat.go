@@ -20,6 +20,21 @@ func init() {
 	register(api{key: 68, min: 0, max: 1, handle: (*Server).handleConsumerGroupHeartbeat})
 }
 
+// ConsumerGroupHeartbeat needs READ on the group (GROUP_AUTHORIZATION_FAILED)
+// and DESCRIBE on every subscribed topic (TOPIC_AUTHORIZATION_FAILED)
+// (KafkaApis.handleConsumerGroupHeartbeat).
 func (s *Server) handleConsumerGroupHeartbeat(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.Groups.ConsumerGroupHeartbeat(ctx, kreq.(*kmsg.ConsumerGroupHeartbeatRequest)), nil
+	req := kreq.(*kmsg.ConsumerGroupHeartbeatRequest)
+	c := s.auth(ctx)
+	if !c.allowed(resGroup, req.Group, opRead) {
+		return deniedResponse(req, errGroupAuth), nil
+	}
+	for _, t := range req.SubscribedTopicNames {
+		if !c.allowed(resTopic, t, opDescribe) {
+			resp := deniedResponse(req, errTopicAuth).(*kmsg.ConsumerGroupHeartbeatResponse)
+			resp.ErrorMessage = kmsg.StringPtr("The group has subscribed to topics that are not authorized.")
+			return resp, nil
+		}
+	}
+	return s.svc.Groups.ConsumerGroupHeartbeat(ctx, req), nil
 }

@@ -46,6 +46,12 @@ var listConfigResourceTypes = []kmsg.ConfigResourceType{
 func (s *Server) handleListConfigResources(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ListConfigResourcesRequest)
 	resp := req.ResponseKind().(*kmsg.ListConfigResourcesResponse)
+	// KIP-1142: DESCRIBE_CONFIGS on the cluster, else
+	// CLUSTER_AUTHORIZATION_FAILED (KafkaApis.handleListConfigResources).
+	if !s.auth(ctx).cluster(opDescribeConfigs) {
+		resp.ErrorCode = errClusterAuth
+		return resp, nil
+	}
 	wanted := map[kmsg.ConfigResourceType]bool{}
 	switch {
 	case req.Version == 0:

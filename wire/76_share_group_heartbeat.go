@@ -21,6 +21,19 @@ func init() {
 	register(api{key: 76, min: 1, max: 1, served: servesShareGroups, handle: (*Server).handleShareGroupHeartbeat})
 }
 
+// ShareGroupHeartbeat needs READ on the group (GROUP_AUTHORIZATION_FAILED)
+// and DESCRIBE on every subscribed topic (TOPIC_AUTHORIZATION_FAILED)
+// (KafkaApis.handleShareGroupHeartbeat).
 func (s *Server) handleShareGroupHeartbeat(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.ShareGroups.ShareGroupHeartbeat(ctx, kreq.(*kmsg.ShareGroupHeartbeatRequest)), nil
+	req := kreq.(*kmsg.ShareGroupHeartbeatRequest)
+	c := s.auth(ctx)
+	if !c.allowed(resGroup, req.GroupID, opRead) {
+		return deniedResponse(req, errGroupAuth), nil
+	}
+	for _, t := range req.SubscribedTopicNames {
+		if !c.allowed(resTopic, t, opDescribe) {
+			return deniedResponse(req, errTopicAuth), nil
+		}
+	}
+	return s.svc.ShareGroups.ShareGroupHeartbeat(ctx, req), nil
 }

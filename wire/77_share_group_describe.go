@@ -19,6 +19,26 @@ func init() {
 	register(api{key: 77, min: 1, max: 1, served: servesShareGroups, handle: (*Server).handleShareGroupDescribe})
 }
 
+// ShareGroupDescribe needs DESCRIBE on each group, else the group is
+// GROUP_AUTHORIZATION_FAILED; AuthorizedOperations are the client's.
 func (s *Server) handleShareGroupDescribe(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.ShareGroups.ShareGroupDescribe(ctx, kreq.(*kmsg.ShareGroupDescribeRequest)), nil
+	req := kreq.(*kmsg.ShareGroupDescribeRequest)
+	c := s.auth(ctx)
+	denied := splitAllowed(&req.GroupIDs, func(g *string) bool { return c.allowed(resGroup, *g, opDescribe) })
+	resp := req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
+	if len(req.GroupIDs) > 0 || len(denied) == 0 {
+		resp = s.svc.ShareGroups.ShareGroupDescribe(ctx, req)
+	}
+	for i := range resp.Groups {
+		g := &resp.Groups[i]
+		if ops, ok := c.authorizedOps(resGroup, g.GroupID); ok && req.IncludeAuthorizedOperations && g.ErrorCode == 0 {
+			g.AuthorizedOperations = ops
+		}
+	}
+	for _, g := range denied {
+		rg := kmsg.NewShareGroupDescribeResponseGroup()
+		rg.GroupID, rg.ErrorCode = g, errGroupAuth
+		resp.Groups = append(resp.Groups, rg)
+	}
+	return resp, nil
 }

@@ -19,6 +19,12 @@ func init() {
 	register(api{key: 83, min: 0, max: 0, served: servesShareCoordinator, handle: (*Server).handleInitializeShareGroupState})
 }
 
+// InitializeShareGroupState is an inter-broker RPC: it needs CLUSTER_ACTION, else every
+// partition is CLUSTER_AUTHORIZATION_FAILED.
 func (s *Server) handleInitializeShareGroupState(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.ShareCoordinator.InitializeShareGroupState(ctx, kreq.(*kmsg.InitializeShareGroupStateRequest)), nil
+	req := kreq.(*kmsg.InitializeShareGroupStateRequest)
+	if !s.auth(ctx).cluster(opClusterAction) {
+		return deniedPartitions(req, errClusterAuth), nil
+	}
+	return s.svc.ShareCoordinator.InitializeShareGroupState(ctx, req), nil
 }

@@ -20,6 +20,12 @@ func init() {
 	register(api{key: 84, min: 0, max: 0, served: servesShareCoordinator, handle: (*Server).handleReadShareGroupState})
 }
 
+// ReadShareGroupState is an inter-broker RPC: it needs CLUSTER_ACTION, else every
+// partition is CLUSTER_AUTHORIZATION_FAILED.
 func (s *Server) handleReadShareGroupState(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.ShareCoordinator.ReadShareGroupState(ctx, kreq.(*kmsg.ReadShareGroupStateRequest)), nil
+	req := kreq.(*kmsg.ReadShareGroupStateRequest)
+	if !s.auth(ctx).cluster(opClusterAction) {
+		return deniedPartitions(req, errClusterAuth), nil
+	}
+	return s.svc.ShareCoordinator.ReadShareGroupState(ctx, req), nil
 }

@@ -22,6 +22,12 @@ func init() {
 	register(api{key: 85, min: 0, max: 1, served: servesShareCoordinator, handle: (*Server).handleWriteShareGroupState})
 }
 
+// WriteShareGroupState is an inter-broker RPC: it needs CLUSTER_ACTION, else every
+// partition is CLUSTER_AUTHORIZATION_FAILED.
 func (s *Server) handleWriteShareGroupState(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.ShareCoordinator.WriteShareGroupState(ctx, kreq.(*kmsg.WriteShareGroupStateRequest)), nil
+	req := kreq.(*kmsg.WriteShareGroupStateRequest)
+	if !s.auth(ctx).cluster(opClusterAction) {
+		return deniedPartitions(req, errClusterAuth), nil
+	}
+	return s.svc.ShareCoordinator.WriteShareGroupState(ctx, req), nil
 }

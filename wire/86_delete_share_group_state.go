@@ -18,6 +18,12 @@ func init() {
 	register(api{key: 86, min: 0, max: 0, served: servesShareCoordinator, handle: (*Server).handleDeleteShareGroupState})
 }
 
+// DeleteShareGroupState is an inter-broker RPC: it needs CLUSTER_ACTION, else every
+// partition is CLUSTER_AUTHORIZATION_FAILED.
 func (s *Server) handleDeleteShareGroupState(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.ShareCoordinator.DeleteShareGroupState(ctx, kreq.(*kmsg.DeleteShareGroupStateRequest)), nil
+	req := kreq.(*kmsg.DeleteShareGroupStateRequest)
+	if !s.auth(ctx).cluster(opClusterAction) {
+		return deniedPartitions(req, errClusterAuth), nil
+	}
+	return s.svc.ShareCoordinator.DeleteShareGroupState(ctx, req), nil
 }

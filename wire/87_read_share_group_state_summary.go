@@ -22,6 +22,12 @@ func init() {
 	register(api{key: 87, min: 0, max: 1, served: servesShareCoordinator, handle: (*Server).handleReadShareGroupStateSummary})
 }
 
+// ReadShareGroupStateSummary is an inter-broker RPC: it needs CLUSTER_ACTION, else every
+// partition is CLUSTER_AUTHORIZATION_FAILED.
 func (s *Server) handleReadShareGroupStateSummary(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return s.svc.ShareCoordinator.ReadShareGroupStateSummary(ctx, kreq.(*kmsg.ReadShareGroupStateSummaryRequest)), nil
+	req := kreq.(*kmsg.ReadShareGroupStateSummaryRequest)
+	if !s.auth(ctx).cluster(opClusterAction) {
+		return deniedPartitions(req, errClusterAuth), nil
+	}
+	return s.svc.ShareCoordinator.ReadShareGroupStateSummary(ctx, req), nil
 }

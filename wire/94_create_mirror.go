@@ -29,6 +29,12 @@ func init() {
 	register(api{key: mirrormsg.KeyCreateMirror, min: 0, max: 0, served: servesMirror, handle: (*Server).handleCreateMirror})
 }
 
+// CreateMirror needs CREATE on the CLUSTER_MIRROR resource of its name,
+// else CLUSTER_MIRROR_AUTHORIZATION_FAILED (KIP-1279 digest 2.4).
 func (s *Server) handleCreateMirror(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return mirrorAnswer(s.svc.Mirror.CreateMirror(ctx, kreq.(*mirrormsg.CreateMirrorRequest)))
+	req := kreq.(*mirrormsg.CreateMirrorRequest)
+	if !s.auth(ctx).allowed(resMirror, req.MirrorName, opCreate) {
+		return deniedMirror(req), nil
+	}
+	return mirrorAnswer(s.svc.Mirror.CreateMirror(ctx, req))
 }

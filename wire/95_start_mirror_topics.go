@@ -29,6 +29,15 @@ func init() {
 	register(api{key: mirrormsg.KeyStartMirrorTopics, min: 0, max: 0, served: servesMirror, handle: (*Server).handleStartMirrorTopics})
 }
 
+// StartMirrorTopics: ALTER on the mirror and READ on each named topic (mirrorTopicsRPC).
 func (s *Server) handleStartMirrorTopics(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return mirrorAnswer(s.svc.Mirror.StartMirrorTopics(ctx, kreq.(*mirrormsg.StartMirrorTopicsRequest)))
+	req := kreq.(*mirrormsg.StartMirrorTopicsRequest)
+	return mirrorTopicsRPC(s, ctx, req, req.MirrorName, &req.Topics, len(req.IncludePatterns) > 0,
+		func(t *mirrormsg.StartMirrorTopicsRequestSourceTopic) string { return t.Name }, s.svc.Mirror.StartMirrorTopics,
+		func(r *mirrormsg.StartMirrorTopicsResponse) *[]mirrormsg.StartMirrorTopicsResponseTopicResult {
+			return &r.Topics
+		},
+		func(n string) mirrormsg.StartMirrorTopicsResponseTopicResult {
+			return mirrormsg.StartMirrorTopicsResponseTopicResult{Name: n, ErrorCode: errTopicAuth}
+		})
 }

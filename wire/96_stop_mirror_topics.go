@@ -28,6 +28,15 @@ func init() {
 	register(api{key: mirrormsg.KeyStopMirrorTopics, min: 0, max: 0, served: servesMirror, handle: (*Server).handleStopMirrorTopics})
 }
 
+// StopMirrorTopics: ALTER on the mirror and READ on each named topic (mirrorTopicsRPC).
 func (s *Server) handleStopMirrorTopics(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return mirrorAnswer(s.svc.Mirror.StopMirrorTopics(ctx, kreq.(*mirrormsg.StopMirrorTopicsRequest)))
+	req := kreq.(*mirrormsg.StopMirrorTopicsRequest)
+	return mirrorTopicsRPC(s, ctx, req, req.MirrorName, &req.Topics, len(req.Patterns) > 0,
+		func(t *mirrormsg.StopMirrorTopicsRequestTopicMetadata) string { return t.TopicName }, s.svc.Mirror.StopMirrorTopics,
+		func(r *mirrormsg.StopMirrorTopicsResponse) *[]mirrormsg.StopMirrorTopicsResponseTopicResult {
+			return &r.Topics
+		},
+		func(n string) mirrormsg.StopMirrorTopicsResponseTopicResult {
+			return mirrormsg.StopMirrorTopicsResponseTopicResult{Name: n, ErrorCode: errTopicAuth}
+		})
 }

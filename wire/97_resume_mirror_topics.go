@@ -25,6 +25,15 @@ func init() {
 	register(api{key: mirrormsg.KeyResumeMirrorTopics, min: 0, max: 0, served: servesMirror, handle: (*Server).handleResumeMirrorTopics})
 }
 
+// ResumeMirrorTopics: ALTER on the mirror and READ on each named topic (mirrorTopicsRPC).
 func (s *Server) handleResumeMirrorTopics(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return mirrorAnswer(s.svc.Mirror.ResumeMirrorTopics(ctx, kreq.(*mirrormsg.ResumeMirrorTopicsRequest)))
+	req := kreq.(*mirrormsg.ResumeMirrorTopicsRequest)
+	return mirrorTopicsRPC(s, ctx, req, req.MirrorName, &req.Topics, false,
+		func(t *mirrormsg.ResumeMirrorTopicsRequestTopicData) string { return t.TopicName }, s.svc.Mirror.ResumeMirrorTopics,
+		func(r *mirrormsg.ResumeMirrorTopicsResponse) *[]mirrormsg.ResumeMirrorTopicsResponseTopicResult {
+			return &r.Topics
+		},
+		func(n string) mirrormsg.ResumeMirrorTopicsResponseTopicResult {
+			return mirrormsg.ResumeMirrorTopicsResponseTopicResult{Name: n, ErrorCode: errTopicAuth}
+		})
 }

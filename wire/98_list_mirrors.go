@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -24,6 +25,13 @@ func init() {
 	register(api{key: mirrormsg.KeyListMirrors, min: 0, max: 0, served: servesMirror, handle: (*Server).handleListMirrors})
 }
 
+// ListMirrors lists the mirrors the client may DESCRIBE (digest 2.4).
 func (s *Server) handleListMirrors(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return mirrorAnswer(s.svc.Mirror.ListMirrors(ctx, kreq.(*mirrormsg.ListMirrorsRequest)))
+	resp := s.svc.Mirror.ListMirrors(ctx, kreq.(*mirrormsg.ListMirrorsRequest))
+	if c := s.auth(ctx); c.on && resp != nil {
+		resp.Mirrors = slices.DeleteFunc(resp.Mirrors, func(m mirrormsg.ListMirrorsResponseListedMirror) bool {
+			return !c.allowed(resMirror, m.MirrorName, opDescribe)
+		})
+	}
+	return mirrorAnswer(resp)
 }

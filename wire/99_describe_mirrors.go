@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -31,6 +32,35 @@ func init() {
 	register(api{key: mirrormsg.KeyDescribeMirrors, min: 0, max: 0, served: servesMirror, handle: (*Server).handleDescribeMirrors})
 }
 
+// DescribeMirrors needs DESCRIBE on each mirror: a named one is
+// CLUSTER_MIRROR_AUTHORIZATION_FAILED, and describing every mirror leaves
+// the others out; AuthorizedOperations are the client's (digest 2.4).
 func (s *Server) handleDescribeMirrors(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	return mirrorAnswer(s.svc.Mirror.DescribeMirrors(ctx, kreq.(*mirrormsg.DescribeMirrorsRequest)))
+	req := kreq.(*mirrormsg.DescribeMirrorsRequest)
+	c := s.auth(ctx)
+	if !c.on {
+		return mirrorAnswer(s.svc.Mirror.DescribeMirrors(ctx, req))
+	}
+	all := req.MirrorNames == nil
+	denied := splitAllowed(&req.MirrorNames, func(n *string) bool { return c.allowed(resMirror, *n, opDescribe) })
+	resp := req.ResponseKind().(*mirrormsg.DescribeMirrorsResponse)
+	if all || len(req.MirrorNames) > 0 {
+		resp = s.svc.Mirror.DescribeMirrors(ctx, req)
+		if resp == nil {
+			return mirrorAnswer(resp)
+		}
+	}
+	resp.Mirrors = slices.DeleteFunc(resp.Mirrors, func(m mirrormsg.DescribeMirrorsResponseDescribedMirror) bool {
+		return !c.allowed(resMirror, m.MirrorName, opDescribe)
+	})
+	for i := range resp.Mirrors {
+		if ops, ok := c.authorizedOps(resMirror, resp.Mirrors[i].MirrorName); ok && resp.Mirrors[i].ErrorCode == 0 {
+			resp.Mirrors[i].AuthorizedOperations = ops
+		}
+	}
+	for _, n := range denied {
+		m := mirrormsg.DescribeMirrorsResponseDescribedMirror{MirrorName: n, ErrorCode: errMirrorAuth, AuthorizedOperations: -2147483648}
+		resp.Mirrors = append(resp.Mirrors, m)
+	}
+	return mirrorAnswer(resp)
 }

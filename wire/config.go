@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/strait-io/strait/raftmeta/authz"
 	"github.com/strait-io/strait/storage/clock"
 	"github.com/strait-io/strait/wire/sasl"
 	"github.com/strait-io/strait/wire/sysmem"
@@ -122,6 +123,10 @@ type Config struct {
 	// Limits are the connection quotas (quotas.go); nil admits every
 	// connection.
 	Limits *ConnectionLimits
+
+	// Authorizer enforces ACLs on every request (authorizer.class.name
+	// set, authz.go); nil serves every request, Kafka's default.
+	Authorizer *authz.Authorizer
 
 	// QueuedMaxRequestBytes is queued.max.request.bytes: the request
 	// memory pool (reqmem.go). Negative means unbounded, as -1 (Kafka's

@@ -82,6 +82,9 @@ func (c *Config) build(v values) error {
 	if err := c.buildTLS(); err != nil {
 		return err
 	}
+	if err := c.buildAuthorizer(v); err != nil {
+		return err
+	}
 
 	c.NumPartitions = v.i32("num.partitions")
 	c.DefaultReplicationFactor = v.i32("default.replication.factor")

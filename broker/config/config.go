@@ -56,7 +56,9 @@ type Config struct {
 	// inter-broker listener is SASL_*; nil otherwise.
 	InterBrokerSASL *InterBrokerSASL
 	BrokerRack      string // "" when unset
-	LogDirs         []string
+	// Authorizer is authorizer.class.name and its settings (authorizer.go).
+	Authorizer Authorizer
+	LogDirs    []string
 
 	NumPartitions            int32
 	DefaultReplicationFactor int32

@@ -158,6 +158,18 @@ var brokerDefs = append([]Def{
 		Doc: `Create a topic when a client produces to it or asks for its metadata and it does not exist.`,
 	},
 	{
+		Name: "authorizer.class.name", Type: String, Default: str(""),
+		Doc: `The authorizer: org.apache.kafka.metadata.authorizer.StandardAuthorizer enforces the ACLs stored in the metadata log on every request; empty (the default) enforces nothing.`,
+	},
+	{
+		Name: "super.users", Type: String, Default: str(""),
+		Doc: `Principals allowed every operation whatever the ACLs, separated by semicolons (User:admin;User:CN=broker,O=example).`,
+	},
+	{
+		Name: "allow.everyone.if.no.acl.found", Type: Boolean, Default: str("false"),
+		Doc: `With an authorizer, allow an operation on a resource no ACL names at all (an ACL for anyone on it denies everyone else).`,
+	},
+	{
 		Name: "delete.topic.enable", Type: Boolean, Default: str("true"),
 		Doc: `Allow DeleteTopics; when false it fails with TOPIC_DELETION_DISABLED.`,
 	},

@@ -13,7 +13,6 @@ var kafkaBrokerKeys = map[string]Type{
 	"alter.config.policy.class.name":                       Class,
 	"alter.log.dirs.replication.quota.window.num":          Int,
 	"alter.log.dirs.replication.quota.window.size.seconds": Int,
-	"authorizer.class.name":                                String,
 	"background.threads":                                   Int,
 	"broker.id.generation.enable":                          Boolean,
 	"client.quota.callback.class":                          Class,

@@ -1,0 +1,550 @@
+package broker_test
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/broker/brokertest"
+	"github.com/strait-io/strait/storage/record"
+	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/wire/tlstest"
+)
+
+// The principals of the ACL matrix: one client certificate each (CN=<name>
+// in tlstest's organization), their subjects the SSL principals
+// (User:<subject DN in RFC 2253 form>): the comma is why super.users
+// separates principals with semicolons.
+const (
+	pAdmin  = "User:CN=admin,O=Strait tests"  // in super.users
+	pAlice  = "User:CN=alice,O=Strait tests"  // literal ALLOW ACLs
+	pBob    = "User:CN=bob,O=Strait tests"    // no ACL on the resource
+	pCarol  = "User:CN=carol,O=Strait tests"  // a literal ALLOW and a prefixed DENY
+	pDave   = "User:CN=dave,O=Strait tests"   // a prefixed ALLOW
+	pBroker = "User:CN=broker,O=Strait tests" // the brokers' own certificate, in super.users
+)
+
+// securedCluster is a cluster whose every listener is SSL with required
+// client certificates and whose brokers enforce ACLs, with a client per
+// principal.
+type securedCluster struct {
+	nodes   []*brokertest.Broker
+	clients map[string]*kgo.Client // by principal, to node 1
+	ca      *tlstest.CA
+	adm     *kadm.Client
+}
+
+// authzSets are the settings of a node of a secured cluster: the
+// inter-broker and controller listeners SSL with required client
+// certificates, the brokers' own principal and the admin in super.users
+// (the brokers' requests to each other, follower fetches included, are
+// authorized like a client's, as in Kafka).
+func authzSets(t *testing.T, ca *tlstest.CA) []string {
+	return append(sslSets(t, t.TempDir(), ca, ca.Issue(t, "broker", "localhost", "127.0.0.1")),
+		"listener.security.protocol.map=PLAINTEXT:SSL,CONTROLLER:SSL",
+		"ssl.client.auth=required",
+		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users="+pBroker+";"+pAdmin)
+}
+
+func startSecured(t *testing.T, n int) *securedCluster {
+	ca := tlstest.NewCA(t, "strait-test-ca")
+	sc := &securedCluster{ca: ca, clients: map[string]*kgo.Client{}}
+	if n == 1 {
+		sc.nodes = []*brokertest.Broker{brokertest.Start(t, brokertest.WithConfig(authzSets(t, ca)...))}
+	} else {
+		sc.nodes = brokertest.StartCluster(t, n, brokertest.WithConfig(authzSets(t, ca)...)).Nodes()
+	}
+	for _, p := range []string{pAdmin, pAlice, pBob, pCarol, pDave} {
+		sc.clients[p] = sc.client(t, p, 0)
+	}
+	sc.adm = kadm.NewClient(sc.clients[pAdmin])
+	return sc
+}
+
+// client is a client of principal p seeded with node i.
+func (sc *securedCluster) client(t *testing.T, p string, i int) *kgo.Client {
+	cn := strings.TrimSuffix(strings.TrimPrefix(p, "User:CN="), ",O=Strait tests")
+	cfg := tlstest.ClientConfig(sc.ca, sc.ca.Issue(t, cn))
+	return sc.nodes[i].Client(t, kgo.SeedBrokers(sc.nodes[i].Addr()), kgo.DialTLSConfig(cfg),
+		kgo.DisableIdempotentWrite(), kgo.RequestRetries(0), mirrorOpt)
+}
+
+// createACLs creates the bindings as the admin and waits until every
+// node's metadata image has them.
+func (sc *securedCluster) createACLs(t *testing.T, acls []kmsg.CreateACLsRequestCreation) {
+	t.Helper()
+	if len(acls) == 0 {
+		return
+	}
+	before := len(sc.nodes[0].Node().Image().ACLs)
+	req := kmsg.NewPtrCreateACLsRequest()
+	req.Creations = acls
+	resp, err := req.RequestWith(testCtx(t, 30*time.Second), sc.clients[pAdmin])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range resp.Results {
+		if r.ErrorCode != 0 {
+			t.Fatalf("CreateAcls %d %+v: %v %v", i, acls[i], kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, b := range sc.nodes {
+		for len(b.Node().Image().ACLs) < before+len(acls) {
+			if time.Now().After(deadline) {
+				t.Fatalf("node %s has %d ACLs, want %d", b.Addr(), len(b.Node().Image().ACLs), before+len(acls))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func aclOf(rt kmsg.ACLResourceType, name string, pt kmsg.ACLResourcePatternType, principal string, op kmsg.ACLOperation, perm kmsg.ACLPermissionType) kmsg.CreateACLsRequestCreation {
+	c := kmsg.NewCreateACLsRequestCreation()
+	c.ResourceType, c.ResourceName, c.ResourcePatternType = rt, name, pt
+	c.Principal, c.Host, c.Operation, c.PermissionType = principal, "*", op, perm
+	return c
+}
+
+// send sends req to node 1 as cl and returns the response; a retriable
+// error code (a coordinator still loading) is retried, bounded.
+func send[R kmsg.Response](t *testing.T, cl *kgo.Client, req kmsg.Request, code func(R) int16) R {
+	t.Helper()
+	ctx := testCtx(t, 30*time.Second)
+	// Broker handles need the cluster's brokers in the client's metadata.
+	if _, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	var last kmsg.Response
+	for {
+		kr, err := cl.Broker(1).Request(ctx, req)
+		if err != nil {
+			t.Fatalf("%s: %v (last answer %+v)", kmsg.NameForKey(req.Key()), err, last)
+		}
+		last = kr
+		r := kr.(R)
+		if c := code(r); c == 0 || !kerr.IsRetriable(kerr.ErrorForCode(c)) || ctx.Err() != nil {
+			return r
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// matrixFamily is one request family of the ACL matrix: the resource and
+// operation its check is on, what the request answers when allowed and
+// when denied, and the request itself on a resource name.
+type matrixFamily struct {
+	name      string
+	rt        kmsg.ACLResourceType
+	op        kmsg.ACLOperation
+	cluster   bool // the resource is the cluster (kafka-cluster), not per row
+	topic     bool // each row's resource is a topic created beforehand
+	allowed   int16
+	denied    int16
+	everyone  []kmsg.CreateACLsRequestCreation // other ACLs the request needs
+	do        func(t *testing.T, cl *kgo.Client, name string, topicID [16]byte) int16
+	resources func(family, kind string) string
+}
+
+// matrixRow is one principal's case of a family.
+type matrixRow struct {
+	kind      string
+	principal string
+	allowed   bool
+}
+
+var matrixRows = []matrixRow{
+	{"allowed", pAlice, true},
+	{"denied", pBob, false},
+	{"denyoverallow", pCarol, false},
+	{"prefixed", pDave, true},
+	{"super", pAdmin, true},
+}
+
+// rowACLs are the ACLs of a row on resource name (the family's prefix is
+// prefix): alice a literal ALLOW; carol a literal ALLOW and a DENY on a
+// prefix of the name, which wins; dave an ALLOW on a prefix; bob and the
+// admin none.
+func rowACLs(f matrixFamily, row matrixRow, name, prefix string) []kmsg.CreateACLsRequestCreation {
+	lit, pre := kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLResourcePatternTypePrefixed
+	allow, deny := kmsg.ACLPermissionTypeAllow, kmsg.ACLPermissionTypeDeny
+	if f.cluster {
+		prefix = "kafka-cluster"
+	}
+	switch row.principal {
+	case pAlice:
+		return []kmsg.CreateACLsRequestCreation{aclOf(f.rt, name, lit, pAlice, f.op, allow)}
+	case pCarol:
+		return []kmsg.CreateACLsRequestCreation{aclOf(f.rt, name, lit, pCarol, f.op, allow), aclOf(f.rt, prefix, pre, pCarol, f.op, deny)}
+	case pDave:
+		return []kmsg.CreateACLsRequestCreation{aclOf(f.rt, prefix, pre, pDave, f.op, allow)}
+	}
+	return nil
+}
+
+func oneRecordBatch(t *testing.T) []byte {
+	b, err := record.Build(record.BatchSpec{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli()},
+		[]record.Record{{KeyLen: -1, ValueLen: 1, Value: []byte("v")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func matrixFamilies() []matrixFamily {
+	topicCode := func(codes ...int16) int16 {
+		for _, c := range codes {
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	}
+	everyoneReadsShared := []kmsg.CreateACLsRequestCreation{aclOf(kmsg.ACLResourceTypeTopic, "shared", kmsg.ACLResourcePatternTypeLiteral, "User:*", kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow)}
+	return []matrixFamily{{
+		name: "produce", rt: kmsg.ACLResourceTypeTopic, op: kmsg.ACLOperationWrite, topic: true, denied: kerr.TopicAuthorizationFailed.Code,
+		do: func(t *testing.T, cl *kgo.Client, name string, _ [16]byte) int16 {
+			req := kmsg.NewPtrProduceRequest()
+			req.Acks, req.TimeoutMillis = 1, 10000
+			rt := kmsg.NewProduceRequestTopic()
+			rt.Topic = name
+			rp := kmsg.NewProduceRequestTopicPartition()
+			rp.Records = oneRecordBatch(t)
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+			return send(t, cl, req, func(r *kmsg.ProduceResponse) int16 { return r.Topics[0].Partitions[0].ErrorCode }).Topics[0].Partitions[0].ErrorCode
+		},
+	}, {
+		name: "fetch", rt: kmsg.ACLResourceTypeTopic, op: kmsg.ACLOperationRead, topic: true, denied: kerr.TopicAuthorizationFailed.Code,
+		do: func(t *testing.T, cl *kgo.Client, name string, id [16]byte) int16 {
+			req := kmsg.NewPtrFetchRequest()
+			req.ReplicaID, req.MaxWaitMillis, req.MaxBytes, req.SessionEpoch = -1, 0, 1<<20, -1
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic, rt.TopicID = name, id
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.PartitionMaxBytes = 1 << 20
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+			code := func(r *kmsg.FetchResponse) int16 { return topicCode(r.ErrorCode, r.Topics[0].Partitions[0].ErrorCode) }
+			return code(send(t, cl, req, code))
+		},
+	}, {
+		name: "listoffsets", rt: kmsg.ACLResourceTypeTopic, op: kmsg.ACLOperationDescribe, topic: true, denied: kerr.TopicAuthorizationFailed.Code,
+		do: func(t *testing.T, cl *kgo.Client, name string, _ [16]byte) int16 {
+			req := kmsg.NewPtrListOffsetsRequest()
+			rt := kmsg.NewListOffsetsRequestTopic()
+			rt.Topic = name
+			rp := kmsg.NewListOffsetsRequestTopicPartition()
+			rp.Timestamp = -1
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+			return send(t, cl, req, func(r *kmsg.ListOffsetsResponse) int16 { return r.Topics[0].Partitions[0].ErrorCode }).Topics[0].Partitions[0].ErrorCode
+		},
+	}, {
+		name: "metadata", rt: kmsg.ACLResourceTypeTopic, op: kmsg.ACLOperationDescribe, topic: true, denied: kerr.TopicAuthorizationFailed.Code,
+		do: func(t *testing.T, cl *kgo.Client, name string, _ [16]byte) int16 {
+			req := kmsg.NewPtrMetadataRequest()
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(name)
+			req.Topics = append(req.Topics, rt)
+			return send(t, cl, req, func(r *kmsg.MetadataResponse) int16 { return r.Topics[0].ErrorCode }).Topics[0].ErrorCode
+		},
+	}, {
+		name: "offsetcommit", rt: kmsg.ACLResourceTypeGroup, op: kmsg.ACLOperationRead, denied: kerr.GroupAuthorizationFailed.Code, everyone: everyoneReadsShared,
+		do: func(t *testing.T, cl *kgo.Client, name string, _ [16]byte) int16 {
+			req := kmsg.NewPtrOffsetCommitRequest()
+			req.Group, req.Generation = name, -1
+			rt := kmsg.NewOffsetCommitRequestTopic()
+			rt.Topic = "shared"
+			rp := kmsg.NewOffsetCommitRequestTopicPartition()
+			rp.Offset = 0
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+			return send(t, cl, req, func(r *kmsg.OffsetCommitResponse) int16 { return r.Topics[0].Partitions[0].ErrorCode }).Topics[0].Partitions[0].ErrorCode
+		},
+	}, {
+		name: "joingroup", rt: kmsg.ACLResourceTypeGroup, op: kmsg.ACLOperationRead, allowed: kerr.MemberIDRequired.Code, denied: kerr.GroupAuthorizationFailed.Code,
+		do: func(t *testing.T, cl *kgo.Client, name string, _ [16]byte) int16 {
+			req := kmsg.NewPtrJoinGroupRequest()
+			req.Group, req.ProtocolType, req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = name, "consumer", 30000, 30000
+			p := kmsg.NewJoinGroupRequestProtocol()
+			p.Name, p.Metadata = "range", []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+			req.Protocols = append(req.Protocols, p)
+			return send(t, cl, req, func(r *kmsg.JoinGroupResponse) int16 { return r.ErrorCode }).ErrorCode
+		},
+	}, {
+		name: "consumergroup", rt: kmsg.ACLResourceTypeGroup, op: kmsg.ACLOperationRead, denied: kerr.GroupAuthorizationFailed.Code, everyone: everyoneReadsShared,
+		do: func(t *testing.T, cl *kgo.Client, name string, _ [16]byte) int16 {
+			req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+			req.Group, req.MemberID, req.RebalanceTimeoutMillis = name, "m-"+name, 30000
+			req.SubscribedTopicNames, req.Topics = []string{"shared"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+			return send(t, cl, req, func(r *kmsg.ConsumerGroupHeartbeatResponse) int16 { return r.ErrorCode }).ErrorCode
+		},
+	}, {
+		name: "transactions", rt: kmsg.ACLResourceTypeTransactionalId, op: kmsg.ACLOperationWrite, denied: kerr.TransactionalIDAuthorizationFailed.Code,
+		do: func(t *testing.T, cl *kgo.Client, name string, _ [16]byte) int16 {
+			req := kmsg.NewPtrInitProducerIDRequest()
+			req.TransactionalID, req.TransactionTimeoutMillis = kmsg.StringPtr(name), 60000
+			return send(t, cl, req, func(r *kmsg.InitProducerIDResponse) int16 { return r.ErrorCode }).ErrorCode
+		},
+	}, {
+		name: "createtopics", rt: kmsg.ACLResourceTypeTopic, op: kmsg.ACLOperationCreate, denied: kerr.TopicAuthorizationFailed.Code,
+		do: func(t *testing.T, cl *kgo.Client, name string, _ [16]byte) int16 {
+			req := kmsg.NewPtrCreateTopicsRequest()
+			rt := kmsg.NewCreateTopicsRequestTopic()
+			rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 1, 1
+			req.Topics, req.TimeoutMillis = append(req.Topics, rt), 10000
+			return send(t, cl, req, func(r *kmsg.CreateTopicsResponse) int16 { return r.Topics[0].ErrorCode }).Topics[0].ErrorCode
+		},
+	}, {
+		name: "deletetopics", rt: kmsg.ACLResourceTypeTopic, op: kmsg.ACLOperationDelete, topic: true, denied: kerr.TopicAuthorizationFailed.Code,
+		do: func(t *testing.T, cl *kgo.Client, name string, _ [16]byte) int16 {
+			req := kmsg.NewPtrDeleteTopicsRequest()
+			rt := kmsg.NewDeleteTopicsRequestTopic()
+			rt.Topic = kmsg.StringPtr(name)
+			req.Topics, req.TopicNames, req.TimeoutMillis = append(req.Topics, rt), []string{name}, 10000
+			return send(t, cl, req, func(r *kmsg.DeleteTopicsResponse) int16 { return r.Topics[0].ErrorCode }).Topics[0].ErrorCode
+		},
+	}, {
+		name: "describeconfigs", rt: kmsg.ACLResourceTypeTopic, op: kmsg.ACLOperationDescribeConfigs, topic: true, denied: kerr.TopicAuthorizationFailed.Code,
+		do: func(t *testing.T, cl *kgo.Client, name string, _ [16]byte) int16 {
+			req := kmsg.NewPtrDescribeConfigsRequest()
+			r := kmsg.NewDescribeConfigsRequestResource()
+			r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, name
+			req.Resources = append(req.Resources, r)
+			return send(t, cl, req, func(r *kmsg.DescribeConfigsResponse) int16 { return r.Resources[0].ErrorCode }).Resources[0].ErrorCode
+		},
+	}, {
+		name: "alterconfigs", rt: kmsg.ACLResourceTypeTopic, op: kmsg.ACLOperationAlterConfigs, topic: true, denied: kerr.TopicAuthorizationFailed.Code,
+		do: func(t *testing.T, cl *kgo.Client, name string, _ [16]byte) int16 {
+			req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+			r := kmsg.NewIncrementalAlterConfigsRequestResource()
+			r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, name
+			c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+			c.Name, c.Value = "retention.ms", kmsg.StringPtr("3600000")
+			r.Configs = append(r.Configs, c)
+			req.Resources = append(req.Resources, r)
+			return send(t, cl, req, func(r *kmsg.IncrementalAlterConfigsResponse) int16 { return r.Resources[0].ErrorCode }).Resources[0].ErrorCode
+		},
+	}, {
+		name: "createacls", rt: kmsg.ACLResourceTypeCluster, op: kmsg.ACLOperationAlter, cluster: true, denied: kerr.ClusterAuthorizationFailed.Code,
+		do: func(t *testing.T, cl *kgo.Client, name string, _ [16]byte) int16 {
+			req := kmsg.NewPtrCreateACLsRequest()
+			req.Creations = append(req.Creations, aclOf(kmsg.ACLResourceTypeTopic, "by-"+name, kmsg.ACLResourcePatternTypeLiteral, "User:CN=nobody,O=Strait tests", kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow))
+			return send(t, cl, req, func(r *kmsg.CreateACLsResponse) int16 { return r.Results[0].ErrorCode }).Results[0].ErrorCode
+		},
+	}, {
+		name: "describecluster", rt: kmsg.ACLResourceTypeCluster, op: kmsg.ACLOperationDescribe, cluster: true, denied: kerr.ClusterAuthorizationFailed.Code,
+		do: func(t *testing.T, cl *kgo.Client, _ string, _ [16]byte) int16 {
+			req := kmsg.NewPtrDescribeLogDirsRequest()
+			return send(t, cl, req, func(r *kmsg.DescribeLogDirsResponse) int16 { return r.ErrorCode }).ErrorCode
+		},
+	}, {
+		name: "mirroradmin", rt: kmsg.ACLResourceType(8), op: kmsg.ACLOperationDescribe,
+		allowed: mirrormsg.UnknownClusterMirror.Code, denied: mirrormsg.ClusterMirrorAuthorizationFailed.Code,
+		do: func(t *testing.T, cl *kgo.Client, name string, _ [16]byte) int16 {
+			req := &mirrormsg.DescribeMirrorsRequest{MirrorNames: []string{name}}
+			return send(t, cl, req, func(r *mirrormsg.DescribeMirrorsResponse) int16 {
+				return topicCode(r.ErrorCode, r.Mirrors[0].ErrorCode)
+			}).Mirrors[0].ErrorCode
+		},
+	}, {
+		name: "mirroralter", rt: kmsg.ACLResourceType(8), op: kmsg.ACLOperationAlter,
+		allowed: mirrormsg.UnknownClusterMirror.Code, denied: mirrormsg.ClusterMirrorAuthorizationFailed.Code,
+		do: func(t *testing.T, cl *kgo.Client, name string, _ [16]byte) int16 {
+			req := &mirrormsg.PauseMirrorTopicsRequest{MirrorName: name}
+			return send(t, cl, req, func(r *mirrormsg.PauseMirrorTopicsResponse) int16 { return r.ErrorCode }).ErrorCode
+		},
+	}}
+}
+
+// TestACLMatrix: for each request family, over SSL with a client
+// certificate per principal, the exact error code of an allowed
+// principal (a literal ALLOW), one with no ACL, a DENY beating an ALLOW, a
+// prefixed ALLOW, and a super user.
+func TestACLMatrix(t *testing.T) {
+	sc := startSecured(t, 1)
+	families := matrixFamilies()
+	type cell struct {
+		f        matrixFamily
+		row      matrixRow
+		resource string
+	}
+	var cells []cell
+	var acls []kmsg.CreateACLsRequestCreation
+	var topics []string
+	for _, f := range families {
+		for _, a := range f.everyone {
+			if !slices.ContainsFunc(acls, func(b kmsg.CreateACLsRequestCreation) bool { return reflect.DeepEqual(a, b) }) {
+				acls = append(acls, a)
+			}
+		}
+		for _, row := range matrixRows {
+			name := "kafka-cluster"
+			if !f.cluster {
+				name = f.name + "-" + row.kind
+				if row.principal == pCarol || row.principal == pDave {
+					name = f.name + "-pfx-" + row.kind
+				}
+			}
+			if f.topic {
+				topics = append(topics, name)
+			}
+			acls = append(acls, rowACLs(f, row, name, f.name+"-pfx-")...)
+			cells = append(cells, cell{f, row, name})
+		}
+	}
+	createTopic(t, sc.adm, "shared", 1)
+	ctx := testCtx(t, 30*time.Second)
+	created, err := sc.adm.CreateTopics(ctx, 1, 1, nil, topics...)
+	if err != nil || created.Error() != nil {
+		t.Fatalf("creating the matrix topics: %v %v", err, created.Error())
+	}
+	sc.createACLs(t, acls)
+	// The group and transaction coordinators start with their internal
+	// topics, which the first FindCoordinator creates.
+	for _, kt := range []int8{0, 1} {
+		fc := kmsg.NewPtrFindCoordinatorRequest()
+		fc.CoordinatorType, fc.CoordinatorKeys = kt, []string{"warmup"}
+		send(t, sc.clients[pAdmin], fc, func(r *kmsg.FindCoordinatorResponse) int16 { return r.Coordinators[0].ErrorCode })
+	}
+
+	for _, c := range cells {
+		want := c.f.denied
+		if c.row.allowed {
+			want = c.f.allowed
+		}
+		got := c.f.do(t, sc.clients[c.row.principal], c.resource, created[c.resource].ID)
+		if got != want {
+			t.Errorf("%s %s (%s on %q): %v, want %v", c.f.name, c.row.kind, c.row.principal, c.resource, kerr.ErrorForCode(got), kerr.ErrorForCode(want))
+		}
+	}
+}
+
+// TestACLMetadataHidesTopics: a Metadata request for every topic lists
+// only the topics the client may describe, and authorized operations are
+// the client's own; a topic auto-created by Metadata needs CREATE.
+func TestACLMetadataHidesTopics(t *testing.T) {
+	sc := startSecured(t, 1)
+	createTopic(t, sc.adm, "visible", 1)
+	createTopic(t, sc.adm, "hidden", 1)
+	lit, allow := kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLPermissionTypeAllow
+	sc.createACLs(t, []kmsg.CreateACLsRequestCreation{
+		aclOf(kmsg.ACLResourceTypeTopic, "visible", lit, pAlice, kmsg.ACLOperationRead, allow),
+		aclOf(kmsg.ACLResourceTypeTopic, "autocreate", lit, pAlice, kmsg.ACLOperationDescribe, allow),
+		aclOf(kmsg.ACLResourceTypeCluster, "kafka-cluster", lit, pAlice, kmsg.ACLOperationDescribe, allow),
+	})
+	alice := sc.clients[pAlice]
+
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics, req.IncludeTopicAuthorizedOperations = nil, true
+	resp := send(t, alice, req, func(*kmsg.MetadataResponse) int16 { return 0 })
+	var names []string
+	for _, mt := range resp.Topics {
+		names = append(names, *mt.Topic)
+		// READ implies DESCRIBE.
+		if want := int32(1<<kmsg.ACLOperationRead | 1<<kmsg.ACLOperationDescribe); mt.AuthorizedOperations != want {
+			t.Errorf("topic %s: authorized operations %b, want %b", *mt.Topic, mt.AuthorizedOperations, want)
+		}
+	}
+	if fmt.Sprint(names) != "[visible]" {
+		t.Errorf("all-topics Metadata for alice lists %v, want [visible]", names)
+	}
+	if n := len(send(t, sc.clients[pAdmin], req, func(*kmsg.MetadataResponse) int16 { return 0 }).Topics); n != 2 {
+		t.Errorf("the super user sees %d topics, want 2", n)
+	}
+
+	// Metadata auto-creation (auto.create.topics.enable is on) needs
+	// CREATE: alice may describe "autocreate" but not create it.
+	auto := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr("autocreate")
+	auto.Topics, auto.AllowAutoTopicCreation = append(auto.Topics, mt), true
+	if got := send(t, alice, auto, func(*kmsg.MetadataResponse) int16 { return 0 }).Topics[0].ErrorCode; got != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("auto-creating without CREATE: %v, want TOPIC_AUTHORIZATION_FAILED", kerr.ErrorForCode(got))
+	}
+	if _, ok := sc.nodes[0].Node().Image().Topics["autocreate"]; ok {
+		t.Error("the topic was created without CREATE")
+	}
+
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.IncludeClusterAuthorizedOperations = true
+	if got := send(t, alice, dc, func(r *kmsg.DescribeClusterResponse) int16 { return r.ErrorCode }).ClusterAuthorizedOperations; got != 1<<kmsg.ACLOperationDescribe {
+		t.Errorf("alice's cluster authorized operations %b, want DESCRIBE only", got)
+	}
+}
+
+// TestACLTakesEffectOnNextRequest: an ACL created while a client is
+// connected applies to its next request once the node's metadata image
+// has it, on one node and, created through node 1, on node 3 of a
+// three-node cluster; deleting it takes the right away again.
+func TestACLTakesEffectOnNextRequest(t *testing.T) {
+	for _, n := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d nodes", n), func(t *testing.T) {
+			sc := startSecured(t, n)
+			createReplicatedTopic(t, sc.adm, "orders", 1, int16(n), "min.insync.replicas", itoa(int32(n)))
+			// The followers' fetches are authorized like a client's: an
+			// acks=all write with every replica required goes through
+			// because the brokers' principal is a super user.
+			cfg := tlstest.ClientConfig(sc.ca, sc.ca.Issue(t, "admin"))
+			producer := sc.nodes[0].Client(t, kgo.SeedBrokers(sc.nodes[0].Addr()), kgo.DialTLSConfig(cfg),
+				kgo.DefaultProduceTopic("orders"), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DisableIdempotentWrite(),
+				kgo.RecordDeliveryTimeout(20*time.Second))
+			produceSync(t, producer, &kgo.Record{Value: []byte("v")})
+			last := len(sc.nodes) - 1
+			alice := sc.client(t, pAlice, last)
+			listOffsets := func() int16 {
+				req := kmsg.NewPtrListOffsetsRequest()
+				rt := kmsg.NewListOffsetsRequestTopic()
+				rt.Topic = "orders"
+				rp := kmsg.NewListOffsetsRequestTopicPartition()
+				rp.Timestamp = -1
+				rt.Partitions = append(rt.Partitions, rp)
+				req.Topics = append(req.Topics, rt)
+				ctx := testCtx(t, 10*time.Second)
+				kr, err := alice.Broker(int(sc.nodes[last].Node().Image().Topics["orders"].Partitions[0].Leader)).Request(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return kr.(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].ErrorCode
+			}
+			if _, err := kmsg.NewPtrMetadataRequest().RequestWith(testCtx(t, 10*time.Second), alice); err != nil {
+				t.Fatal(err)
+			}
+			if got := listOffsets(); got != kerr.TopicAuthorizationFailed.Code {
+				t.Fatalf("before the ACL: %v", kerr.ErrorForCode(got))
+			}
+			acl := aclOf(kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLResourcePatternTypeLiteral, pAlice, kmsg.ACLOperationDescribe, kmsg.ACLPermissionTypeAllow)
+			sc.createACLs(t, []kmsg.CreateACLsRequestCreation{acl})
+			if got := listOffsets(); got != 0 {
+				t.Fatalf("after the ACL reached every node: %v", kerr.ErrorForCode(got))
+			}
+			del := kmsg.NewPtrDeleteACLsRequest()
+			f := kmsg.NewDeleteACLsRequestFilter()
+			f.ResourceType, f.ResourceName, f.ResourcePatternType = acl.ResourceType, &acl.ResourceName, acl.ResourcePatternType
+			f.Principal, f.Operation, f.PermissionType = &acl.Principal, acl.Operation, acl.PermissionType
+			del.Filters = append(del.Filters, f)
+			if _, err := del.RequestWith(testCtx(t, 10*time.Second), sc.clients[pAdmin]); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for _, b := range sc.nodes {
+				for len(b.Node().Image().ACLs) > 0 && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			if got := listOffsets(); got != kerr.TopicAuthorizationFailed.Code {
+				t.Fatalf("after deleting the ACL: %v", kerr.ErrorForCode(got))
+			}
+		})
+	}
+}
