@@ -548,3 +548,387 @@ func TestACLTakesEffectOnNextRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestACLEveryAPI: every API the broker serves refuses a principal without
+// ACLs with the error code Kafka answers, and lets a super user through
+// (the answer is not an authorization error). ListGroups and ListMirrors
+// filter instead of failing.
+func TestACLEveryAPI(t *testing.T) {
+	sc := startSecured(t, 1)
+	createTopic(t, sc.adm, "orders", 1)
+	topicID := sc.nodes[0].Node().Image().Topics["orders"].ID
+	// The group and transaction coordinators' topics, and a group.
+	for _, kt := range []int8{0, 1} {
+		fc := kmsg.NewPtrFindCoordinatorRequest()
+		fc.CoordinatorType, fc.CoordinatorKeys = kt, []string{"g"}
+		send(t, sc.clients[pAdmin], fc, func(r *kmsg.FindCoordinatorResponse) int16 { return r.Coordinators[0].ErrorCode })
+	}
+	if _, err := sc.adm.CommitOffsets(testCtx(t, 10*time.Second), "g", kadm.Offsets{"orders": {0: {Topic: "orders", At: 0}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	const topicAuth, groupAuth, clusterAuth, txnAuth = 29, 30, 31, 53
+	mirrorAuth := mirrormsg.ClusterMirrorAuthorizationFailed.Code
+	ptr := kmsg.StringPtr
+	type row struct {
+		name string
+		req  func() kmsg.Request
+		code func(kmsg.Response) int16
+		want int16
+	}
+	rows := []row{
+		{"Fetch as a follower", func() kmsg.Request {
+			r := kmsg.NewPtrFetchRequest()
+			r.ReplicaID, r.ReplicaState.ID, r.SessionEpoch = 1, 1, -1
+			ft := kmsg.NewFetchRequestTopic()
+			ft.Topic, ft.TopicID = "orders", topicID
+			ft.Partitions = append(ft.Partitions, kmsg.NewFetchRequestTopicPartition())
+			r.Topics = append(r.Topics, ft)
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.FetchResponse).Topics[0].Partitions[0].ErrorCode }, topicAuth},
+		{"OffsetForLeaderEpoch", func() kmsg.Request {
+			r := kmsg.NewPtrOffsetForLeaderEpochRequest()
+			r.ReplicaID = -1
+			ot := kmsg.NewOffsetForLeaderEpochRequestTopic()
+			ot.Topic = "orders"
+			ot.Partitions = append(ot.Partitions, kmsg.NewOffsetForLeaderEpochRequestTopicPartition())
+			r.Topics = append(r.Topics, ot)
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0].ErrorCode
+		}, topicAuth},
+		{"DeleteRecords", func() kmsg.Request {
+			r := kmsg.NewPtrDeleteRecordsRequest()
+			dt := kmsg.NewDeleteRecordsRequestTopic()
+			dt.Topic = "orders"
+			dt.Partitions = append(dt.Partitions, kmsg.NewDeleteRecordsRequestTopicPartition())
+			r.Topics, r.TimeoutMillis = append(r.Topics, dt), 5000
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0].ErrorCode }, topicAuth},
+		{"DescribeProducers", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeProducersRequest()
+			dt := kmsg.NewDescribeProducersRequestTopic()
+			dt.Topic, dt.Partitions = "orders", []int32{0}
+			r.Topics = append(r.Topics, dt)
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ErrorCode
+		}, topicAuth},
+		{"CreatePartitions", func() kmsg.Request {
+			r := kmsg.NewPtrCreatePartitionsRequest()
+			ct := kmsg.NewCreatePartitionsRequestTopic()
+			ct.Topic, ct.Count = "orders", 1
+			r.Topics, r.TimeoutMillis, r.ValidateOnly = append(r.Topics, ct), 5000, true
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.CreatePartitionsResponse).Topics[0].ErrorCode }, topicAuth},
+		{"OffsetFetch", func() kmsg.Request {
+			r := kmsg.NewPtrOffsetFetchRequest()
+			g := kmsg.NewOffsetFetchRequestGroup()
+			g.Group = "g"
+			r.Groups = append(r.Groups, g)
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.OffsetFetchResponse).Groups[0].ErrorCode }, groupAuth},
+		{"DescribeGroups", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeGroupsRequest()
+			r.Groups = []string{"g"}
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.DescribeGroupsResponse).Groups[0].ErrorCode }, groupAuth},
+		{"DeleteGroups", func() kmsg.Request {
+			r := kmsg.NewPtrDeleteGroupsRequest()
+			r.Groups = []string{"nonexistent"}
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode }, groupAuth},
+		{"OffsetDelete", func() kmsg.Request {
+			r := kmsg.NewPtrOffsetDeleteRequest()
+			r.Group = "nonexistent"
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.OffsetDeleteResponse).ErrorCode }, groupAuth},
+		{"Heartbeat", func() kmsg.Request {
+			r := kmsg.NewPtrHeartbeatRequest()
+			r.Group, r.MemberID = "g", "m"
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.HeartbeatResponse).ErrorCode }, groupAuth},
+		{"SyncGroup", func() kmsg.Request {
+			r := kmsg.NewPtrSyncGroupRequest()
+			r.Group, r.MemberID, r.ProtocolType, r.Protocol = "g", "m", ptr("consumer"), ptr("range")
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.SyncGroupResponse).ErrorCode }, groupAuth},
+		{"LeaveGroup", func() kmsg.Request {
+			r := kmsg.NewPtrLeaveGroupRequest()
+			r.Group = "g"
+			m := kmsg.NewLeaveGroupRequestMember()
+			m.MemberID = "m"
+			r.Members = append(r.Members, m)
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.LeaveGroupResponse).ErrorCode }, groupAuth},
+		{"ConsumerGroupDescribe", func() kmsg.Request {
+			r := kmsg.NewPtrConsumerGroupDescribeRequest()
+			r.Groups = []string{"g"}
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.ConsumerGroupDescribeResponse).Groups[0].ErrorCode }, groupAuth},
+		{"FindCoordinator group", findCoordinatorReq(0, "g"), findCoordinatorCode, groupAuth},
+		{"FindCoordinator transaction", findCoordinatorReq(1, "tx"), findCoordinatorCode, txnAuth},
+		{"FindCoordinator share", findCoordinatorReq(2, "g:"+topicID.String()+":0"), findCoordinatorCode, clusterAuth},
+		{"InitProducerId idempotent", func() kmsg.Request {
+			r := kmsg.NewPtrInitProducerIDRequest()
+			r.TransactionTimeoutMillis = 60000
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.InitProducerIDResponse).ErrorCode }, clusterAuth},
+		{"AddPartitionsToTxn v4+ (brokers only)", func() kmsg.Request {
+			r := kmsg.NewPtrAddPartitionsToTxnRequest()
+			tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+			tx.TransactionalID, tx.VerifyOnly = "tx", true
+			r.Transactions = append(r.Transactions, tx)
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.AddPartitionsToTxnResponse).ErrorCode }, clusterAuth},
+		{"AddOffsetsToTxn", func() kmsg.Request {
+			r := kmsg.NewPtrAddOffsetsToTxnRequest()
+			r.TransactionalID, r.Group = "tx", "g"
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.AddOffsetsToTxnResponse).ErrorCode }, txnAuth},
+		{"EndTxn", func() kmsg.Request {
+			r := kmsg.NewPtrEndTxnRequest()
+			r.TransactionalID = "tx"
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.EndTxnResponse).ErrorCode }, txnAuth},
+		{"TxnOffsetCommit", func() kmsg.Request {
+			r := kmsg.NewPtrTxnOffsetCommitRequest()
+			r.TransactionalID, r.Group = "tx", "g"
+			tt := kmsg.NewTxnOffsetCommitRequestTopic()
+			tt.Topic = "orders"
+			tt.Partitions = append(tt.Partitions, kmsg.NewTxnOffsetCommitRequestTopicPartition())
+			r.Topics = append(r.Topics, tt)
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+		}, txnAuth},
+		{"WriteTxnMarkers", func() kmsg.Request {
+			r := kmsg.NewPtrWriteTxnMarkersRequest()
+			m := kmsg.NewWriteTxnMarkersRequestMarker()
+			m.ProducerID = 99
+			mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+			mt.Topic, mt.Partitions = "orders", []int32{0}
+			m.Topics = append(m.Topics, mt)
+			r.Markers = append(r.Markers, m)
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.WriteTxnMarkersResponse).Markers[0].Topics[0].Partitions[0].ErrorCode
+		}, clusterAuth},
+		{"DescribeTransactions", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeTransactionsRequest()
+			r.TransactionalIDs = []string{"tx"}
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.DescribeTransactionsResponse).TransactionStates[0].ErrorCode
+		}, txnAuth},
+		{"DescribeAcls", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeACLsRequest()
+			r.ResourceType, r.ResourcePatternType, r.Operation, r.PermissionType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny, kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.DescribeACLsResponse).ErrorCode }, clusterAuth},
+		{"DeleteAcls", func() kmsg.Request {
+			r := kmsg.NewPtrDeleteACLsRequest()
+			f := kmsg.NewDeleteACLsRequestFilter()
+			f.ResourceType, f.ResourcePatternType, f.Operation, f.PermissionType = kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+			f.ResourceName = ptr("nothing")
+			r.Filters = append(r.Filters, f)
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.DeleteACLsResponse).Results[0].ErrorCode }, clusterAuth},
+		{"DescribeConfigs broker", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeConfigsRequest()
+			rr := kmsg.NewDescribeConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+			r.Resources = append(r.Resources, rr)
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.DescribeConfigsResponse).Resources[0].ErrorCode }, clusterAuth},
+		{"AlterConfigs group", func() kmsg.Request {
+			r := kmsg.NewPtrAlterConfigsRequest()
+			rr := kmsg.NewAlterConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "g"
+			r.Resources, r.ValidateOnly = append(r.Resources, rr), true
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.AlterConfigsResponse).Resources[0].ErrorCode }, groupAuth},
+		{"IncrementalAlterConfigs mirror", func() kmsg.Request {
+			r := kmsg.NewPtrIncrementalAlterConfigsRequest()
+			rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = 64, "m"
+			r.Resources, r.ValidateOnly = append(r.Resources, rr), true
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode
+		}, mirrorAuth},
+		{"ListConfigResources", func() kmsg.Request { return kmsg.NewPtrListConfigResourcesRequest() },
+			func(r kmsg.Response) int16 { return r.(*kmsg.ListConfigResourcesResponse).ErrorCode }, clusterAuth},
+		{"ElectLeaders", func() kmsg.Request {
+			r := kmsg.NewPtrElectLeadersRequest()
+			et := kmsg.NewElectLeadersRequestTopic()
+			et.Topic, et.Partitions = "orders", []int32{0}
+			r.Topics, r.TimeoutMillis = append(r.Topics, et), 5000
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.ElectLeadersResponse).ErrorCode }, clusterAuth},
+		{"ShareGroupHeartbeat", func() kmsg.Request {
+			r := kmsg.NewPtrShareGroupHeartbeatRequest()
+			r.GroupID, r.MemberID, r.SubscribedTopicNames = "sg", "m-share-member-000001", []string{"orders"}
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.ShareGroupHeartbeatResponse).ErrorCode }, groupAuth},
+		{"ShareGroupDescribe", func() kmsg.Request {
+			r := kmsg.NewPtrShareGroupDescribeRequest()
+			r.GroupIDs = []string{"sg"}
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.ShareGroupDescribeResponse).Groups[0].ErrorCode }, groupAuth},
+		{"ShareFetch", func() kmsg.Request {
+			r := kmsg.NewPtrShareFetchRequest()
+			r.GroupID, r.MemberID, r.ShareSessionEpoch = ptr("sg"), ptr("m-share-member-000001"), 0
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.ShareFetchResponse).ErrorCode }, groupAuth},
+		{"ShareAcknowledge", func() kmsg.Request {
+			r := kmsg.NewPtrShareAcknowledgeRequest()
+			r.GroupID, r.MemberID, r.ShareSessionEpoch = ptr("sg"), ptr("m-share-member-000001"), 1
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.ShareAcknowledgeResponse).ErrorCode }, groupAuth},
+		{"DescribeShareGroupOffsets", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+			g := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+			g.GroupID = "sg"
+			r.Groups = append(r.Groups, g)
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.DescribeShareGroupOffsetsResponse).Groups[0].ErrorCode
+		}, groupAuth},
+		{"AlterShareGroupOffsets", func() kmsg.Request {
+			r := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+			r.GroupID = "sg"
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.AlterShareGroupOffsetsResponse).ErrorCode }, groupAuth},
+		{"DeleteShareGroupOffsets", func() kmsg.Request {
+			r := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+			r.GroupID = "sg"
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.DeleteShareGroupOffsetsResponse).ErrorCode }, groupAuth},
+		{"ReadShareGroupState", func() kmsg.Request {
+			r := kmsg.NewPtrReadShareGroupStateRequest()
+			r.GroupID = "sg"
+			st := kmsg.NewReadShareGroupStateRequestTopic()
+			st.TopicID = topicID
+			st.Partitions = append(st.Partitions, kmsg.NewReadShareGroupStateRequestTopicPartition())
+			r.Topics = append(r.Topics, st)
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.ReadShareGroupStateResponse).Topics[0].Partitions[0].ErrorCode
+		}, clusterAuth},
+		{"CreateMirror", func() kmsg.Request {
+			return &mirrormsg.CreateMirrorRequest{MirrorName: "m"}
+		}, func(r kmsg.Response) int16 { return r.(*mirrormsg.CreateMirrorResponse).ErrorCode }, mirrorAuth},
+		{"DeleteMirror", func() kmsg.Request {
+			return &mirrormsg.DeleteMirrorRequest{MirrorName: "m"}
+		}, func(r kmsg.Response) int16 { return r.(*mirrormsg.DeleteMirrorResponse).ErrorCode }, mirrorAuth},
+		{"StopMirrorTopics", func() kmsg.Request {
+			return &mirrormsg.StopMirrorTopicsRequest{MirrorName: "m"}
+		}, func(r kmsg.Response) int16 { return r.(*mirrormsg.StopMirrorTopicsResponse).ErrorCode }, mirrorAuth},
+		{"ReadMirrorStates", func() kmsg.Request {
+			r := mirrormsg.NewPtrReadMirrorStatesRequest()
+			r.MirrorName = "m"
+			r.Topics = append(r.Topics, mirrormsg.ReadMirrorStatesRequestTopicData{Name: "orders", Partitions: []mirrormsg.ReadMirrorStatesRequestPartitionData{{PartitionIndex: 0}}})
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*mirrormsg.ReadMirrorStatesResponse).Topics[0].Partitions[0].ErrorCode
+		}, clusterAuth},
+	}
+	authCodes := map[int16]bool{topicAuth: true, groupAuth: true, clusterAuth: true, txnAuth: true, mirrorAuth: true}
+	for _, r := range rows {
+		if got := r.code(sendOnce(t, sc.clients[pBob], r.req())); got != r.want {
+			t.Errorf("%s without ACLs: %v, want %v", r.name, kerr.ErrorForCode(got), kerr.ErrorForCode(r.want))
+		}
+		if got := r.code(sendOnce(t, sc.clients[pAdmin], r.req())); authCodes[got] {
+			t.Errorf("%s as a super user: %v", r.name, kerr.ErrorForCode(got))
+		}
+	}
+
+	// ListGroups filters: bob sees no group; the admin does.
+	groups := func(p string) int {
+		return len(sendOnce(t, sc.clients[p], kmsg.NewPtrListGroupsRequest()).(*kmsg.ListGroupsResponse).Groups)
+	}
+	if b, a := groups(pBob), groups(pAdmin); b != 0 || a == 0 {
+		t.Errorf("ListGroups: bob sees %d groups, the admin %d", b, a)
+	}
+}
+
+func findCoordinatorReq(keyType int8, key string) func() kmsg.Request {
+	return func() kmsg.Request {
+		r := kmsg.NewPtrFindCoordinatorRequest()
+		r.CoordinatorType, r.CoordinatorKeys = keyType, []string{key}
+		return r
+	}
+}
+
+func findCoordinatorCode(r kmsg.Response) int16 {
+	return r.(*kmsg.FindCoordinatorResponse).Coordinators[0].ErrorCode
+}
+
+// sendOnce sends req to node 1 as cl, once.
+func sendOnce(t *testing.T, cl *kgo.Client, req kmsg.Request) kmsg.Response {
+	t.Helper()
+	ctx := testCtx(t, 15*time.Second)
+	if _, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := cl.Broker(1).Request(ctx, req)
+	if err != nil {
+		t.Fatalf("%s: %v", kmsg.NameForKey(req.Key()), err)
+	}
+	return resp
+}
+
+// TestACLFetchSession: a partition a consumer's incremental fetch session
+// holds stops returning data once its READ ACL is deleted, though the
+// incremental requests no longer name it (Kafka authorizes the session's
+// partitions on every request).
+func TestACLFetchSession(t *testing.T) {
+	sc := startSecured(t, 1)
+	createTopic(t, sc.adm, "orders", 1)
+	id := sc.nodes[0].Node().Image().Topics["orders"].ID
+	acl := aclOf(kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLResourcePatternTypeLiteral, pAlice, kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow)
+	sc.createACLs(t, []kmsg.CreateACLsRequestCreation{acl})
+	producer := sc.client(t, pAdmin, 0)
+	produce := func() {
+		producer.ProduceSync(testCtx(t, 10*time.Second), &kgo.Record{Topic: "orders", Value: []byte("v")})
+	}
+	produce()
+
+	alice := sc.clients[pAlice]
+	full := kmsg.NewPtrFetchRequest()
+	full.ReplicaID, full.MaxBytes, full.SessionID, full.SessionEpoch = -1, 1<<20, 0, 0
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic, ft.TopicID = "orders", id
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes = 1 << 20
+	ft.Partitions = append(ft.Partitions, fp)
+	full.Topics = append(full.Topics, ft)
+	first := sendOnce(t, alice, full).(*kmsg.FetchResponse)
+	if first.ErrorCode != 0 || first.SessionID == 0 || len(first.Topics) != 1 || first.Topics[0].Partitions[0].ErrorCode != 0 || len(first.Topics[0].Partitions[0].RecordBatches) == 0 {
+		t.Fatalf("the session's first fetch: %+v", first)
+	}
+
+	del := kmsg.NewPtrDeleteACLsRequest()
+	f := kmsg.NewDeleteACLsRequestFilter()
+	f.ResourceType, f.ResourceName, f.ResourcePatternType = acl.ResourceType, &acl.ResourceName, acl.ResourcePatternType
+	f.Principal, f.Operation, f.PermissionType = &acl.Principal, acl.Operation, acl.PermissionType
+	del.Filters = append(del.Filters, f)
+	sendOnce(t, sc.clients[pAdmin], del)
+	for len(sc.nodes[0].Node().Image().ACLs) > 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	produce()
+
+	// The next request of the session names nothing: the session holds
+	// the partition, whose position is past the first record.
+	inc := kmsg.NewPtrFetchRequest()
+	inc.ReplicaID, inc.MaxBytes, inc.SessionID, inc.SessionEpoch = -1, 1<<20, first.SessionID, 1
+	resp := sendOnce(t, alice, inc).(*kmsg.FetchResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("incremental fetch after the ACL went: %+v", resp)
+	}
+	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != kerr.TopicAuthorizationFailed.Code || len(p.RecordBatches) != 0 {
+		t.Fatalf("incremental fetch after the ACL went: %v with %d bytes of records", kerr.ErrorForCode(p.ErrorCode), len(p.RecordBatches))
+	}
+}
