@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/broker/brokertest"
+	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/storage/record"
 	"github.com/strait-io/strait/wire/mirrormsg"
 	"github.com/strait-io/strait/wire/tlstest"
@@ -102,6 +103,32 @@ func (sc *securedCluster) createACLs(t *testing.T, acls []kmsg.CreateACLsRequest
 		for len(b.Node().Image().ACLs) < before+len(acls) {
 			if time.Now().After(deadline) {
 				t.Fatalf("node %s has %d ACLs, want %d", b.Addr(), len(b.Node().Image().ACLs), before+len(acls))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// deleteACL deletes the binding as the admin and waits until no node's
+// metadata image has it.
+func (sc *securedCluster) deleteACL(t *testing.T, acl kmsg.CreateACLsRequestCreation) {
+	t.Helper()
+	del := kmsg.NewPtrDeleteACLsRequest()
+	f := kmsg.NewDeleteACLsRequestFilter()
+	f.ResourceType, f.ResourceName, f.ResourcePatternType = acl.ResourceType, &acl.ResourceName, acl.ResourcePatternType
+	f.Principal, f.Operation, f.PermissionType = &acl.Principal, acl.Operation, acl.PermissionType
+	del.Filters = append(del.Filters, f)
+	resp, err := del.RequestWith(testCtx(t, 10*time.Second), sc.clients[pAdmin])
+	if err != nil || resp.Results[0].ErrorCode != 0 || len(resp.Results[0].MatchingACLs) != 1 {
+		t.Fatalf("DeleteAcls: %+v %v", resp, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, b := range sc.nodes {
+		for slices.ContainsFunc(b.Node().Image().ACLs, func(a raftmeta.ACLBinding) bool {
+			return a.ResourceName == acl.ResourceName && a.Principal == acl.Principal && a.Operation == int8(acl.Operation)
+		}) {
+			if time.Now().After(deadline) {
+				t.Fatalf("node %s still has the ACL", b.Addr())
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -528,20 +555,7 @@ func TestACLTakesEffectOnNextRequest(t *testing.T) {
 			if got := listOffsets(); got != 0 {
 				t.Fatalf("after the ACL reached every node: %v", kerr.ErrorForCode(got))
 			}
-			del := kmsg.NewPtrDeleteACLsRequest()
-			f := kmsg.NewDeleteACLsRequestFilter()
-			f.ResourceType, f.ResourceName, f.ResourcePatternType = acl.ResourceType, &acl.ResourceName, acl.ResourcePatternType
-			f.Principal, f.Operation, f.PermissionType = &acl.Principal, acl.Operation, acl.PermissionType
-			del.Filters = append(del.Filters, f)
-			if _, err := del.RequestWith(testCtx(t, 10*time.Second), sc.clients[pAdmin]); err != nil {
-				t.Fatal(err)
-			}
-			deadline := time.Now().Add(30 * time.Second)
-			for _, b := range sc.nodes {
-				for len(b.Node().Image().ACLs) > 0 && time.Now().Before(deadline) {
-					time.Sleep(10 * time.Millisecond)
-				}
-			}
+			sc.deleteACL(t, acl)
 			if got := listOffsets(); got != kerr.TopicAuthorizationFailed.Code {
 				t.Fatalf("after deleting the ACL: %v", kerr.ErrorForCode(got))
 			}
@@ -909,15 +923,7 @@ func TestACLFetchSession(t *testing.T) {
 		t.Fatalf("the session's first fetch: %+v", first)
 	}
 
-	del := kmsg.NewPtrDeleteACLsRequest()
-	f := kmsg.NewDeleteACLsRequestFilter()
-	f.ResourceType, f.ResourceName, f.ResourcePatternType = acl.ResourceType, &acl.ResourceName, acl.ResourcePatternType
-	f.Principal, f.Operation, f.PermissionType = &acl.Principal, acl.Operation, acl.PermissionType
-	del.Filters = append(del.Filters, f)
-	sendOnce(t, sc.clients[pAdmin], del)
-	for len(sc.nodes[0].Node().Image().ACLs) > 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	sc.deleteACL(t, acl)
 	produce()
 
 	// The next request of the session names nothing: the session holds
