@@ -938,3 +938,35 @@ func TestACLFetchSession(t *testing.T) {
 		t.Fatalf("incremental fetch after the ACL went: %v with %d bytes of records", kerr.ErrorForCode(p.ErrorCode), len(p.RecordBatches))
 	}
 }
+
+// TestACLGroupDescribeHidesTopics: describing a KIP-848 group whose member
+// is assigned a topic the client may not describe answers
+// TOPIC_AUTHORIZATION_FAILED without members (Kafka's
+// handleConsumerGroupDescribe); DESCRIBE on the topic shows the group.
+func TestACLGroupDescribeHidesTopics(t *testing.T) {
+	sc := startSecured(t, 1)
+	createTopic(t, sc.adm, "hidden", 1)
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.RebalanceTimeoutMillis = "cg", "member-of-cg-00000001", 30000
+	hb.SubscribedTopicNames, hb.Topics = []string{"hidden"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKeys = []string{"cg"}
+	send(t, sc.clients[pAdmin], fc, func(r *kmsg.FindCoordinatorResponse) int16 { return r.Coordinators[0].ErrorCode })
+	if r := send(t, sc.clients[pAdmin], hb, func(r *kmsg.ConsumerGroupHeartbeatResponse) int16 { return r.ErrorCode }); r.ErrorCode != 0 || r.Assignment == nil || len(r.Assignment.Topics) != 1 {
+		t.Fatalf("joining: %v %+v", kerr.ErrorForCode(r.ErrorCode), r.Assignment)
+	}
+	lit, allow := kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLPermissionTypeAllow
+	sc.createACLs(t, []kmsg.CreateACLsRequestCreation{aclOf(kmsg.ACLResourceTypeGroup, "cg", lit, pAlice, kmsg.ACLOperationDescribe, allow)})
+	describe := func() kmsg.ConsumerGroupDescribeResponseGroup {
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.Groups = []string{"cg"}
+		return sendOnce(t, sc.clients[pAlice], req).(*kmsg.ConsumerGroupDescribeResponse).Groups[0]
+	}
+	if g := describe(); g.ErrorCode != kerr.TopicAuthorizationFailed.Code || len(g.Members) != 0 || g.ErrorMessage == nil {
+		t.Fatalf("a group assigning a hidden topic: %v, %d members", kerr.ErrorForCode(g.ErrorCode), len(g.Members))
+	}
+	sc.createACLs(t, []kmsg.CreateACLsRequestCreation{aclOf(kmsg.ACLResourceTypeTopic, "hidden", lit, pAlice, kmsg.ACLOperationDescribe, allow)})
+	if g := describe(); g.ErrorCode != 0 || len(g.Members) != 1 {
+		t.Fatalf("with DESCRIBE on the topic: %v, %d members", kerr.ErrorForCode(g.ErrorCode), len(g.Members))
+	}
+}

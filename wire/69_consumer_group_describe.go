@@ -21,7 +21,10 @@ func init() {
 }
 
 // ConsumerGroupDescribe needs DESCRIBE on each group, else the group is
-// GROUP_AUTHORIZATION_FAILED; AuthorizedOperations are the client's.
+// GROUP_AUTHORIZATION_FAILED; a group whose members' assignments or target
+// assignments name a topic the client may not describe is
+// TOPIC_AUTHORIZATION_FAILED without members, so that topic stays hidden;
+// AuthorizedOperations are the client's (KafkaApis.handleConsumerGroupDescribe).
 func (s *Server) handleConsumerGroupDescribe(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ConsumerGroupDescribeRequest)
 	c := s.auth(ctx)
@@ -32,7 +35,14 @@ func (s *Server) handleConsumerGroupDescribe(ctx context.Context, kreq kmsg.Requ
 	}
 	for i := range resp.Groups {
 		g := &resp.Groups[i]
-		if ops, ok := c.authorizedOps(resGroup, g.Group); ok && req.IncludeAuthorizedOperations && g.ErrorCode == 0 {
+		if !c.on || g.ErrorCode != 0 {
+			continue
+		}
+		if consumerGroupHidesTopic(c, g) {
+			*g = deniedGroupTopics(g.Group)
+			continue
+		}
+		if ops, ok := c.authorizedOps(resGroup, g.Group); ok && req.IncludeAuthorizedOperations {
 			g.AuthorizedOperations = ops
 		}
 	}
@@ -42,4 +52,28 @@ func (s *Server) handleConsumerGroupDescribe(ctx context.Context, kreq kmsg.Requ
 		resp.Groups = append(resp.Groups, rg)
 	}
 	return resp, nil
+}
+
+const topicsHiddenMessage = "The group has described topic(s) that the client is not authorized to describe."
+
+// consumerGroupHidesTopic reports whether a member of g is assigned, or
+// is to be assigned, a topic c may not describe.
+func consumerGroupHidesTopic(c authCheck, g *kmsg.ConsumerGroupDescribeResponseGroup) bool {
+	for _, m := range g.Members {
+		for _, a := range [][]kmsg.AssignmentTopicPartition{m.Assignment.TopicPartitions, m.TargetAssignment.TopicPartitions} {
+			for _, tp := range a {
+				if !c.allowed(resTopic, tp.Topic, opDescribe) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func deniedGroupTopics(group string) kmsg.ConsumerGroupDescribeResponseGroup {
+	g := kmsg.NewConsumerGroupDescribeResponseGroup()
+	g.Group, g.ErrorCode, g.ErrorMessage = group, errTopicAuth, kmsg.StringPtr(topicsHiddenMessage)
+	g.Members = []kmsg.ConsumerGroupDescribeResponseGroupMember{}
+	return g
 }

@@ -20,7 +20,9 @@ func init() {
 }
 
 // ShareGroupDescribe needs DESCRIBE on each group, else the group is
-// GROUP_AUTHORIZATION_FAILED; AuthorizedOperations are the client's.
+// GROUP_AUTHORIZATION_FAILED; a group assigning a topic the client may not
+// describe is TOPIC_AUTHORIZATION_FAILED without members, as for
+// ConsumerGroupDescribe; AuthorizedOperations are the client's.
 func (s *Server) handleShareGroupDescribe(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ShareGroupDescribeRequest)
 	c := s.auth(ctx)
@@ -31,7 +33,17 @@ func (s *Server) handleShareGroupDescribe(ctx context.Context, kreq kmsg.Request
 	}
 	for i := range resp.Groups {
 		g := &resp.Groups[i]
-		if ops, ok := c.authorizedOps(resGroup, g.GroupID); ok && req.IncludeAuthorizedOperations && g.ErrorCode == 0 {
+		if !c.on || g.ErrorCode != 0 {
+			continue
+		}
+		if shareGroupHidesTopic(c, g) {
+			rg := kmsg.NewShareGroupDescribeResponseGroup()
+			rg.GroupID, rg.ErrorCode, rg.ErrorMessage = g.GroupID, errTopicAuth, kmsg.StringPtr(topicsHiddenMessage)
+			rg.Members = []kmsg.ShareGroupDescribeResponseGroupMember{}
+			*g = rg
+			continue
+		}
+		if ops, ok := c.authorizedOps(resGroup, g.GroupID); ok && req.IncludeAuthorizedOperations {
 			g.AuthorizedOperations = ops
 		}
 	}
@@ -41,4 +53,17 @@ func (s *Server) handleShareGroupDescribe(ctx context.Context, kreq kmsg.Request
 		resp.Groups = append(resp.Groups, rg)
 	}
 	return resp, nil
+}
+
+// shareGroupHidesTopic reports whether a member of g is assigned a topic c
+// may not describe.
+func shareGroupHidesTopic(c authCheck, g *kmsg.ShareGroupDescribeResponseGroup) bool {
+	for _, m := range g.Members {
+		for _, tp := range m.Assignment.TopicPartitions {
+			if !c.allowed(resTopic, tp.Topic, opDescribe) {
+				return true
+			}
+		}
+	}
+	return false
 }
