@@ -56,13 +56,14 @@ func authzSets(t *testing.T, ca *tlstest.CA) []string {
 		"super.users="+pBroker+";"+pAdmin)
 }
 
-func startSecured(t *testing.T, n int) *securedCluster {
+func startSecured(t *testing.T, n int, sets ...string) *securedCluster {
 	ca := tlstest.NewCA(t, "strait-test-ca")
 	sc := &securedCluster{ca: ca, clients: map[string]*kgo.Client{}}
+	sets = append(authzSets(t, ca), sets...)
 	if n == 1 {
-		sc.nodes = []*brokertest.Broker{brokertest.Start(t, brokertest.WithConfig(authzSets(t, ca)...))}
+		sc.nodes = []*brokertest.Broker{brokertest.Start(t, brokertest.WithConfig(sets...))}
 	} else {
-		sc.nodes = brokertest.StartCluster(t, n, brokertest.WithConfig(authzSets(t, ca)...)).Nodes()
+		sc.nodes = brokertest.StartCluster(t, n, brokertest.WithConfig(sets...)).Nodes()
 	}
 	for _, p := range []string{pAdmin, pAlice, pBob, pCarol, pDave} {
 		sc.clients[p] = sc.client(t, p, 0)
@@ -501,6 +502,14 @@ func TestACLMetadataHidesTopics(t *testing.T) {
 	}
 	if _, ok := sc.nodes[0].Node().Image().Topics["autocreate"]; ok {
 		t.Error("the topic was created without CREATE")
+	}
+
+	// Without auto.create.topics.enable the topic is just unknown (Kafka
+	// asks for CREATE only when it would create the topic).
+	noAuto := startSecured(t, 1, "auto.create.topics.enable=false")
+	noAuto.createACLs(t, []kmsg.CreateACLsRequestCreation{aclOf(kmsg.ACLResourceTypeTopic, "autocreate", lit, pAlice, kmsg.ACLOperationDescribe, allow)})
+	if got := send(t, noAuto.clients[pAlice], auto, func(*kmsg.MetadataResponse) int16 { return 0 }).Topics[0].ErrorCode; got != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("without auto-creation: %v, want UNKNOWN_TOPIC_OR_PARTITION", kerr.ErrorForCode(got))
 	}
 
 	dc := kmsg.NewPtrDescribeClusterRequest()

@@ -490,10 +490,11 @@ func (n *Node) closeSASL() {
 func (n *Node) wireConfig(ctx context.Context) (wire.Config, error) {
 	cfg := n.cfg
 	wc := wire.Config{
-		SocketRequestMaxBytes: cfg.SocketRequestMaxBytes,
-		ConnectionsMaxIdle:    time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
-		EventLoops:            int(cfg.NumNetworkThreads),
-		QueuedMaxRequestBytes: cfg.QueuedMaxRequestBytes,
+		SocketRequestMaxBytes:  cfg.SocketRequestMaxBytes,
+		ConnectionsMaxIdle:     time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
+		EventLoops:             int(cfg.NumNetworkThreads),
+		QueuedMaxRequestBytes:  cfg.QueuedMaxRequestBytes,
+		AutoCreateTopicsEnable: cfg.AutoCreateTopicsEnable,
 	}
 	if cfg.Authorizer.Enabled {
 		wc.Authorizer = authz.New(authz.Settings{SuperUsers: cfg.Authorizer.SuperUsers, AllowEveryoneIfNoACL: cfg.Authorizer.AllowEveryoneIfNoACL})

@@ -175,7 +175,7 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 			t, ok = img.Topics[*rt.Topic]
 			if !ok {
 				code := kerr.UnknownTopicOrPartition.Code
-				if c.on && (req.AllowAutoTopicCreation || req.Version < 4) && !isInternalTopic(*rt.Topic) && !mayAutoCreate(c, *rt.Topic) {
+				if c.on && s.cfg.AutoCreateTopicsEnable && (req.AllowAutoTopicCreation || req.Version < 4) && !isInternalTopic(*rt.Topic) && !mayAutoCreate(c, *rt.Topic) {
 					code = errTopicAuth
 				}
 				topicError(rt.Topic, rt.TopicID, code)
