@@ -101,7 +101,7 @@ func (r Request) AllowedAny(rt kmsg.ACLResourceType, op kmsg.ACLOperation) bool 
 	if r.super {
 		return true
 	}
-	return r.idx.authorizeByType(r.principal, r.host, rt, op, r.a.allowIfNone)
+	return r.idx.authorizeByType(r.principal, r.host, rt, op)
 }
 
 // Principal is the request's principal.
@@ -277,14 +277,17 @@ func matchEntry(e *entry, principal, host string, op kmsg.ACLOperation) result {
 	return resultDeny
 }
 
-// authorizeByType is StandardAuthorizer.authorizeByResourceType
-// (AuthorizerUtils / KIP-679): allowed when an ALLOW ACL of the principal
-// (or User:*) and host for op (or ALL) names a pattern no DENY ACL of the
-// principal covers; a DENY on the literal wildcard denies outright.
-func (idx *Index) authorizeByType(principal, host string, rt kmsg.ACLResourceType, op kmsg.ACLOperation, allowIfNone bool) bool {
+// authorizeByType is StandardAuthorizerData.authorizeByResourceType
+// (KIP-679): among the ACLs of the principal (or User:*) and host for op
+// (or ALL, no implication), a DENY on the literal wildcard denies
+// outright, an ALLOW on it allows, and otherwise an ALLOW on a literal or
+// prefixed name allows unless a DENY on the same literal or on a prefix of
+// the name dominates it. allow.everyone.if.no.acl.found plays no part, as
+// in Kafka.
+func (idx *Index) authorizeByType(principal, host string, rt kmsg.ACLResourceType, op kmsg.ACLOperation) bool {
 	t := idx.types[rt]
 	if t == nil {
-		return allowIfNone
+		return false
 	}
 	matches := func(e *entry) bool {
 		return (e.principal == principal || e.principal == WildcardPrincipal) &&
@@ -310,6 +313,9 @@ func (idx *Index) authorizeByType(principal, host string, rt kmsg.ACLResourceTyp
 		al := &t.all[i]
 		if !al.allow || !matches(&al.entry) {
 			continue
+		}
+		if !al.prefixed && al.name == WildcardResource {
+			return true
 		}
 		denied := false
 		for _, p := range denyPrefix {

@@ -250,6 +250,10 @@ func TestAllowedAny(t *testing.T) {
 			acl(topic, "t", literal, alice, "*", write, allow),
 			acl(topic, "u", literal, alice, "*", write, deny),
 		}, true},
+		{"a wildcard allow is not dominated by a prefix deny", []raftmeta.ACLBinding{
+			acl(topic, "*", literal, alice, "*", write, allow),
+			acl(topic, "*", prefix, alice, "*", write, deny),
+		}, true},
 		{"the wildcard deny denies all", []raftmeta.ACLBinding{
 			acl(topic, "t", literal, alice, "*", write, allow),
 			acl(topic, "*", literal, "User:*", "*", write, deny),
