@@ -905,7 +905,8 @@ func sendOnce(t *testing.T, cl *kgo.Client, req kmsg.Request) kmsg.Response {
 // TestACLFetchSession: a partition a consumer's incremental fetch session
 // holds stops returning data once its READ ACL is deleted, though the
 // incremental requests no longer name it (Kafka authorizes the session's
-// partitions on every request).
+// partitions on every request), and returns it again, still unnamed, once
+// the ACL is back: the refused partition stayed in the session.
 func TestACLFetchSession(t *testing.T) {
 	sc := startSecured(t, 1)
 	createTopic(t, sc.adm, "orders", 1)
@@ -945,6 +946,32 @@ func TestACLFetchSession(t *testing.T) {
 	}
 	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != kerr.TopicAuthorizationFailed.Code || len(p.RecordBatches) != 0 {
 		t.Fatalf("incremental fetch after the ACL went: %v with %d bytes of records", kerr.ErrorForCode(p.ErrorCode), len(p.RecordBatches))
+	}
+
+	// The refused partition stayed in the session: READ granted again,
+	// the next incremental request, still naming nothing, reads it.
+	sc.createACLs(t, []kmsg.CreateACLsRequestCreation{acl})
+	inc.SessionEpoch = 2
+	resp = sendOnce(t, alice, inc).(*kmsg.FetchResponse)
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("incremental fetch after the ACL came back: %+v", resp)
+	}
+	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || len(p.RecordBatches) == 0 {
+		t.Fatalf("incremental fetch after the ACL came back: %v with %d bytes of records", kerr.ErrorForCode(p.ErrorCode), len(p.RecordBatches))
+	}
+
+	// A partition refused when the session is created is in it too: bob,
+	// granted READ afterwards, reads it with a request naming nothing.
+	bob := sc.clients[pBob]
+	first = sendOnce(t, bob, full).(*kmsg.FetchResponse)
+	if first.ErrorCode != 0 || first.SessionID == 0 || len(first.Topics) != 1 || first.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("bob's first fetch without READ: %+v", first)
+	}
+	sc.createACLs(t, []kmsg.CreateACLsRequestCreation{aclOf(kmsg.ACLResourceTypeTopic, "orders", kmsg.ACLResourcePatternTypeLiteral, pBob, kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow)})
+	inc.SessionID, inc.SessionEpoch = first.SessionID, 1
+	resp = sendOnce(t, bob, inc).(*kmsg.FetchResponse)
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 || len(resp.Topics[0].Partitions[0].RecordBatches) == 0 {
+		t.Fatalf("bob's incremental fetch once granted READ: %+v", resp)
 	}
 }
 

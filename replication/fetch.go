@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta"
@@ -116,7 +117,7 @@ func (r *ReplicaManager) Fetch(ctx context.Context, req *kmsg.FetchRequest) *wir
 		resp.ErrorCode = fc.errCode
 		return out
 	}
-	results := r.fetchMessages(ctx, &params, fc.parts)
+	results := r.fetchAuthorized(ctx, &params, fc.parts)
 	entries := make([]fetchEntry, len(fc.parts))
 	for i := range fc.parts {
 		entries[i] = fetchEntry{fp: fc.parts[i], res: results[i]}
@@ -124,6 +125,47 @@ func (r *ReplicaManager) Fetch(ctx context.Context, req *kmsg.FetchRequest) *wir
 	entries, resp.SessionID, resp.ErrorCode = fc.generate(r.sessions, entries)
 	r.buildFetchResponse(out, &params, entries, r.currentImage(), reqctx.From(ctx).Listener)
 	return out
+}
+
+// fetchAuthorized reads the partitions the client may read (reqctx's
+// ReadAllowed; all without an authorizer) and answers the others
+// TOPIC_AUTHORIZATION_FAILED without reading them, so they neither use
+// the response's byte budget nor hold the long poll, yet stay in the
+// fetch session: once an ACL allows them their data flows without the
+// client naming them again (KafkaApis.handleFetchRequest authorizes the
+// partitions of the fetch context). A topic the image does not know
+// ("") is read, to be answered UNKNOWN_TOPIC_ID.
+func (r *ReplicaManager) fetchAuthorized(ctx context.Context, params *fetchParams, parts []fetchPartition) []readResult {
+	allowed := reqctx.ReadAllowed(ctx)
+	if allowed == nil {
+		return r.fetchMessages(ctx, params, parts)
+	}
+	readable := func(fp *fetchPartition) bool { return fp.topic == "" || allowed(fp.topic) }
+	denied := 0
+	for i := range parts {
+		if !readable(&parts[i]) {
+			denied++
+		}
+	}
+	if denied == 0 {
+		return r.fetchMessages(ctx, params, parts)
+	}
+	results := make([]readResult, len(parts))
+	var read []fetchPartition
+	var at []int
+	for i := range parts {
+		if readable(&parts[i]) {
+			read, at = append(read, parts[i]), append(at, i)
+		} else {
+			results[i] = errorRead(kerr.TopicAuthorizationFailed.Code)
+		}
+	}
+	if len(read) > 0 {
+		for k, res := range r.fetchMessages(ctx, params, read) {
+			results[at[k]] = res
+		}
+	}
+	return results
 }
 
 // requestPartitions reads the request's partitions, deduplicated with the

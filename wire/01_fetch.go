@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // Fetch: v4-17
@@ -37,18 +39,16 @@ import (
 
 func init() { register(api{key: 1, min: 4, max: 17, handle: (*Server).handleFetch}) }
 
+// handleFetch: a consumer needs READ on each topic and a follower (a
+// replica id) CLUSTER_ACTION (KafkaApis.handleFetchRequest); the replica
+// manager answers the partitions refused, those of the request and of its
+// fetch session alike, TOPIC_AUTHORIZATION_FAILED (authz_fetch.go).
 func (s *Server) handleFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.FetchRequest)
-	c := s.auth(ctx)
-	var denied []kmsg.FetchResponseTopic
-	if c.on {
-		denied = authorizeFetch(c, s.svc.Cluster.Image(), req)
+	if c := s.auth(ctx); c.on {
+		ctx = reqctx.WithReadAllowed(ctx, fetchReadAllowed(c, isFollowerFetch(req)))
 	}
 	res := s.svc.Replicas.Fetch(ctx, req)
-	if c.on {
-		denyFetchedTopics(c, s.svc.Cluster.Image(), req, res)
-		res.Resp.Topics = append(res.Resp.Topics, denied...)
-	}
 	for i := range res.Resp.Topics {
 		for j := range res.Resp.Topics[i].Partitions {
 			// Empty, never null: librdkafka rejects null records.

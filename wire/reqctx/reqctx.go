@@ -78,3 +78,21 @@ func Draining(ctx context.Context) <-chan struct{} {
 	ch, _ := ctx.Value(drainingKey).(<-chan struct{})
 	return ch
 }
+
+var readAllowedKey = &ctxKey{"reqctx.readAllowed"}
+
+// WithReadAllowed returns ctx carrying whether the client may read a
+// topic (by name), which wire's authorizer sets on a Fetch. The replica
+// manager asks it for every partition of the request's fetch session,
+// named in the request or not, as Kafka authorizes the session's
+// partitions on every request; those refused stay in the session.
+func WithReadAllowed(ctx context.Context, allowed func(topic string) bool) context.Context {
+	return context.WithValue(ctx, readAllowedKey, allowed)
+}
+
+// ReadAllowed returns the check WithReadAllowed set, nil when every topic
+// may be read (no authorizer).
+func ReadAllowed(ctx context.Context) func(topic string) bool {
+	f, _ := ctx.Value(readAllowedKey).(func(topic string) bool)
+	return f
+}
