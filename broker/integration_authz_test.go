@@ -1006,3 +1006,90 @@ func TestACLGroupDescribeHidesTopics(t *testing.T) {
 		t.Fatalf("with DESCRIBE on the topic: %v, %d members", kerr.ErrorForCode(g.ErrorCode), len(g.Members))
 	}
 }
+
+// TestACLShareFetchSession: a share partition refused (no READ on the
+// topic) when its share session is created stays in the session, so once
+// READ is granted a ShareFetch naming nothing acquires its records; the
+// acknowledgements of a topic without READ are refused.
+func TestACLShareFetchSession(t *testing.T) {
+	sc := startSecured(t, 1)
+	createTopic(t, sc.adm, "orders", 1)
+	id := sc.nodes[0].Node().Image().Topics["orders"].ID
+	lit, allow := kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLPermissionTypeAllow
+	sc.createACLs(t, []kmsg.CreateACLsRequestCreation{
+		aclOf(kmsg.ACLResourceTypeGroup, "sg", lit, pAlice, kmsg.ACLOperationRead, allow),
+		aclOf(kmsg.ACLResourceTypeTopic, "orders", lit, pAlice, kmsg.ACLOperationDescribe, allow),
+	})
+	alice := sc.clients[pAlice]
+	// The member joins (DESCRIBE on the subscribed topic is enough), which
+	// initializes the share partition's state; fetching needs READ.
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKeys = []string{"sg"}
+	send(t, alice, fc, func(r *kmsg.FindCoordinatorResponse) int16 { return r.Coordinators[0].ErrorCode })
+	hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+	hb.GroupID, hb.MemberID, hb.SubscribedTopicNames = "sg", "alice-share-member-01", []string{"orders"}
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		r := send(t, alice, hb, func(r *kmsg.ShareGroupHeartbeatResponse) int16 { return r.ErrorCode })
+		if r.ErrorCode != 0 {
+			t.Fatalf("ShareGroupHeartbeat: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+		hb.MemberEpoch = r.MemberEpoch
+		if r.Assignment != nil && len(r.Assignment.TopicPartitions) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no assignment")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	epoch := int32(0)
+	shareFetch := func(named bool) kmsg.ShareFetchResponse {
+		req := kmsg.NewPtrShareFetchRequest()
+		req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr("sg"), kmsg.StringPtr("alice-share-member-01"), epoch
+		req.MaxBytes, req.MaxRecords, req.MinBytes = 1<<20, 100, 1
+		if named {
+			rt := kmsg.NewShareFetchRequestTopic()
+			rt.TopicID = id
+			rp := kmsg.NewShareFetchRequestTopicPartition()
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+		}
+		epoch++
+		resp := sendOnce(t, alice, req).(*kmsg.ShareFetchResponse)
+		if resp.ErrorCode != 0 {
+			t.Fatalf("ShareFetch: %v", kerr.ErrorForCode(resp.ErrorCode))
+		}
+		return *resp
+	}
+	resp := shareFetch(true)
+	if len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("ShareFetch without READ on the topic: %+v", resp.Topics)
+	}
+
+	ack := kmsg.NewPtrShareAcknowledgeRequest()
+	ack.GroupID, ack.MemberID, ack.ShareSessionEpoch = kmsg.StringPtr("sg"), kmsg.StringPtr("alice-share-member-01"), epoch
+	at := kmsg.NewShareAcknowledgeRequestTopic()
+	at.TopicID = id
+	ap := kmsg.NewShareAcknowledgeRequestTopicPartition()
+	b := kmsg.NewShareAcknowledgeRequestTopicPartitionAcknowledgementBatch()
+	b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = 0, 0, []int8{1}
+	ap.AcknowledgementBatches = append(ap.AcknowledgementBatches, b)
+	at.Partitions = append(at.Partitions, ap)
+	ack.Topics = append(ack.Topics, at)
+	ar := sendOnce(t, alice, ack).(*kmsg.ShareAcknowledgeResponse)
+	epoch++
+	if len(ar.Topics) != 1 || ar.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("ShareAcknowledge without READ on the topic: %v %+v", kerr.ErrorForCode(ar.ErrorCode), ar.Topics)
+	}
+
+	sc.createACLs(t, []kmsg.CreateACLsRequestCreation{aclOf(kmsg.ACLResourceTypeTopic, "orders", lit, pAlice, kmsg.ACLOperationRead, allow)})
+	shareFetch(false) // the share partition starts at the log end (share.auto.offset.reset=latest)
+	producer := sc.client(t, pAdmin, 0)
+	if err := producer.ProduceSync(testCtx(t, 10*time.Second), &kgo.Record{Topic: "orders", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	resp = shareFetch(false)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 || len(resp.Topics[0].Partitions[0].AcquiredRecords) != 1 {
+		t.Fatalf("ShareFetch naming nothing once READ is granted: %+v", resp.Topics)
+	}
+}

@@ -133,14 +133,13 @@ func (r *ReplicaManager) Fetch(ctx context.Context, req *kmsg.FetchRequest) *wir
 // the response's byte budget nor hold the long poll, yet stay in the
 // fetch session: once an ACL allows them their data flows without the
 // client naming them again (KafkaApis.handleFetchRequest authorizes the
-// partitions of the fetch context). A topic the image does not know
-// ("") is read, to be answered UNKNOWN_TOPIC_ID.
+// partitions of the fetch context).
 func (r *ReplicaManager) fetchAuthorized(ctx context.Context, params *fetchParams, parts []fetchPartition) []readResult {
 	allowed := reqctx.ReadAllowed(ctx)
 	if allowed == nil {
 		return r.fetchMessages(ctx, params, parts)
 	}
-	readable := func(fp *fetchPartition) bool { return fp.topic == "" || allowed(fp.topic) }
+	readable := func(fp *fetchPartition) bool { return allowed(fp.topic, fp.topicID) }
 	denied := 0
 	for i := range parts {
 		if !readable(&parts[i]) {

@@ -46,7 +46,7 @@ func init() { register(api{key: 1, min: 4, max: 17, handle: (*Server).handleFetc
 func (s *Server) handleFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.FetchRequest)
 	if c := s.auth(ctx); c.on {
-		ctx = reqctx.WithReadAllowed(ctx, fetchReadAllowed(c, isFollowerFetch(req)))
+		ctx = reqctx.WithReadAllowed(ctx, s.readCheck(c, isFollowerFetch(req)))
 	}
 	res := s.svc.Replicas.Fetch(ctx, req)
 	for i := range res.Resp.Topics {

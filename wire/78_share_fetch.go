@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // ShareFetch: v1-2
@@ -32,45 +34,19 @@ func init() {
 // ShareFetch needs READ on the group (GROUP_AUTHORIZATION_FAILED for the
 // request) and READ on each topic, else its partitions, named or in the
 // share session, are TOPIC_AUTHORIZATION_FAILED (KafkaApis.handleShareFetchRequest).
+// ShareFetch needs READ on the group (GROUP_AUTHORIZATION_FAILED for the
+// request) and READ on each topic: the share manager answers the
+// partitions refused, named or in the share session,
+// TOPIC_AUTHORIZATION_FAILED (KafkaApis.handleShareFetchRequest).
 func (s *Server) handleShareFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ShareFetchRequest)
-	c := s.auth(ctx)
-	var denied []kmsg.ShareFetchRequestTopic
-	if c.on {
+	if c := s.auth(ctx); c.on {
 		if req.GroupID == nil || !c.allowed(resGroup, *req.GroupID, opRead) {
 			return deniedResponse(req, errGroupAuth), nil
 		}
-		img := s.svc.Cluster.Image()
-		denied = splitAllowed(&req.Topics, func(t *kmsg.ShareFetchRequestTopic) bool { return topicIDAllowed(c, img, t.TopicID, opRead) })
-		if len(denied) > 0 && len(req.Topics) == 0 {
-			req.MaxWaitMillis = 0
-		}
+		ctx = reqctx.WithReadAllowed(ctx, s.readCheck(c, false))
 	}
 	resp := s.svc.Share.ShareFetch(ctx, req)
-	if c.on {
-		img := s.svc.Cluster.Image()
-		for i := range resp.Topics {
-			t := &resp.Topics[i]
-			if topicIDAllowed(c, img, t.TopicID, opRead) {
-				continue
-			}
-			for j := range t.Partitions {
-				p := kmsg.NewShareFetchResponseTopicPartition()
-				p.Partition, p.ErrorCode = t.Partitions[j].Partition, errTopicAuth
-				t.Partitions[j] = p
-			}
-		}
-		for _, t := range denied {
-			rt := kmsg.NewShareFetchResponseTopic()
-			rt.TopicID = t.TopicID
-			for _, p := range t.Partitions {
-				rp := kmsg.NewShareFetchResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p.Partition, errTopicAuth
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-	}
 	for i := range resp.Topics {
 		for j := range resp.Topics[i].Partitions {
 			if resp.Topics[i].Partitions[j].Records == nil {

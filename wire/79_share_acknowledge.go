@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // ShareAcknowledge: v1-2
@@ -29,27 +31,17 @@ func init() {
 // ShareAcknowledge needs READ on the group (GROUP_AUTHORIZATION_FAILED for
 // the request) and READ on each topic, else TOPIC_AUTHORIZATION_FAILED
 // (KafkaApis.handleShareAcknowledgeRequest).
+// ShareAcknowledge needs READ on the group (GROUP_AUTHORIZATION_FAILED for
+// the request) and READ on each topic, whose acknowledgements the share
+// manager otherwise refuses with TOPIC_AUTHORIZATION_FAILED
+// (KafkaApis.handleShareAcknowledgeRequest).
 func (s *Server) handleShareAcknowledge(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ShareAcknowledgeRequest)
-	c := s.auth(ctx)
-	if !c.on {
-		return s.svc.Share.ShareAcknowledge(ctx, req), nil
-	}
-	if req.GroupID == nil || !c.allowed(resGroup, *req.GroupID, opRead) {
-		return deniedResponse(req, errGroupAuth), nil
-	}
-	img := s.svc.Cluster.Image()
-	denied := splitAllowed(&req.Topics, func(t *kmsg.ShareAcknowledgeRequestTopic) bool { return topicIDAllowed(c, img, t.TopicID, opRead) })
-	resp := s.svc.Share.ShareAcknowledge(ctx, req)
-	for _, t := range denied {
-		rt := kmsg.NewShareAcknowledgeResponseTopic()
-		rt.TopicID = t.TopicID
-		for _, p := range t.Partitions {
-			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p.Partition, errTopicAuth
-			rt.Partitions = append(rt.Partitions, rp)
+	if c := s.auth(ctx); c.on {
+		if req.GroupID == nil || !c.allowed(resGroup, *req.GroupID, opRead) {
+			return deniedResponse(req, errGroupAuth), nil
 		}
-		resp.Topics = append(resp.Topics, rt)
+		ctx = reqctx.WithReadAllowed(ctx, s.readCheck(c, false))
 	}
-	return resp, nil
+	return s.svc.Share.ShareAcknowledge(ctx, req), nil
 }

@@ -151,8 +151,15 @@ func (m *Manager) acknowledgeAll(ctx context.Context, group, member string, acks
 	res := make([]ackResult, len(acks))
 	waits := make([]*writeWait, len(acks))
 	lock := m.groupConfig(group).RecordLockDuration
+	readable := reqctx.ReadAllowed(ctx)
 	for i, a := range acks {
 		res[i].tp = a.tp
+		if readable != nil && !readable("", a.tp.TopicID) {
+			// Kafka refuses the acknowledgements of a topic the
+			// member may not READ (KafkaApis.handleShareAcknowledgeRequest).
+			res[i].err = kerr.TopicAuthorizationFailed
+			continue
+		}
 		if err := checkAckBatches(a.batches, renew); err != nil {
 			res[i].err = err
 			continue

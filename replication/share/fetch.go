@@ -91,7 +91,7 @@ func (m *Manager) ShareFetch(ctx context.Context, req *kmsg.ShareFetchRequest) *
 	if !fc.final && !renew {
 		p := m.fetchParams(req, group, member, gcfg, mode)
 		p.session = fc.id
-		fetched = m.fetch(ctx, p, fc.parts)
+		fetched = m.fetchReadable(ctx, p, fc.parts)
 	}
 	if fc.final {
 		m.closeSession(key, nil)
@@ -127,6 +127,35 @@ func (m *Manager) ShareFetch(ctx context.Context, req *kmsg.ShareFetchRequest) *
 	}
 	m.addShareFetchLeaders(resp, reqctx.From(ctx).Listener)
 	return resp
+}
+
+// fetchReadable fetches the partitions the member may read (reqctx's
+// ReadAllowed; all without an authorizer) and answers the others
+// TOPIC_AUTHORIZATION_FAILED without acquiring from them; they stay in
+// the share session, so READ granted later reaches them without the
+// member naming them again (KafkaApis.handleShareFetchRequest authorizes
+// the share fetch context's partitions).
+func (m *Manager) fetchReadable(ctx context.Context, p fetchParams, tps []TopicPartition) map[TopicPartition]*fetchResult {
+	readable := reqctx.ReadAllowed(ctx)
+	if readable == nil {
+		return m.fetch(ctx, p, tps)
+	}
+	var read, denied []TopicPartition
+	for _, tp := range tps {
+		if readable("", tp.TopicID) {
+			read = append(read, tp)
+		} else {
+			denied = append(denied, tp)
+		}
+	}
+	if len(denied) == 0 {
+		return m.fetch(ctx, p, tps)
+	}
+	out := m.fetch(ctx, p, read)
+	for _, tp := range denied {
+		out[tp] = &fetchResult{err: kerr.TopicAuthorizationFailed}
+	}
+	return out
 }
 
 // validIDs is the id check Kafka makes (a member id is a UUID string, or

@@ -81,18 +81,22 @@ func Draining(ctx context.Context) <-chan struct{} {
 
 var readAllowedKey = &ctxKey{"reqctx.readAllowed"}
 
+// ReadCheck reports whether the client may read a topic, named by its
+// name, or by its id when the name is "" (share fetches name only ids).
+type ReadCheck func(topic string, topicID [16]byte) bool
+
 // WithReadAllowed returns ctx carrying whether the client may read a
-// topic (by name), which wire's authorizer sets on a Fetch. The replica
-// manager asks it for every partition of the request's fetch session,
+// topic, which wire's authorizer sets on Fetch and ShareFetch. The replica
+// and share managers ask it for every partition of the request's session,
 // named in the request or not, as Kafka authorizes the session's
 // partitions on every request; those refused stay in the session.
-func WithReadAllowed(ctx context.Context, allowed func(topic string) bool) context.Context {
+func WithReadAllowed(ctx context.Context, allowed ReadCheck) context.Context {
 	return context.WithValue(ctx, readAllowedKey, allowed)
 }
 
 // ReadAllowed returns the check WithReadAllowed set, nil when every topic
 // may be read (no authorizer).
-func ReadAllowed(ctx context.Context) func(topic string) bool {
-	f, _ := ctx.Value(readAllowedKey).(func(topic string) bool)
+func ReadAllowed(ctx context.Context) ReadCheck {
+	f, _ := ctx.Value(readAllowedKey).(ReadCheck)
 	return f
 }
