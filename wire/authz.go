@@ -9,6 +9,7 @@ import (
 
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/raftmeta/authz"
+	"github.com/strait-io/strait/wire/mirrormsg"
 	"github.com/strait-io/strait/wire/reqctx"
 )
 
@@ -37,11 +38,11 @@ const (
 
 // Error codes of a denial.
 var (
-	errTopicAuth         = kerr.TopicAuthorizationFailed.Code
-	errGroupAuth         = kerr.GroupAuthorizationFailed.Code
-	errClusterAuth       = kerr.ClusterAuthorizationFailed.Code
-	errTxnAuth           = kerr.TransactionalIDAuthorizationFailed.Code
-	errMirrorAuth  int16 = 144 // CLUSTER_MIRROR_AUTHORIZATION_FAILED (mirrormsg)
+	errTopicAuth   = kerr.TopicAuthorizationFailed.Code
+	errGroupAuth   = kerr.GroupAuthorizationFailed.Code
+	errClusterAuth = kerr.ClusterAuthorizationFailed.Code
+	errTxnAuth     = kerr.TransactionalIDAuthorizationFailed.Code
+	errMirrorAuth  = mirrormsg.ClusterMirrorAuthorizationFailed.Code
 )
 
 // authCheck answers a request's authorization questions. With enforcement

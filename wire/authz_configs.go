@@ -6,6 +6,7 @@ import (
 
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/raftmeta/authz"
+	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // configDenied is the error code of a config request on a resource the
@@ -41,8 +42,9 @@ func configDenied(c authCheck, t kmsg.ConfigResourceType, name string, op kmsg.A
 
 // configDeniedError is a denied config resource's error code and message.
 func configDeniedError(code int16) (int16, *string) {
+	err := kerr.ErrorForCode(code)
 	if code == errMirrorAuth {
-		return code, kmsg.StringPtr("Cluster mirror authorization failed.")
+		err = mirrormsg.ClusterMirrorAuthorizationFailed
 	}
-	return code, kmsg.StringPtr(kerr.ErrorForCode(code).(*kerr.Error).Description)
+	return code, kmsg.StringPtr(err.(*kerr.Error).Description)
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // The mirror RPCs (94_create_mirror.go ... 105_bump_leader_epochs.go) are
@@ -40,7 +42,7 @@ func mirrorAnswer[R interface {
 // mirror in the responses that carry its name.
 func deniedMirror(req kmsg.Request) kmsg.Response {
 	resp := deniedResponse(req, errMirrorAuth)
-	msg := reflect.ValueOf(kmsg.StringPtr("Cluster mirror authorization failed."))
+	msg := reflect.ValueOf(kmsg.StringPtr(mirrormsg.ClusterMirrorAuthorizationFailed.Description))
 	if f := reflect.ValueOf(resp).Elem().FieldByName("ErrorMessage"); f.IsValid() && f.CanSet() && f.Type() == msg.Type() {
 		f.Set(msg)
 	}
