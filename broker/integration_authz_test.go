@@ -995,15 +995,22 @@ func TestACLGroupDescribeHidesTopics(t *testing.T) {
 	sc.createACLs(t, []kmsg.CreateACLsRequestCreation{aclOf(kmsg.ACLResourceTypeGroup, "cg", lit, pAlice, kmsg.ACLOperationDescribe, allow)})
 	describe := func() kmsg.ConsumerGroupDescribeResponseGroup {
 		req := kmsg.NewPtrConsumerGroupDescribeRequest()
-		req.Groups = []string{"cg"}
+		req.Groups, req.IncludeAuthorizedOperations = []string{"cg"}, true
 		return sendOnce(t, sc.clients[pAlice], req).(*kmsg.ConsumerGroupDescribeResponse).Groups[0]
 	}
 	if g := describe(); g.ErrorCode != kerr.TopicAuthorizationFailed.Code || len(g.Members) != 0 || g.ErrorMessage == nil {
 		t.Fatalf("a group assigning a hidden topic: %v, %d members", kerr.ErrorForCode(g.ErrorCode), len(g.Members))
 	}
 	sc.createACLs(t, []kmsg.CreateACLsRequestCreation{aclOf(kmsg.ACLResourceTypeTopic, "hidden", lit, pAlice, kmsg.ACLOperationDescribe, allow)})
-	if g := describe(); g.ErrorCode != 0 || len(g.Members) != 1 {
-		t.Fatalf("with DESCRIBE on the topic: %v, %d members", kerr.ErrorForCode(g.ErrorCode), len(g.Members))
+	if g := describe(); g.ErrorCode != 0 || len(g.Members) != 1 || g.AuthorizedOperations != 1<<kmsg.ACLOperationDescribe {
+		t.Fatalf("with DESCRIBE on the topic: %v, %d members, authorized operations %b", kerr.ErrorForCode(g.ErrorCode), len(g.Members), g.AuthorizedOperations)
+	}
+	// The classic DescribeGroups of the same group: the client's own
+	// operations on it.
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Groups, dg.IncludeAuthorizedOperations = []string{"cg"}, true
+	if g := sendOnce(t, sc.clients[pAlice], dg).(*kmsg.DescribeGroupsResponse).Groups[0]; g.AuthorizedOperations != 1<<kmsg.ACLOperationDescribe {
+		t.Fatalf("DescribeGroups: %v, authorized operations %b", kerr.ErrorForCode(g.ErrorCode), g.AuthorizedOperations)
 	}
 }
 
