@@ -49,7 +49,7 @@ type securedCluster struct {
 // (the brokers' requests to each other, follower fetches included, are
 // authorized like a client's, as in Kafka).
 func authzSets(t *testing.T, ca *tlstest.CA) []string {
-	return append(sslSets(t, t.TempDir(), ca, ca.Issue(t, "broker", "localhost", "127.0.0.1")),
+	return append(tlstest.BrokerSSLConfig(t, t.TempDir(), ca, ca.Issue(t, "broker", "localhost", "127.0.0.1")),
 		"listener.security.protocol.map=PLAINTEXT:SSL,CONTROLLER:SSL",
 		"ssl.client.auth=required",
 		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
@@ -749,6 +749,16 @@ func TestACLEveryAPI(t *testing.T) {
 			r.ResourceType, r.ResourcePatternType, r.Operation, r.PermissionType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny, kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
 			return r
 		}, func(r kmsg.Response) int16 { return r.(*kmsg.DescribeACLsResponse).ErrorCode }, clusterAuth},
+		{"DescribeUserScramCredentials", func() kmsg.Request {
+			return kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.DescribeUserSCRAMCredentialsResponse).ErrorCode }, clusterAuth},
+		{"AlterUserScramCredentials", func() kmsg.Request {
+			r := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+			d := kmsg.NewAlterUserSCRAMCredentialsRequestDeletion()
+			d.Name, d.Mechanism = "nobody", 2
+			r.Deletions = append(r.Deletions, d)
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode }, clusterAuth},
 		{"DeleteAcls", func() kmsg.Request {
 			r := kmsg.NewPtrDeleteACLsRequest()
 			f := kmsg.NewDeleteACLsRequestFilter()

@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -21,9 +22,15 @@ func init() {
 	register(api{key: 50, min: 0, max: 0, handle: (*Server).handleDescribeUserScramCredentials})
 }
 
+// DescribeUserScramCredentials needs DESCRIBE on the cluster, else
+// CLUSTER_AUTHORIZATION_FAILED in the top-level ErrorCode
+// (KafkaApis.handleDescribeUserScramCredentialsRequest).
 func (s *Server) handleDescribeUserScramCredentials(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	// authz: Kafka checks DESCRIBE on the CLUSTER resource
-	// (KafkaApis.handleDescribeUserScramCredentialsRequest); unauthorized
-	// is CLUSTER_AUTHORIZATION_FAILED in the top-level ErrorCode.
-	return s.svc.Admin.DescribeUserScramCredentials(ctx, kreq.(*kmsg.DescribeUserSCRAMCredentialsRequest)), nil
+	req := kreq.(*kmsg.DescribeUserSCRAMCredentialsRequest)
+	if !s.auth(ctx).cluster(opDescribe) {
+		resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+		resp.ErrorCode, resp.ErrorMessage = errClusterAuth, kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Description)
+		return resp, nil
+	}
+	return s.svc.Admin.DescribeUserScramCredentials(ctx, req), nil
 }
