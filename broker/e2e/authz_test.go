@@ -99,4 +99,3 @@ func TestACLBinary(t *testing.T) {
 		}
 	}
 }
-
