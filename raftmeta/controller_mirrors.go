@@ -44,6 +44,8 @@ func (c *Controller) serveMirrorRequest(ctx context.Context, req kmsg.Request) k
 		return c.ResumeMirrorTopics(ctx, req)
 	case *mirrormsg.BumpLeaderEpochsRequest:
 		return c.BumpLeaderEpochs(ctx, req)
+	case *mirrormsg.SyncScramCredentialsRequest:
+		return c.SyncScramCredentials(ctx, req)
 	}
 	return nil
 }

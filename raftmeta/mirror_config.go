@@ -94,6 +94,22 @@ var mirrorConfigDefs = map[string]mirrorConfigDef{
 	// first-time rule truncates everything). False refuses such a start,
 	// naming the partitions and their record counts.
 	MirrorTruncateExistingConfig: {def: "false", hasDef: true, check: checkBool},
+	// Strait's own (issue 25): the SCRAM users the syncer copies from a
+	// Strait source (opt-in; the source must serve
+	// DescribeScramCredentialSecrets on an encrypted listener).
+	MirrorScramSyncEnableConfig:  {def: "false", hasDef: true, check: checkBool},
+	"mirror.scram.users.include": {def: ".*", hasDef: true, check: listOf(checkRegex)},
+	"mirror.scram.users.exclude": {def: "", hasDef: true, check: listOf(checkRegex)},
+}
+
+// MirrorScramSyncEnableConfig is the mirror config that opts the mirror
+// into the SCRAM user sync.
+const MirrorScramSyncEnableConfig = "mirror.scram.sync.enable"
+
+// MirrorSyncsScram reports whether a mirror's configs set
+// mirror.scram.sync.enable.
+func MirrorSyncsScram(configs map[string]string) bool {
+	return strings.EqualFold(strings.TrimSpace(configs[MirrorScramSyncEnableConfig]), "true")
 }
 
 // MirrorTruncateExistingConfig is the mirror config that lets a start
@@ -118,6 +134,8 @@ var mirrorListConfigs = map[string]bool{
 	"mirror.groups.exclude":           true,
 	"mirror.acl.include":              true,
 	"mirror.topic.properties.exclude": true,
+	"mirror.scram.users.include":      true,
+	"mirror.scram.users.exclude":      true,
 }
 
 // validateMirrorConfigChange validates a mirror's configs as an alter

@@ -85,6 +85,22 @@ func (m *mirrorStandIn) ReadMirrorStates(_ context.Context, req *mirrormsg.ReadM
 	return as[*mirrormsg.ReadMirrorStatesResponse](m.answer(req))
 }
 
+func (m *mirrorStandIn) DescribeScramCredentialSecrets(_ context.Context, req *mirrormsg.DescribeScramCredentialSecretsRequest) *mirrormsg.DescribeScramCredentialSecretsResponse {
+	return as[*mirrormsg.DescribeScramCredentialSecretsResponse](m.answer(req))
+}
+
+// servedMirrorAPIs are the mirror RPCs a client listener serves: all but
+// the internal ones.
+func servedMirrorAPIs() []mirrormsg.API {
+	var out []mirrormsg.API
+	for _, a := range mirrormsg.APIs {
+		if !a.Internal {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 func (m *mirrorStandIn) WriteMirrorStates(_ context.Context, req *mirrormsg.WriteMirrorStatesRequest) *mirrormsg.WriteMirrorStatesResponse {
 	return as[*mirrormsg.WriteMirrorStatesResponse](m.answer(req))
 }
@@ -100,7 +116,8 @@ type mirrorCase struct {
 
 func strp(s string) *string { return &s }
 
-// mirrorCases has one case per mirror API key, in mirrormsg.APIs' order.
+// mirrorCases has one case per served mirror API key, in mirrormsg.APIs'
+// order.
 func mirrorCases() []mirrorCase {
 	tid := [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 	return []mirrorCase{
@@ -244,6 +261,17 @@ func mirrorCases() []mirrorCase {
 		}, func() kmsg.Response {
 			r := mirrormsg.NewPtrBumpLeaderEpochsResponse()
 			r.Topics = []mirrormsg.BumpLeaderEpochsResponseTopicPartitions{{TopicName: "pay", Partitions: []mirrormsg.BumpLeaderEpochsResponsePartitionDetail{{PartitionIndex: 0, ErrorCode: 0}}}}
+			return r
+		}},
+		{"DescribeScramCredentialSecrets", func() kmsg.Request {
+			r := mirrormsg.NewPtrDescribeScramCredentialSecretsRequest()
+			r.Users, r.Mechanisms = []string{"alice"}, []int8{2}
+			return r
+		}, func() kmsg.Response {
+			r := mirrormsg.NewPtrDescribeScramCredentialSecretsResponse()
+			r.Credentials = []mirrormsg.DescribeScramCredentialSecretsResponseCredential{{
+				Name: "alice", Mechanism: 2, Salt: []byte{1, 2, 3}, StoredKey: []byte{4}, ServerKey: []byte{5}, Iterations: 4096,
+			}}
 			return r
 		}},
 	}

@@ -217,4 +217,9 @@ type MirrorService interface {
 	// cluster, when preparing a failback).
 	ReadMirrorStates(ctx context.Context, req *mirrormsg.ReadMirrorStatesRequest) *mirrormsg.ReadMirrorStatesResponse
 	WriteMirrorStates(ctx context.Context, req *mirrormsg.WriteMirrorStatesRequest) *mirrormsg.WriteMirrorStatesResponse
+
+	// DescribeScramCredentialSecrets exports this node's SCRAM
+	// credentials for a mirror's SCRAM sync (Strait's key 106); the wire
+	// server asks only for a request that came on an encrypted listener.
+	DescribeScramCredentialSecrets(ctx context.Context, req *mirrormsg.DescribeScramCredentialSecretsRequest) *mirrormsg.DescribeScramCredentialSecretsResponse
 }

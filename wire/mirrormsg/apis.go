@@ -7,55 +7,63 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 // The API keys of the mirror RPCs (DESIGN.md §4). They are not reserved upstream:
 // change them in testdata/schemas and regenerate.
 const (
-	KeyCreateMirror       int16 = 94
-	KeyStartMirrorTopics  int16 = 95
-	KeyStopMirrorTopics   int16 = 96
-	KeyResumeMirrorTopics int16 = 97
-	KeyListMirrors        int16 = 98
-	KeyDescribeMirrors    int16 = 99
-	KeyReadMirrorStates   int16 = 100
-	KeyWriteMirrorStates  int16 = 101
-	KeyPauseMirrorTopics  int16 = 102
-	KeyDeleteMirror       int16 = 103
-	KeyBumpLeaderEpochs   int16 = 105
+	KeyCreateMirror                   int16 = 94
+	KeyStartMirrorTopics              int16 = 95
+	KeyStopMirrorTopics               int16 = 96
+	KeyResumeMirrorTopics             int16 = 97
+	KeyListMirrors                    int16 = 98
+	KeyDescribeMirrors                int16 = 99
+	KeyReadMirrorStates               int16 = 100
+	KeyWriteMirrorStates              int16 = 101
+	KeyPauseMirrorTopics              int16 = 102
+	KeyDeleteMirror                   int16 = 103
+	KeyBumpLeaderEpochs               int16 = 105
+	KeyDescribeScramCredentialSecrets int16 = 106
+	KeySyncScramCredentials           int16 = 107
 )
 
 // APIs lists every mirror RPC by key; it is never modified. The wire registry
 // advertises from it in ApiVersions and decodes requests with NewRequest.
 var APIs = []API{
-	{Key: 94, Name: "CreateMirror", Min: 0, Max: 0, Admin: true,
+	{Key: 94, Name: "CreateMirror", Min: 0, Max: 0, Admin: true, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrCreateMirrorRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrCreateMirrorResponse() }},
-	{Key: 95, Name: "StartMirrorTopics", Min: 0, Max: 0, Admin: true,
+	{Key: 95, Name: "StartMirrorTopics", Min: 0, Max: 0, Admin: true, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrStartMirrorTopicsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrStartMirrorTopicsResponse() }},
-	{Key: 96, Name: "StopMirrorTopics", Min: 0, Max: 0, Admin: true,
+	{Key: 96, Name: "StopMirrorTopics", Min: 0, Max: 0, Admin: true, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrStopMirrorTopicsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrStopMirrorTopicsResponse() }},
-	{Key: 97, Name: "ResumeMirrorTopics", Min: 0, Max: 0, Admin: true,
+	{Key: 97, Name: "ResumeMirrorTopics", Min: 0, Max: 0, Admin: true, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrResumeMirrorTopicsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrResumeMirrorTopicsResponse() }},
-	{Key: 98, Name: "ListMirrors", Min: 0, Max: 0, Admin: false,
+	{Key: 98, Name: "ListMirrors", Min: 0, Max: 0, Admin: false, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrListMirrorsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrListMirrorsResponse() }},
-	{Key: 99, Name: "DescribeMirrors", Min: 0, Max: 0, Admin: false,
+	{Key: 99, Name: "DescribeMirrors", Min: 0, Max: 0, Admin: false, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrDescribeMirrorsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrDescribeMirrorsResponse() }},
-	{Key: 100, Name: "ReadMirrorStates", Min: 0, Max: 0, Admin: false,
+	{Key: 100, Name: "ReadMirrorStates", Min: 0, Max: 0, Admin: false, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrReadMirrorStatesRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrReadMirrorStatesResponse() }},
-	{Key: 101, Name: "WriteMirrorStates", Min: 0, Max: 0, Admin: false,
+	{Key: 101, Name: "WriteMirrorStates", Min: 0, Max: 0, Admin: false, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrWriteMirrorStatesRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrWriteMirrorStatesResponse() }},
-	{Key: 102, Name: "PauseMirrorTopics", Min: 0, Max: 0, Admin: true,
+	{Key: 102, Name: "PauseMirrorTopics", Min: 0, Max: 0, Admin: true, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrPauseMirrorTopicsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrPauseMirrorTopicsResponse() }},
-	{Key: 103, Name: "DeleteMirror", Min: 0, Max: 0, Admin: true,
+	{Key: 103, Name: "DeleteMirror", Min: 0, Max: 0, Admin: true, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrDeleteMirrorRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrDeleteMirrorResponse() }},
-	{Key: 105, Name: "BumpLeaderEpochs", Min: 0, Max: 0, Admin: true,
+	{Key: 105, Name: "BumpLeaderEpochs", Min: 0, Max: 0, Admin: true, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrBumpLeaderEpochsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrBumpLeaderEpochsResponse() }},
+	{Key: 106, Name: "DescribeScramCredentialSecrets", Min: 0, Max: 0, Admin: false, Internal: false,
+		NewRequest:  func() kmsg.Request { return NewPtrDescribeScramCredentialSecretsRequest() },
+		NewResponse: func() kmsg.Response { return NewPtrDescribeScramCredentialSecretsResponse() }},
+	{Key: 107, Name: "SyncScramCredentials", Min: 0, Max: 0, Admin: false, Internal: true,
+		NewRequest:  func() kmsg.Request { return NewPtrSyncScramCredentialsRequest() },
+		NewResponse: func() kmsg.Response { return NewPtrSyncScramCredentialsResponse() }},
 }
 
 var (
@@ -134,4 +142,16 @@ var (
 	_ kmsg.AdminRequest        = (*BumpLeaderEpochsRequest)(nil)
 	_ kmsg.ThrottleResponse    = (*BumpLeaderEpochsResponse)(nil)
 	_ kmsg.SetThrottleResponse = (*BumpLeaderEpochsResponse)(nil)
+	_ kmsg.Request             = (*DescribeScramCredentialSecretsRequest)(nil)
+	_ kmsg.Response            = (*DescribeScramCredentialSecretsResponse)(nil)
+	_ kmsg.UnsafeReadFrom      = (*DescribeScramCredentialSecretsRequest)(nil)
+	_ kmsg.UnsafeReadFrom      = (*DescribeScramCredentialSecretsResponse)(nil)
+	_ kmsg.ThrottleResponse    = (*DescribeScramCredentialSecretsResponse)(nil)
+	_ kmsg.SetThrottleResponse = (*DescribeScramCredentialSecretsResponse)(nil)
+	_ kmsg.Request             = (*SyncScramCredentialsRequest)(nil)
+	_ kmsg.Response            = (*SyncScramCredentialsResponse)(nil)
+	_ kmsg.UnsafeReadFrom      = (*SyncScramCredentialsRequest)(nil)
+	_ kmsg.UnsafeReadFrom      = (*SyncScramCredentialsResponse)(nil)
+	_ kmsg.ThrottleResponse    = (*SyncScramCredentialsResponse)(nil)
+	_ kmsg.SetThrottleResponse = (*SyncScramCredentialsResponse)(nil)
 )

@@ -18,7 +18,10 @@ func TestAPIs(t *testing.T) {
 		94: "CreateMirror", 95: "StartMirrorTopics", 96: "StopMirrorTopics", 97: "ResumeMirrorTopics",
 		98: "ListMirrors", 99: "DescribeMirrors", 100: "ReadMirrorStates", 101: "WriteMirrorStates",
 		102: "PauseMirrorTopics", 103: "DeleteMirror", 105: "BumpLeaderEpochs",
+		// Strait's own (issue 25): the SCRAM sync of a mirror.
+		106: "DescribeScramCredentialSecrets", 107: "SyncScramCredentials",
 	}
+	internal := map[string]bool{"SyncScramCredentials": true}
 	admin := map[string]bool{
 		"CreateMirror": true, "DeleteMirror": true, "StartMirrorTopics": true, "StopMirrorTopics": true,
 		"PauseMirrorTopics": true, "ResumeMirrorTopics": true, "BumpLeaderEpochs": true,
@@ -65,6 +68,9 @@ func TestAPIs(t *testing.T) {
 		if _, ok := req.(kmsg.AdminRequest); ok != admin[a.Name] || a.Admin != admin[a.Name] {
 			t.Errorf("%s: AdminRequest %t, table %t, want %t", a.Name, ok, a.Admin, admin[a.Name])
 		}
+		if a.Internal != internal[a.Name] {
+			t.Errorf("%s: Internal %t", a.Name, a.Internal)
+		}
 		if _, ok := resp.(kmsg.ThrottleResponse); !ok {
 			t.Errorf("%s: the response has ThrottleTimeMs but is not a kmsg.ThrottleResponse", a.Name)
 		}
@@ -81,7 +87,7 @@ func TestAPIs(t *testing.T) {
 			t.Errorf("NameForKey(%d) = %q", a.Key, mirrormsg.NameForKey(a.Key))
 		}
 	}
-	for _, k := range []int16{-1, 0, 18, 93, 104, 106} {
+	for _, k := range []int16{-1, 0, 18, 93, 104, 108} {
 		if mirrormsg.RequestForKey(k) != nil || mirrormsg.ResponseForKey(k) != nil || mirrormsg.NameForKey(k) != "" {
 			t.Errorf("key %d is not a mirror RPC but is looked up", k)
 		}

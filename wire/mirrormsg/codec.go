@@ -42,6 +42,13 @@ func appendNullableString(dst []byte, s *string, flexible bool) []byte {
 	return kbin.AppendNullableString(dst, s)
 }
 
+func appendBytes(dst, b []byte, flexible bool) []byte {
+	if flexible {
+		return kbin.AppendCompactBytes(dst, b)
+	}
+	return kbin.AppendBytes(dst, b)
+}
+
 func appendArrayLen(dst []byte, n int, flexible bool) []byte {
 	if flexible {
 		return kbin.AppendCompactArrayLen(dst, n)
@@ -96,6 +103,21 @@ func readNullableString(b *kbin.Reader, flexible, unsafe bool) *string {
 	default:
 		return b.NullableString()
 	}
+}
+
+// readBytes reads a bytes field; unless unsafe it is copied out of the
+// frame, as kmsg copies (UnsafeReadFrom aliases it, as strings).
+func readBytes(b *kbin.Reader, flexible, unsafe bool) []byte {
+	var v []byte
+	if flexible {
+		v = b.CompactBytes()
+	} else {
+		v = b.Bytes()
+	}
+	if !unsafe && v != nil {
+		v = bytes.Clone(v)
+	}
+	return v
 }
 
 // readArrayLen reads an array length, -1 for null. minElem is the fewest

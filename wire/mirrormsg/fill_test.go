@@ -173,6 +173,12 @@ func (f *filler) primitive(v reflect.Value, typ string) {
 			s = "s"
 		}
 		v.SetString(s)
+	case "bytes":
+		b := []byte(strs[f.rng.IntN(len(strs))])
+		if f.full {
+			b = []byte{0xa5}
+		}
+		v.SetBytes(b)
 	case "uuid":
 		var u [16]byte
 		if f.full || f.rng.IntN(3) > 0 {

@@ -344,6 +344,39 @@ func goldens() []golden {
 			},
 			want: cat(i32(0), i16(0), carr(1), cstr("t"), carr(1), i32(0), i16(3), noTags, noTags, noTags),
 		},
+		{
+			name: "DescribeScramCredentialSecretsRequest",
+			msg:  &mirrormsg.DescribeScramCredentialSecretsRequest{Users: []string{"alice"}, Mechanisms: nil},
+			want: cat(carr(1), cstr("alice"), null, noTags),
+		},
+		{
+			name: "DescribeScramCredentialSecretsResponse",
+			msg: &mirrormsg.DescribeScramCredentialSecretsResponse{
+				Credentials: []mirrormsg.DescribeScramCredentialSecretsResponseCredential{{
+					Name: "alice", Mechanism: 2, Salt: []byte{1, 2}, StoredKey: []byte{3}, ServerKey: []byte{4, 5, 6}, Iterations: 4096,
+				}},
+			},
+			// bytes are compact: length+1 as an unsigned varint, then the bytes.
+			want: cat(i32(0), i16(0), null, carr(1), cstr("alice"), i8(2),
+				uv(3), []byte{1, 2}, uv(2), []byte{3}, uv(4), []byte{4, 5, 6}, i32(4096), noTags, noTags),
+		},
+		{
+			name: "SyncScramCredentialsRequest",
+			msg: &mirrormsg.SyncScramCredentialsRequest{
+				MirrorName: "m1",
+				Upsertions: []mirrormsg.SyncScramCredentialsRequestUpsertion{{
+					Name: "bob", Mechanism: 1, Salt: []byte{9}, StoredKey: []byte{8}, ServerKey: []byte{7}, Iterations: 8192,
+				}},
+				Deletions: []mirrormsg.SyncScramCredentialsRequestDeletion{{Name: "carol", Mechanism: 2}},
+			},
+			want: cat(cstr("m1"), carr(1), cstr("bob"), i8(1), uv(2), []byte{9}, uv(2), []byte{8}, uv(2), []byte{7}, i32(8192), noTags,
+				carr(1), cstr("carol"), i8(2), noTags, noTags),
+		},
+		{
+			name: "SyncScramCredentialsResponse",
+			msg:  &mirrormsg.SyncScramCredentialsResponse{ErrorCode: 58, ErrorMessage: sp("no")},
+			want: cat(i32(0), i16(58), cstr("no"), noTags),
+		},
 	}
 }
 

@@ -16,6 +16,9 @@ type API struct {
 	// Admin is set for requests an admin client sends to the active
 	// controller (they implement kmsg.AdminRequest).
 	Admin bool
+	// Internal is set for requests only a Strait node sends to the active
+	// controller (raftmeta/ctrlrpc); the wire server does not serve them.
+	Internal bool
 	// NewRequest and NewResponse return new messages with their defaults
 	// set and Version 0; set the version before decoding.
 	NewRequest  func() kmsg.Request

@@ -5,7 +5,7 @@
 // mirrormsg use them to build values and check the generated code.
 //
 // Only what the mirror schemas use is supported: the primitive types bool,
-// int8, int16, int32, int64, uuid and string, arrays of those and of
+// int8, int16, int32, int64, uuid, string and bytes, arrays of those and of
 // structs, nullable strings and arrays, tagged fields and defaults. Anything
 // else is an error rather than a silent mis-encoding.
 package schema
@@ -113,7 +113,7 @@ func ParseVersions(s string) (Versions, error) {
 // takes on the wire in a flexible version (compact strings and arrays take
 // one byte at least).
 var primitives = map[string]int{
-	"bool": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "uuid": 16, "string": 1,
+	"bool": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "uuid": 16, "string": 1, "bytes": 1,
 }
 
 // IsPrimitive reports whether t is a supported scalar type.
@@ -340,8 +340,8 @@ func check(f *Field, r rawField, m *Message, tags map[int]bool) error {
 			if f.Default != "true" && f.Default != "false" {
 				return fmt.Errorf("bool default %q", f.Default)
 			}
-		case f.Type == "uuid":
-			return errors.New("uuid defaults are not supported")
+		case f.Type == "uuid" || f.Type == "bytes":
+			return fmt.Errorf("%s defaults are not supported", f.Type)
 		default:
 			bits := map[string]int{"int8": 8, "int16": 16, "int32": 32, "int64": 64}[f.Type]
 			if _, err := strconv.ParseInt(f.Default, 10, bits); err != nil {
