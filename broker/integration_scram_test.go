@@ -1,7 +1,6 @@
 package broker_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	kscram "github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/strait-io/strait/broker"
 	"github.com/strait-io/strait/broker/brokertest"
@@ -47,38 +45,11 @@ func describeSCRAMs(t *testing.T, adm *kadm.Client, users ...string) string {
 	return strings.Join(out, " ")
 }
 
-// scramLogin drives franz-go's SCRAM client against the node's SCRAM
-// mechanism in process: what a SASL listener of that node would answer.
+// scramLogin logs in on the node's SCRAM mechanism in process: what a
+// SASL listener of that node would answer.
 func scramLogin(t *testing.T, n *broker.Node, mech kadm.ScramMechanism, user, pass string) (principal string, err error) {
 	t.Helper()
-	server, err := n.ScramMechanismForTest(mech.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := kscram.Auth{User: user, Pass: pass}
-	cm := a.AsSha256Mechanism()
-	if mech == kadm.ScramSha512 {
-		cm = a.AsSha512Mechanism()
-	}
-	cs, tok, err := cm.Authenticate(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := server.NewSession()
-	for {
-		reply, done, err := s.Step(tok)
-		if err != nil {
-			return "", err
-		}
-		cdone, next, err := cs.Challenge(reply)
-		if err != nil {
-			return "", err
-		}
-		if done && cdone {
-			return s.Principal(), nil
-		}
-		tok = next
-	}
+	return brokertest.ScramLogin(n, mech, user, pass)
 }
 
 // alterRaw sends an AlterUserScramCredentials kadm would refuse to build

@@ -50,11 +50,20 @@ func (s mirrorService) DescribeMirrors(ctx context.Context, req *mirrormsg.Descr
 			found.add(img, name, ps.Topic, n.cfg.NodeID, partitionDetail(ps))
 		}
 	}
+	scramErrs := map[string]string{}
+	for _, name := range names {
+		if e := n.syncers.scramSyncStatus(name); e != "" {
+			scramErrs[name] = e
+		}
+	}
 	if !req.LocalOnly && len(names) > 0 {
-		n.describeRemote(ctx, img, names, found)
+		n.describeRemote(ctx, img, names, found, scramErrs)
 	}
 	for i := range resp.Mirrors {
 		m := &resp.Mirrors[i]
+		if e, ok := scramErrs[m.MirrorName]; ok {
+			m.ScramSyncError = &e
+		}
 		for j := range m.Topics {
 			t := &m.Topics[j]
 			if req.LocalOnly {
@@ -88,8 +97,9 @@ func (n *Node) localMirrorPartitions(mirror string) []manager.PartitionStatus {
 }
 
 // describeRemote asks every other live broker for the partitions it leads
-// and adds them to found.
-func (n *Node) describeRemote(ctx context.Context, img *raftmeta.Image, names []string, found partitionDetails) {
+// and adds them to found, and for the SCRAM sync errors of the mirrors
+// whose syncer it runs, added to scramErrs.
+func (n *Node) describeRemote(ctx context.Context, img *raftmeta.Image, names []string, found partitionDetails, scramErrs map[string]string) {
 	ctx, cancel := context.WithTimeout(ctx, describeFanOutTimeout)
 	defer cancel()
 	var mu sync.Mutex
@@ -112,6 +122,9 @@ func (n *Node) describeRemote(ctx context.Context, img *raftmeta.Image, names []
 			mu.Lock()
 			defer mu.Unlock()
 			for _, m := range resp.Mirrors {
+				if m.ScramSyncError != nil {
+					scramErrs[m.MirrorName] = *m.ScramSyncError
+				}
 				for _, t := range m.Topics {
 					for _, p := range t.Partitions {
 						found.add(img, m.MirrorName, t.TopicName, id, p)

@@ -126,6 +126,7 @@ func (m *mirrorSyncers) startLocked(name string, cfgs map[string]string) {
 				Destination: dst,
 				Image:       m.n.quorum.Image,
 				Interval:    syncer.RefreshInterval(cfgs),
+				ScramSync:   m.syncScram,
 				Logger:      m.n.logger,
 			})
 		}
@@ -152,6 +153,17 @@ func (m *mirrorSyncers) startLocked(name string, cfgs map[string]string) {
 	m.n.logger.Info("started the mirror's metadata sync", "mirror", name, "interval", syncer.RefreshInterval(cfgs))
 }
 
+// syncScram forwards a syncer's SCRAM batch to the active controller,
+// over the controller channel: SyncScramCredentials is not served on a
+// client listener.
+func (m *mirrorSyncers) syncScram(ctx context.Context, req *mirrormsg.SyncScramCredentialsRequest) (*mirrormsg.SyncScramCredentialsResponse, error) {
+	resp, ok := m.n.forward(ctx, req).(*mirrormsg.SyncScramCredentialsResponse)
+	if !ok {
+		return nil, fmt.Errorf("the controller answered SyncScramCredentials with no response")
+	}
+	return resp, nil
+}
+
 // sourceClient is a client of the mirror's source cluster, built from its
 // configs like the mirror manager's (mirror/source.ClientOptions) and
 // dialing through the node's dialer.
@@ -163,6 +175,9 @@ func (m *mirrorSyncers) sourceClient(name string, cfgs map[string]string) (*kgo.
 	opts = append(opts,
 		kgo.SeedBrokers(source.BootstrapServers(cfgs)...),
 		kgo.ClientID(fmt.Sprintf("strait-mirror-syncer-%s-%d", name, m.n.cfg.NodeID)),
+		// The SCRAM step sends DescribeScramCredentialSecrets (key 106),
+		// which kgo's default version table lacks.
+		kgo.MaxVersions(mirrormsg.MaxVersions(nil)),
 		// kgo answers Metadata requests from a cache younger than this:
 		// each round must see the source's topics as they are now.
 		kgo.MetadataMinAge(min(max(syncer.RefreshInterval(cfgs)/2, 10*time.Millisecond), 5*time.Second)),
@@ -198,6 +213,17 @@ func (m *mirrorSyncers) destClient() (*kgo.Client, error) {
 	}
 	m.dst = cl
 	return cl, nil
+}
+
+// scramSyncStatus is the SCRAM sync error of a mirror whose syncer this
+// broker runs, "" otherwise.
+func (m *mirrorSyncers) scramSyncStatus(name string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.running[name]; ok && r.s != nil {
+		return r.s.ScramSyncStatus()
+	}
+	return ""
 }
 
 // close stops every syncer and waits for them.
@@ -237,7 +263,7 @@ func (m *mirrorSyncers) stats() map[string]syncer.Stats {
 type mirrorSyncCollector struct {
 	stats func() map[string]syncer.Stats
 
-	rounds, metadata, configs, offsets, shares, acls *prometheus.Desc
+	rounds, metadata, configs, offsets, shares, acls, scram *prometheus.Desc
 }
 
 func newMirrorSyncCollector(stats func() map[string]syncer.Stats) *mirrorSyncCollector {
@@ -252,12 +278,13 @@ func newMirrorSyncCollector(stats func() map[string]syncer.Stats) *mirrorSyncCol
 		offsets:  d("strait_mirror_consumer_group_offset_sync_errors_total", "Failed consumer group offset syncs of the mirror (ConsumerGroupOffsetSyncError)."),
 		shares:   d("strait_mirror_share_group_offset_sync_errors_total", "Failed share group offset syncs of the mirror (ShareGroupOffsetSyncError)."),
 		acls:     d("strait_mirror_acl_sync_errors_total", "Failed ACL syncs of the mirror (AclSyncError)."),
+		scram:    d("strait_mirror_scram_sync_errors_total", "Failed SCRAM credential syncs of the mirror; a source that cannot export, or a PLAINTEXT link, counts once."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *mirrorSyncCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.rounds, c.metadata, c.configs, c.offsets, c.shares, c.acls} {
+	for _, d := range []*prometheus.Desc{c.rounds, c.metadata, c.configs, c.offsets, c.shares, c.acls, c.scram} {
 		ch <- d
 	}
 }
@@ -275,6 +302,7 @@ func (c *mirrorSyncCollector) Collect(ch chan<- prometheus.Metric) {
 			{c.offsets, st.ConsumerGroupOffsetSyncErrors},
 			{c.shares, st.ShareGroupOffsetSyncErrors},
 			{c.acls, st.AclSyncErrors},
+			{c.scram, st.ScramSyncErrors},
 		} {
 			ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v), name)
 		}

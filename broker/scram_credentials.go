@@ -39,3 +39,10 @@ func (c imageScramCredentials) ScramCredential(mechanism, user string) (sasl.Scr
 func scramMechanism(name string, image func() *raftmeta.Image) (sasl.Mechanism, error) {
 	return scram.NewMechanism(name, imageScramCredentials{image: image}, nil)
 }
+
+// ScramMechanism is the SCRAM mechanism ("SCRAM-SHA-256" or
+// "SCRAM-SHA-512") a SASL listener of this node checks passwords with:
+// what a test drives to log in as a user until SASL listeners exist.
+func (n *Node) ScramMechanism(name string) (sasl.Mechanism, error) {
+	return scramMechanism(name, n.quorum.Image)
+}

@@ -20,6 +20,10 @@ type MirrorDescription struct {
 	// the broker did not compute it.
 	AuthorizedOperations int32              `json:"-"`
 	Topics               []TopicDescription `json:"topics"`
+	// ScramSyncError is why the mirror's SCRAM user sync cannot run (a
+	// source that cannot export credentials, a PLAINTEXT link), "" when
+	// it runs or is disabled.
+	ScramSyncError string `json:"scram_sync_error,omitempty"`
 }
 
 // TopicDescription is one topic of a mirror, its partitions sorted by
@@ -109,6 +113,9 @@ func describedMirror(m mirrormsg.DescribeMirrorsResponseDescribedMirror) MirrorD
 		Err:                  kafkaError(m.ErrorCode),
 		AuthorizedOperations: m.AuthorizedOperations,
 		Topics:               make([]TopicDescription, 0, len(m.Topics)),
+	}
+	if m.ScramSyncError != nil {
+		d.ScramSyncError = *m.ScramSyncError
 	}
 	for _, t := range m.Topics {
 		td := TopicDescription{Name: t.TopicName, Partitions: make([]PartitionDescription, 0, len(t.Partitions))}

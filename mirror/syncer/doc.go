@@ -17,7 +17,11 @@
 //     not mirror.groups.exclude that are not active on the destination get
 //     max(destLogStart, min(sourceCommitted, destEnd)) per partition;
 //   - ACLs: the source ACLs matching mirror.acl.include are reconciled
-//     onto the destination.
+//     onto the destination;
+//   - SCRAM credentials (opt-in, mirror.scram.sync.enable; scram.go): the
+//     source's users matching mirror.scram.users.include and not
+//     mirror.scram.users.exclude get the same salts and keys on the
+//     destination, from a Strait source over an encrypted link.
 //
 // The syncer writes to the destination with plain Kafka requests through
 // a client of its own broker, so every write takes the normal paths

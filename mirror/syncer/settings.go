@@ -21,6 +21,7 @@ type settings struct {
 	topics, groups  nameFilter
 	acls            []aclRule
 	propertyExclude map[string]bool
+	scram           scramSettings
 }
 
 // configValue is a mirror config's value or its default.
@@ -56,6 +57,9 @@ func parseSettings(cfgs map[string]string) (settings, error) {
 	}
 	if s.acls, err = parseACLRules(configValue(cfgs, "mirror.acl.include")); err != nil {
 		return s, fmt.Errorf("mirror.acl.include: %w", err)
+	}
+	if s.scram, err = parseScramSettings(cfgs); err != nil {
+		return s, err
 	}
 	s.propertyExclude = map[string]bool{raftmeta.MirrorNameConfig: true}
 	for _, k := range splitList(configValue(cfgs, "mirror.topic.properties.exclude")) {

@@ -14,6 +14,7 @@ import (
 	"github.com/strait-io/strait/mirror/admin"
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // Config is a Syncer's dependencies.
@@ -34,6 +35,10 @@ type Config struct {
 	// Interval is the sync period (mirror.metadata.refresh.interval.ms);
 	// zero is DefaultRefreshInterval.
 	Interval time.Duration
+	// ScramSync writes a SCRAM sync batch on the destination's active
+	// controller (the broker forwards SyncScramCredentials); nil leaves
+	// the SCRAM step unable to run (reported once when it is enabled).
+	ScramSync func(ctx context.Context, req *mirrormsg.SyncScramCredentialsRequest) (*mirrormsg.SyncScramCredentialsResponse, error)
 	// StepTimeout bounds one step of a round (zero: 30 s or the interval,
 	// whichever is longer).
 	StepTimeout time.Duration
@@ -51,6 +56,9 @@ type Stats struct {
 	ConsumerGroupOffsetSyncErrors int64
 	ShareGroupOffsetSyncErrors    int64
 	AclSyncErrors                 int64
+	// ScramSyncErrors counts failed SCRAM syncs; a condition a retry does
+	// not fix (a PLAINTEXT source link, a source that cannot export) once.
+	ScramSyncErrors int64
 
 	TopicsStarted     int64
 	TopicsStopped     int64
@@ -62,6 +70,8 @@ type Stats struct {
 	ShareOffsetsAltered int64
 	AclsCreated         int64
 	AclsDeleted         int64
+	ScramUpserted       int64
+	ScramDeleted        int64
 }
 
 // Add returns the sum of s and o (a broker adds up the Stats of a
@@ -82,6 +92,9 @@ func (s Stats) Add(o Stats) Stats {
 		ShareOffsetsAltered:           s.ShareOffsetsAltered + o.ShareOffsetsAltered,
 		AclsCreated:                   s.AclsCreated + o.AclsCreated,
 		AclsDeleted:                   s.AclsDeleted + o.AclsDeleted,
+		ScramSyncErrors:               s.ScramSyncErrors + o.ScramSyncErrors,
+		ScramUpserted:                 s.ScramUpserted + o.ScramUpserted,
+		ScramDeleted:                  s.ScramDeleted + o.ScramDeleted,
 	}
 }
 
@@ -91,6 +104,7 @@ type counters struct {
 	metadataErrors, configErrors, offsetErrors, shareErrors, aclErrors atomic.Int64
 	started, stopped, partitions, configs, offsets, shareOffsets       atomic.Int64
 	aclsAdd, aclsDel                                                   atomic.Int64
+	scramErrors, scramUpserted, scramDeleted                           atomic.Int64
 }
 
 // Syncer synchronises one mirror's metadata from its source; see the
@@ -108,6 +122,14 @@ type Syncer struct {
 	// deletes.
 	aclMu sync.Mutex
 	owned map[aclEntry]bool
+
+	// scramMu guards scramStatus, the SCRAM step's standing error.
+	scramMu     sync.Mutex
+	scramStatus string
+	// scramUnsupportedUntil is when a source found unable to export
+	// SCRAM credentials is asked again (only the round's goroutine uses
+	// it).
+	scramUnsupportedUntil time.Time
 
 	// missing counts the consecutive rounds each mirror topic was not
 	// found on the source (only the round's goroutine uses it).
@@ -156,6 +178,9 @@ func (s *Syncer) Stats() Stats {
 		ShareOffsetsAltered:           c.shareOffsets.Load(),
 		AclsCreated:                   c.aclsAdd.Load(),
 		AclsDeleted:                   c.aclsDel.Load(),
+		ScramSyncErrors:               c.scramErrors.Load(),
+		ScramUpserted:                 c.scramUpserted.Load(),
+		ScramDeleted:                  c.scramDeleted.Load(),
 	}
 }
 
@@ -211,6 +236,7 @@ func (s *Syncer) SyncOnce(ctx context.Context) {
 		s.c.offsetErrors.Add(1)
 		s.c.shareErrors.Add(1)
 		s.c.aclErrors.Add(1)
+		s.c.scramErrors.Add(1)
 		return
 	}
 	v := s.view(img)
@@ -225,6 +251,7 @@ func (s *Syncer) SyncOnce(ctx context.Context) {
 		{"consumer group offsets", s.syncGroups, &s.c.offsetErrors},
 		{"share group offsets", s.syncShareGroups, &s.c.shareErrors},
 		{"ACLs", s.syncACLs, &s.c.aclErrors},
+		{"SCRAM credentials", s.syncScram, &s.c.scramErrors},
 	}
 	for _, st := range steps {
 		if ctx.Err() != nil {

@@ -346,6 +346,9 @@ type DescribeMirrorsResponseDescribedMirror struct {
 
 	Topics []DescribeMirrorsResponseTopicPartitions
 
+	// Why the mirror's SCRAM user sync cannot run, or null when it runs or is disabled (Strait extension).
+	ScramSyncError *string // tag 0
+
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
 	UnknownTags kmsg.Tags
@@ -372,7 +375,16 @@ func (v *DescribeMirrorsResponseDescribedMirror) encode(dst []byte, version int1
 		dst = v.Topics[i].encode(dst, version, flexible)
 	}
 	if flexible {
-		dst = appendUnknownTags(dst, &v.UnknownTags)
+		n := v.UnknownTags.Len()
+		sendScramSyncError := v.ScramSyncError != nil
+		if sendScramSyncError {
+			n++
+		}
+		dst = kbin.AppendUvarint(dst, uint32(n))
+		if sendScramSyncError {
+			dst = appendTag(dst, 0, appendNullableString(nil, v.ScramSyncError, true))
+		}
+		dst = v.UnknownTags.AppendEach(dst)
 	}
 	return dst
 }
@@ -397,7 +409,14 @@ func (v *DescribeMirrorsResponseDescribedMirror) decode(b *kbin.Reader, version 
 		}
 	}
 	if flexible {
-		return readTags(b, &v.UnknownTags, unsafe, nil)
+		return readTags(b, &v.UnknownTags, unsafe, func(tag uint32, r *kbin.Reader) (bool, error) {
+			switch tag {
+			case 0:
+				v.ScramSyncError = readNullableString(r, true, unsafe)
+				return true, nil
+			}
+			return false, nil
+		})
 	}
 	return nil
 }
@@ -411,7 +430,9 @@ func (v *DescribeMirrorsResponseDescribedMirror) decode(b *kbin.Reader, version 
 // (tag 1, offsets lost because the source's log start passed the fetch
 // offset: mirroring is never silent about them), LagMs (tag 2, the age of
 // the oldest unmirrored record, issue 6) and RetryCount (tag 3, the consecutive
-// failures retried, issue 6).
+// failures retried, issue 6); and per mirror ScramSyncError (tag 0, issue
+// 25: why the mirror's SCRAM user sync cannot run, e.g. a source that
+// cannot export credentials).
 type DescribeMirrorsResponse struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16

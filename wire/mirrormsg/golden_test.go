@@ -269,6 +269,7 @@ func goldens() []golden {
 							LagMs: 1500, RetryCount: 2,
 						}},
 					}},
+					ScramSyncError: sp("no export"),
 				}},
 			},
 			want: cat(i32(0), i16(0), null, carr(1),
@@ -276,7 +277,7 @@ func goldens() []golden {
 				cstr("t"), carr(1),
 				i32(1), i64(100), i64(90), i64(10), cstr("MIRRORING"), i32(3),
 				uv(4), tag(0, cstr("boom")), tag(1, i64(5)), tag(2, i64(1500)), tag(3, i32(2)),
-				noTags, noTags, noTags),
+				noTags, uv(1), tag(0, cstr("no export")), noTags),
 		},
 		{
 			// LagMs at its default (-1) and RetryCount 0 are not sent:

@@ -64,6 +64,9 @@ func printDescription(w io.Writer, d admin.MirrorDescription) {
 		parts += len(t.Partitions)
 	}
 	fmt.Fprintf(w, "Mirror %s: %d topics, %d partitions\n", d.Name, len(d.Topics), parts)
+	if d.ScramSyncError != "" {
+		fmt.Fprintf(w, "SCRAM user sync: %s\n", d.ScramSyncError)
+	}
 	tw := newTable(w)
 	fmt.Fprintln(tw, "TOPIC\tPARTITION\tSTATE\tSOURCE-HW\tDEST-LEO\tLAG\tLAG-MS\tLME\tRETRIES\tSKIPPED\tERROR")
 	for _, t := range d.Topics {
