@@ -264,6 +264,7 @@ type mirrorSyncCollector struct {
 	stats func() map[string]syncer.Stats
 
 	rounds, metadata, configs, offsets, shares, acls, scram *prometheus.Desc
+	scramUpserted, scramDeleted                             *prometheus.Desc
 }
 
 func newMirrorSyncCollector(stats func() map[string]syncer.Stats) *mirrorSyncCollector {
@@ -271,20 +272,22 @@ func newMirrorSyncCollector(stats func() map[string]syncer.Stats) *mirrorSyncCol
 		return prometheus.NewDesc(name, help, []string{"mirror"}, nil)
 	}
 	return &mirrorSyncCollector{
-		stats:    stats,
-		rounds:   d("strait_mirror_sync_rounds_total", "Metadata sync rounds this broker ran for the mirror."),
-		metadata: d("strait_mirror_topic_metadata_refresh_errors_total", "Failed topic discovery and partition refreshes of the mirror's metadata sync (TopicMetadataRefreshError)."),
-		configs:  d("strait_mirror_topic_config_sync_errors_total", "Failed topic config syncs of the mirror (TopicConfigSyncError)."),
-		offsets:  d("strait_mirror_consumer_group_offset_sync_errors_total", "Failed consumer group offset syncs of the mirror (ConsumerGroupOffsetSyncError)."),
-		shares:   d("strait_mirror_share_group_offset_sync_errors_total", "Failed share group offset syncs of the mirror (ShareGroupOffsetSyncError)."),
-		acls:     d("strait_mirror_acl_sync_errors_total", "Failed ACL syncs of the mirror (AclSyncError)."),
-		scram:    d("strait_mirror_scram_sync_errors_total", "Failed SCRAM credential syncs of the mirror; a source that cannot export, or a PLAINTEXT link, counts once."),
+		stats:         stats,
+		rounds:        d("strait_mirror_sync_rounds_total", "Metadata sync rounds this broker ran for the mirror."),
+		metadata:      d("strait_mirror_topic_metadata_refresh_errors_total", "Failed topic discovery and partition refreshes of the mirror's metadata sync (TopicMetadataRefreshError)."),
+		configs:       d("strait_mirror_topic_config_sync_errors_total", "Failed topic config syncs of the mirror (TopicConfigSyncError)."),
+		offsets:       d("strait_mirror_consumer_group_offset_sync_errors_total", "Failed consumer group offset syncs of the mirror (ConsumerGroupOffsetSyncError)."),
+		shares:        d("strait_mirror_share_group_offset_sync_errors_total", "Failed share group offset syncs of the mirror (ShareGroupOffsetSyncError)."),
+		acls:          d("strait_mirror_acl_sync_errors_total", "Failed ACL syncs of the mirror (AclSyncError)."),
+		scram:         d("strait_mirror_scram_sync_errors_total", "Failed SCRAM credential syncs of the mirror; a source that cannot export, or a PLAINTEXT link, counts once."),
+		scramUpserted: d("strait_mirror_scram_credentials_upserted_total", "SCRAM credentials the mirror's sync set on the destination (new users and changed passwords)."),
+		scramDeleted:  d("strait_mirror_scram_credentials_deleted_total", "SCRAM credentials the mirror's sync deleted on the destination (gone from the source)."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *mirrorSyncCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.rounds, c.metadata, c.configs, c.offsets, c.shares, c.acls, c.scram} {
+	for _, d := range []*prometheus.Desc{c.rounds, c.metadata, c.configs, c.offsets, c.shares, c.acls, c.scram, c.scramUpserted, c.scramDeleted} {
 		ch <- d
 	}
 }
@@ -303,6 +306,8 @@ func (c *mirrorSyncCollector) Collect(ch chan<- prometheus.Metric) {
 			{c.shares, st.ShareGroupOffsetSyncErrors},
 			{c.acls, st.AclSyncErrors},
 			{c.scram, st.ScramSyncErrors},
+			{c.scramUpserted, st.ScramUpserted},
+			{c.scramDeleted, st.ScramDeleted},
 		} {
 			ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v), name)
 		}

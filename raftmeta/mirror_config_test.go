@@ -99,6 +99,9 @@ func TestValidateMirrorConfigs(t *testing.T) {
 		{"refresh interval", cfg("mirror.metadata.refresh.interval.ms", "300"), ""},
 		{"zero refresh interval", cfg("mirror.metadata.refresh.interval.ms", "0"), "at least 1"},
 		{"bad refresh interval", cfg("mirror.metadata.refresh.interval.ms", "1m"), "at least 1"},
+		{"scram sync", cfg("mirror.scram.sync.enable", "true", "mirror.scram.users.include", "app-.*,ops", "mirror.scram.users.exclude", "admin"), ""},
+		{"scram sync not a bool", cfg("mirror.scram.sync.enable", "on"), "not true or false"},
+		{"scram users bad regex", cfg("mirror.scram.users.exclude", "a(b"), "mirror config mirror.scram.users.exclude: \"a(b\": error parsing regexp"},
 	} {
 		err := ValidateMirrorConfigs(tc.cfg)
 		switch {
@@ -126,6 +129,7 @@ func TestMirrorConfigDefaultsAndSecrets(t *testing.T) {
 	for key, want := range map[string]string{
 		"security.protocol": "PLAINTEXT", "mirror.topics.exclude": "__.*", "mirror.groups.include": ".*",
 		"mirror.acl.include": "*", "mirror.support.unclean.leader.election": "false",
+		"mirror.scram.sync.enable": "false", "mirror.scram.users.include": ".*", "mirror.scram.users.exclude": "",
 	} {
 		if v, ok := MirrorConfigDefault(key); !ok || v != want {
 			t.Errorf("default %s = %q %v, want %q", key, v, ok, want)

@@ -131,6 +131,10 @@ func TestSyncScramCredentials(t *testing.T) {
 	if n, ok := m["strait_mirror_scram_sync_errors_total"]; !ok || n != 0 {
 		t.Errorf("strait_mirror_scram_sync_errors_total %v (exported %t), want 0", n, ok)
 	}
+	// alice twice, bob; bob's deletion.
+	if up, del := m["strait_mirror_scram_credentials_upserted_total"], m["strait_mirror_scram_credentials_deleted_total"]; up != 4 || del != 1 {
+		t.Errorf("credentials upserted %v, deleted %v; want 4 and 1", up, del)
+	}
 }
 
 // TestSyncScramFromKafkaSource: an Apache Kafka source (kfake) has no API
