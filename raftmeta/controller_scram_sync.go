@@ -67,9 +67,10 @@ func DescribeScramCredentialSecrets(img *Image, req *mirrormsg.DescribeScramCred
 //
 // Behavior:
 //   - Refused with UNKNOWN_CLUSTER_MIRROR for a mirror that does not
-//     exist, and CLUSTER_AUTHORIZATION_FAILED for one without
-//     mirror.scram.sync.enable=true: a syncer started before the config
-//     changed cannot write.
+//     exist, CLUSTER_AUTHORIZATION_FAILED for one without
+//     mirror.scram.sync.enable=true, and POLICY_VIOLATION when it names a
+//     user the mirror's mirror.scram.users rules do not select: a syncer
+//     that planned before the configs changed cannot write.
 //   - Each upsertion is checked as AlterUserScramCredentials checks one
 //     (name non-empty, SCRAM-SHA-256/512, 4096..16384 iterations), and its
 //     StoredKey and ServerKey must be the size of the mechanism's hash and
@@ -91,8 +92,12 @@ func (c *Controller) SyncScramCredentials(ctx context.Context, req *mirrormsg.Sy
 				e = errorf(mirrormsg.UnknownClusterMirror, "Cluster mirror '%s' does not exist.", req.MirrorName)
 				return nil
 			}
-			if !MirrorSyncsScram(img.MirrorConfig(req.MirrorName)) {
+			cfgs := img.MirrorConfig(req.MirrorName)
+			if !MirrorSyncsScram(cfgs) {
 				e = errorf(kerr.ClusterAuthorizationFailed, "Cluster mirror '%s' does not sync SCRAM credentials (%s is not true).", req.MirrorName, MirrorScramSyncEnableConfig)
+				return nil
+			}
+			if e = checkScramUsersSelected(req, cfgs); e != nil {
 				return nil
 			}
 			var records []Record
@@ -117,6 +122,30 @@ func (c *Controller) SyncScramCredentials(ctx context.Context, req *mirrormsg.Sy
 		resp.ErrorCode, resp.ErrorMessage = e.code, e.message()
 	}
 	return resp
+}
+
+// checkScramUsersSelected refuses a batch that names a user the mirror's
+// mirror.scram.users rules do not select, with POLICY_VIOLATION: a syncer
+// that planned with the rules before they changed cannot create an
+// excluded user, nor delete one (a destination's own admin).
+func checkScramUsersSelected(req *mirrormsg.SyncScramCredentialsRequest, cfgs map[string]string) *apiError {
+	users, err := MirrorScramUsers(cfgs)
+	if err != nil {
+		return errorf(kerr.InvalidConfig, "Cluster mirror '%s': %v", req.MirrorName, err)
+	}
+	names := make([]string, 0, len(req.Upsertions)+len(req.Deletions))
+	for _, u := range req.Upsertions {
+		names = append(names, u.Name)
+	}
+	for _, d := range req.Deletions {
+		names = append(names, d.Name)
+	}
+	for _, name := range names {
+		if !users.Matches(name) {
+			return errorf(kerr.PolicyViolation, "User '%s' is not selected by cluster mirror '%s''s mirror.scram.users.include and .exclude.", name, req.MirrorName)
+		}
+	}
+	return nil
 }
 
 // validateScramSync checks a SyncScramCredentials request before the write.

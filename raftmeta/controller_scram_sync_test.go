@@ -89,6 +89,20 @@ func TestSyncScramCredentials(t *testing.T) {
 		t.Fatal("alice was deleted")
 	}
 
+	// A user the mirror's rules do not select is refused, upsert or
+	// deletion, and nothing of the batch is written.
+	mustCreateMirror(t, c, "ex", "bootstrap.servers", "source:9092", MirrorScramSyncEnableConfig, "true",
+		"mirror.scram.users.exclude", "admin.*")
+	if code, msg := syncScram(c, "ex", nil, syncUpsertion("carol", scram.TypeSHA256, 4096, 1), syncUpsertion("admin1", scram.TypeSHA256, 4096, 1)); code != "POLICY_VIOLATION" || !strings.Contains(msg, "admin1") {
+		t.Fatalf("excluded upsert: %s %s", code, msg)
+	}
+	if code, msg := syncScram(c, "ex", []mirrormsg.SyncScramCredentialsRequestDeletion{{Name: "admin", Mechanism: scram.TypeSHA256}}); code != "POLICY_VIOLATION" {
+		t.Fatalf("excluded deletion: %s %s", code, msg)
+	}
+	if _, ok := log.Image().ScramCredential(scram.TypeSHA256, "carol"); ok {
+		t.Fatal("a refused batch wrote carol")
+	}
+
 	// The export returns exactly what the log holds.
 	exp := DescribeScramCredentialSecrets(log.Image(), mirrormsg.NewPtrDescribeScramCredentialSecretsRequest())
 	if len(exp.Credentials) != 1 || exp.Credentials[0].Name != "alice" || !bytes.Equal(exp.Credentials[0].StoredKey, alice.StoredKey) {

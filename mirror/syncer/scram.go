@@ -44,13 +44,13 @@ type scramSettings struct {
 }
 
 func parseScramSettings(cfgs map[string]string) (scramSettings, error) {
-	users, err := newNameFilter(configValue(cfgs, "mirror.scram.users.include"), configValue(cfgs, "mirror.scram.users.exclude"))
+	users, err := raftmeta.MirrorScramUsers(cfgs)
 	if err != nil {
-		return scramSettings{}, fmt.Errorf("mirror.scram.users.%w", err)
+		return scramSettings{}, err
 	}
 	return scramSettings{
 		enabled:  raftmeta.MirrorSyncsScram(cfgs),
-		users:    users,
+		users:    nameFilter{users},
 		protocol: strings.ToUpper(strings.TrimSpace(configValue(cfgs, "security.protocol"))),
 	}, nil
 }

@@ -26,11 +26,7 @@ type settings struct {
 
 // configValue is a mirror config's value or its default.
 func configValue(cfgs map[string]string, key string) string {
-	if v, ok := cfgs[key]; ok {
-		return v
-	}
-	v, _ := raftmeta.MirrorConfigDefault(key)
-	return v
+	return raftmeta.MirrorConfigValue(cfgs, key)
 }
 
 // RefreshInterval is the sync period a mirror's configs ask for.

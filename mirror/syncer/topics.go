@@ -16,7 +16,7 @@ import (
 // returns the number of failed operations.
 func (s *Syncer) syncTopics(ctx context.Context, v *mirrorView) int {
 	failed := 0
-	if v.set.topics.include != nil {
+	if v.set.topics.f.IncludesAny() {
 		if err := s.discoverTopics(ctx, v); err != nil {
 			s.logger.Warn("mirror topic discovery failed", "err", err)
 			failed++

@@ -3,6 +3,7 @@ package ctrlrpc
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -100,5 +101,39 @@ func TestRequestForKeyPrefersMirror(t *testing.T) {
 	}
 	if requestForKey(10000) != nil {
 		t.Fatal("a request for an unknown key")
+	}
+}
+
+// TestSyncScramCredentialsOverTheChannel: the internal SyncScramCredentials
+// (a mirror's synced SCRAM keys) reaches the controller with its bytes
+// fields intact, and its answer comes back.
+func TestSyncScramCredentialsOverTheChannel(t *testing.T) {
+	sent := mirrormsg.NewPtrSyncScramCredentialsRequest()
+	sent.MirrorName = "east"
+	sent.Upsertions = []mirrormsg.SyncScramCredentialsRequestUpsertion{{
+		Name: "alice", Mechanism: 2, Salt: []byte{1, 2, 3}, StoredKey: make([]byte, 64), ServerKey: []byte{9}, Iterations: 4096,
+	}}
+	sent.Deletions = []mirrormsg.SyncScramCredentialsRequestDeletion{{Name: "bob", Mechanism: 1}}
+	received := make(chan kmsg.Request, 1)
+	n := newNode(t, HandlerFunc(func(_ context.Context, req kmsg.Request) (kmsg.Response, error) {
+		received <- req
+		resp := req.ResponseKind().(*mirrormsg.SyncScramCredentialsResponse)
+		resp.ErrorCode, resp.ErrorMessage = 31, kmsg.StringPtr("no sync")
+		return resp, nil
+	}))
+	c := NewClient(ClientConfig{ClientID: NodeClientID(3), Bootstrap: []string{n.addr}})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := c.Send(ctx, sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := resp.(*mirrormsg.SyncScramCredentialsResponse); !ok || r.ErrorCode != 31 || *r.ErrorMessage != "no sync" {
+		t.Fatalf("response %T %v", resp, resp)
+	}
+	got := (<-received).(*mirrormsg.SyncScramCredentialsRequest)
+	if !reflect.DeepEqual(got, sent) {
+		t.Fatalf("the controller received %v, want %v", got, sent)
 	}
 }
