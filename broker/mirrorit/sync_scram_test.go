@@ -78,7 +78,7 @@ func TestSyncScramCredentials(t *testing.T) {
 	const want = "alice:SCRAM-SHA-256/4096 alice:SCRAM-SHA-512/8192 bob:SCRAM-SHA-256/4096 local:SCRAM-SHA-512/4096"
 	p.waitFor(10*time.Second, "the source's users on the destination", func() string {
 		if got := describeUsers(t, p.ctx, dstAdm); got != want {
-			return got
+			return "the destination has: " + got
 		}
 		return ""
 	})
@@ -100,7 +100,7 @@ func TestSyncScramCredentials(t *testing.T) {
 	}
 	p.waitFor(10*time.Second, "the password change and the deletion on the destination", func() string {
 		if got := describeUsers(t, p.ctx, dstAdm); got != "alice:SCRAM-SHA-256/4096 alice:SCRAM-SHA-512/8192 local:SCRAM-SHA-512/4096" {
-			return got
+			return "the destination has: " + got
 		}
 		if scramLogin(t, dstNode, kadm.ScramSha512, "alice", "alice-2") != nil {
 			return "alice's new password does not log in yet"
