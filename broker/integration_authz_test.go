@@ -858,6 +858,9 @@ func TestACLEveryAPI(t *testing.T) {
 		{"StopMirrorTopics", func() kmsg.Request {
 			return &mirrormsg.StopMirrorTopicsRequest{MirrorName: "m"}
 		}, func(r kmsg.Response) int16 { return r.(*mirrormsg.StopMirrorTopicsResponse).ErrorCode }, mirrorAuth},
+		{"DescribeScramCredentialSecrets", func() kmsg.Request {
+			return &mirrormsg.DescribeScramCredentialSecretsRequest{}
+		}, func(r kmsg.Response) int16 { return r.(*mirrormsg.DescribeScramCredentialSecretsResponse).ErrorCode }, clusterAuth},
 		{"ReadMirrorStates", func() kmsg.Request {
 			r := mirrormsg.NewPtrReadMirrorStatesRequest()
 			r.MirrorName = "m"

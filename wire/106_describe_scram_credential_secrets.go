@@ -25,6 +25,8 @@ import (
 //   never cross an unencrypted link. Elsewhere the request is refused with
 //   CLUSTER_AUTHORIZATION_FAILED and a message saying so, before the
 //   service is asked.
+// * Needs ALTER on the cluster when an authorizer is on
+//   (CLUSTER_AUTHORIZATION_FAILED otherwise).
 // * Advertised and accepted with a MirrorService, like the mirror RPCs.
 //
 // Version notes:
@@ -36,15 +38,19 @@ func init() {
 
 func (s *Server) handleDescribeScramCredentialSecrets(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*mirrormsg.DescribeScramCredentialSecretsRequest)
-	if proto := s.listenerProtocol(reqctx.From(ctx).Listener); !encryptedProtocol(proto) {
+	if proto := s.listenerProtocol(reqctx.From(ctx).Listener); !usesTLS(proto) {
 		resp := req.ResponseKind().(*mirrormsg.DescribeScramCredentialSecretsResponse)
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		resp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("DescribeScramCredentialSecrets requires an encrypted listener (SSL or SASL_SSL); this request came on a %s listener", proto))
 		return resp, nil
 	}
-	// authz: ALTER on CLUSTER (the permission that can set credentials;
-	// reading the verifiers is as sensitive); unauthorized is
-	// CLUSTER_AUTHORIZATION_FAILED in the top-level ErrorCode.
+	// ALTER on CLUSTER, the permission that can set credentials: reading
+	// the verifiers is as sensitive.
+	if !s.auth(ctx).cluster(opAlter) {
+		resp := req.ResponseKind().(*mirrormsg.DescribeScramCredentialSecretsResponse)
+		resp.ErrorCode, resp.ErrorMessage = errClusterAuth, kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Description)
+		return resp, nil
+	}
 	return mirrorAnswer(s.svc.Mirror.DescribeScramCredentialSecrets(ctx, req))
 }
 
@@ -57,10 +63,4 @@ func (s *Server) listenerProtocol(name string) string {
 		}
 	}
 	return ""
-}
-
-// encryptedProtocol reports whether a listener's security protocol
-// encrypts the connection.
-func encryptedProtocol(proto string) bool {
-	return proto == SecurityProtocolSSL || proto == "SASL_SSL"
 }
