@@ -3,8 +3,6 @@ package broker
 import (
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/strait-io/strait/mirror/manager"
 	"github.com/strait-io/strait/mirror/partition"
 )
@@ -39,18 +37,14 @@ func (n *Node) mirrorManagerConfig() manager.Config {
 	if attempts == 0 {
 		attempts = partition.NoAutomaticRetries
 	}
-	var sourceOpts []kgo.Opt
-	if d := n.opts.Dialer; d != nil {
-		sourceOpts = append(sourceOpts, kgo.Dialer(d))
-	}
 	return manager.Config{
-		SourceClientOpts: sourceOpts,
-		NodeID:           cfg.NodeID,
-		ClusterID:        n.clusterID,
-		Image:            n.quorum.Image,
-		Destination:      n.replicas,
-		States:           mirrorStateStore{n},
-		Controller:       mirrorController{n},
+		SourceDialer: n.opts.Dialer,
+		NodeID:       cfg.NodeID,
+		ClusterID:    n.clusterID,
+		Image:        n.quorum.Image,
+		Destination:  n.replicas,
+		States:       mirrorStateStore{n},
+		Controller:   mirrorController{n},
 		Retry: partition.Config{
 			RetryInitialBackoff: time.Duration(cfg.Mirror.FailedRetryInitialBackoffMs) * time.Millisecond,
 			RetryMaxBackoff:     time.Duration(cfg.Mirror.FailedRetryMaxBackoffMs) * time.Millisecond,

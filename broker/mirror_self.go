@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strait-io/strait/mirror/source"
 	"github.com/strait-io/strait/raftmeta"
@@ -75,12 +74,9 @@ func selfMirrorError(mirror string, err error) *startError {
 // mirrorSource is a short-lived connection to a mirror's source, built from
 // its configs as the mirror manager's and checking it is not this cluster.
 func (n *Node) mirrorSource(mirror string, cfgs map[string]string, timeout time.Duration) (*source.Cluster, error) {
-	opts, err := source.ClientOptions(cfgs)
+	opts, err := source.ClientOptions(cfgs, n.opts.Dialer)
 	if err != nil {
 		return nil, err
-	}
-	if d := n.opts.Dialer; d != nil {
-		opts = append(opts, kgo.Dialer(d))
 	}
 	return source.New(source.Config{
 		MirrorName:       mirror,

@@ -168,7 +168,7 @@ func (m *mirrorSyncers) syncScram(ctx context.Context, req *mirrormsg.SyncScramC
 // configs like the mirror manager's (mirror/source.ClientOptions) and
 // dialing through the node's dialer.
 func (m *mirrorSyncers) sourceClient(name string, cfgs map[string]string) (*kgo.Client, error) {
-	opts, err := source.ClientOptions(cfgs)
+	opts, err := source.ClientOptions(cfgs, m.n.opts.Dialer)
 	if err != nil {
 		return nil, err
 	}
@@ -183,9 +183,6 @@ func (m *mirrorSyncers) sourceClient(name string, cfgs map[string]string) (*kgo.
 		kgo.MetadataMinAge(min(max(syncer.RefreshInterval(cfgs)/2, 10*time.Millisecond), 5*time.Second)),
 		kgo.WithLogger(fetcher.KgoLogger(m.n.logger.With("component", "mirror-syncer-source", "mirror", name))),
 	)
-	if d := m.n.opts.Dialer; d != nil {
-		opts = append(opts, kgo.Dialer(d))
-	}
 	return kgo.NewClient(opts...)
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+
+	"github.com/strait-io/strait/wire/tlsconf"
 )
 
 // dialFunc is net.Dialer.DialContext's shape, which every inter-node
@@ -49,20 +51,5 @@ func (n *Node) listenerDialer(listener string) dialFunc {
 		var d net.Dialer
 		base = d.DialContext
 	}
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		raw, err := base(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		cfg := t.Client.Clone()
-		if host, _, err := net.SplitHostPort(addr); err == nil {
-			cfg.ServerName = host
-		}
-		tc := tls.Client(raw, cfg)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			_ = raw.Close()
-			return nil, err
-		}
-		return tc, nil
-	}
+	return tlsconf.DialOver(base, t.Client)
 }

@@ -33,8 +33,7 @@ import (
 func TestMirrorFromSecuredSource(t *testing.T) {
 	t.Parallel()
 	const password = "mirror-Secret-4711"
-	t.Run("kfake", func(t *testing.T) {
-		t.Parallel()
+	fake := func(t *testing.T) (*tlstest.CA, *side) {
 		ca := tlstest.NewCA(t, "strait-mirror-ca")
 		src := startFake(t, "source", 1,
 			kfake.TLS(tlstest.ServerConfig(ca.Issue(t, "source", "localhost", "127.0.0.1"), nil)),
@@ -43,7 +42,17 @@ func TestMirrorFromSecuredSource(t *testing.T) {
 			kgo.DialTLSConfig(tlstest.ClientConfig(ca, nil)),
 			kgo.SASL(scram.Auth{User: "mirror", Pass: password}.AsSha512Mechanism()),
 		}
-		testMirrorFromSecuredSource(t, ca, src, password)
+		return ca, src
+	}
+	t.Run("kfake", func(t *testing.T) {
+		t.Parallel()
+		ca, src := fake(t)
+		testMirrorFromSecuredSource(t, ca, src, password, false)
+	})
+	t.Run("kfake to three nodes", func(t *testing.T) {
+		t.Parallel()
+		ca, src := fake(t)
+		testMirrorFromSecuredSource(t, ca, src, password, true)
 	})
 	// A Strait source whose only client listener is SASL_SSL with PLAIN
 	// (its own inter-broker login and the test's admin) and SCRAM-SHA-512
@@ -72,17 +81,22 @@ func TestMirrorFromSecuredSource(t *testing.T) {
 		if err != nil {
 			t.Fatalf("create the mirror's SCRAM user on the source: %v", err)
 		}
-		testMirrorFromSecuredSource(t, ca, src, password)
+		testMirrorFromSecuredSource(t, ca, src, password, false)
 	})
 }
 
 // testMirrorFromSecuredSource mirrors from src, which takes SASL_SSL with
 // SCRAM-SHA-512 for the user "mirror" and a certificate issued by ca, to
-// an all-SSL destination.
-func testMirrorFromSecuredSource(t *testing.T, ca *tlstest.CA, src *side, password string) {
+// an all-SSL destination of one node or three (whose test network dials
+// every link, the mirror's TLS over it).
+func testMirrorFromSecuredSource(t *testing.T, ca *tlstest.CA, src *side, password string, threeNodes bool) {
 	dir := t.TempDir()
 	operator := kgo.DialTLSConfig(tlstest.ClientConfig(ca, ca.Issue(t, "operator")))
-	dst := startOne(t, "destination",
+	start := startOne
+	if threeNodes {
+		start = startThree
+	}
+	dst := start(t, "destination",
 		brokertest.WithConfig(tlstest.AllSSLMutualConfig(t, dir, ca)...),
 		brokertest.WithClientOpts(operator))
 	dst.clientOpts = []kgo.Opt{operator}

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/strait-io/strait/mirror/source"
 
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta"
@@ -42,10 +42,10 @@ type Config struct {
 	// ClusterID is this (the destination) cluster's id: a mirror whose
 	// source answers with it is refused (source.ErrSelfMirror).
 	ClusterID string
-	// SourceClientOpts are added to every source client's options after
-	// the mirror's own (the broker passes its dialer, so a test's fault
-	// network cuts the mirror link too).
-	SourceClientOpts []kgo.Opt
+	// SourceDialer, when not nil, makes the source clients' connections
+	// (the broker passes its dialer, so a test's fault network cuts the
+	// mirror link too); a mirror's TLS runs over it.
+	SourceDialer source.Dialer
 
 	Clock  clock.Clock
 	Logger *slog.Logger

@@ -66,8 +66,7 @@ func (m *Manager) reconcileConns(img *raftmeta.Image) {
 // first request).
 func (m *Manager) newConn(name string, cfgs map[string]string) *mirrorConn {
 	c := &mirrorConn{name: name, configs: maps.Clone(cfgs), replicas: map[storage.TopicPartition]*mirrorReplica{}}
-	opts, err := source.ClientOptions(cfgs)
-	opts = append(opts, m.cfg.SourceClientOpts...)
+	opts, err := source.ClientOptions(cfgs, m.cfg.SourceDialer)
 	if err != nil {
 		c.err = err
 		m.logger.Error("mirror configs unusable", "mirror", name, "err", err)

@@ -1,10 +1,12 @@
 package source
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -40,7 +42,11 @@ func BootstrapServers(configs map[string]string) []string {
 // (BootstrapServers). The configs were validated when they were stored
 // (raftmeta.ValidateMirrorConfigs); an error here means a value this
 // version cannot use.
-func ClientOptions(configs map[string]string) ([]kgo.Opt, error) {
+//
+// dial, when not nil, makes the client's connections (the broker's own
+// dialer, which tests replace to cut links); TLS then runs over it, as kgo
+// takes either a dialer or a TLS config, not both.
+func ClientOptions(configs map[string]string, dial Dialer) ([]kgo.Opt, error) {
 	proto := strings.ToUpper(strings.TrimSpace(configs["security.protocol"]))
 	if proto == "" {
 		proto = "PLAINTEXT"
@@ -63,7 +69,13 @@ func ClientOptions(configs map[string]string) ([]kgo.Opt, error) {
 		if err != nil {
 			return nil, err
 		}
-		opts = append(opts, kgo.DialTLSConfig(tc))
+		if dial == nil {
+			opts = append(opts, kgo.DialTLSConfig(tc))
+		} else {
+			opts = append(opts, kgo.Dialer(tlsconf.DialOver(dial, tc)))
+		}
+	} else if dial != nil {
+		opts = append(opts, kgo.Dialer(dial))
 	}
 	if useSASL {
 		m, err := saslOption(configs)
@@ -99,6 +111,9 @@ func saslOption(configs map[string]string) (kgo.Opt, error) {
 	}
 	return nil, fmt.Errorf("mirror config sasl.mechanism: %q is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", mech)
 }
+
+// Dialer is net.Dialer.DialContext's shape (kgo.Dialer's).
+type Dialer = func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // tlsVersions are the names Kafka's ssl.protocol and ssl.enabled.protocols
 // take that Go's TLS implements.

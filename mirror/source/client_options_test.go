@@ -36,7 +36,7 @@ func TestClientOptions(t *testing.T) {
 		{"bad protocol", map[string]string{"security.protocol": "SSL", "ssl.protocol": "TLSv1.2", "ssl.enabled.protocols": "TLSv1.3"}, 0, "ssl.protocol"},
 		{"bad suite", map[string]string{"security.protocol": "SSL", "ssl.cipher.suites": "NOPE"}, 0, "ssl.cipher.suites"},
 	} {
-		opts, err := source.ClientOptions(tc.configs)
+		opts, err := source.ClientOptions(tc.configs, nil)
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)

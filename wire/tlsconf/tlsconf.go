@@ -4,10 +4,12 @@
 package tlsconf
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 )
@@ -53,4 +55,30 @@ func CipherSuites(list string) ([]uint16, error) {
 		}
 	}
 	return out, nil
+}
+
+// DialOver dials with dial and runs a TLS client handshake with tc over
+// the connection, naming the server by the address's host unless tc
+// names it (as kgo.DialTLSConfig does): for the clients that take one
+// dialer for both, such as kgo, which refuses a Dialer beside a TLS config.
+func DialOver(dial func(ctx context.Context, network, addr string) (net.Conn, error), tc *tls.Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		raw, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		cfg := tc
+		if cfg.ServerName == "" {
+			if host, _, err := net.SplitHostPort(addr); err == nil {
+				cfg = tc.Clone()
+				cfg.ServerName = host
+			}
+		}
+		conn := tls.Client(raw, cfg)
+		if err := conn.HandshakeContext(ctx); err != nil {
+			_ = raw.Close()
+			return nil, err
+		}
+		return conn, nil
+	}
 }
