@@ -183,3 +183,77 @@ func TestSASLScramAndOAuthBearer(t *testing.T) {
 	}
 	loginFails(t, addrs["SCRAM"], alice512, "alice after her credential was deleted", tlsOpt)
 }
+
+// TestSASLPrincipalsAreAuthorized: with the StandardAuthorizer on, the
+// principal a SASL login gives (User:<name> for SCRAM, User:<sub> for
+// OAUTHBEARER) is what the ACLs are checked against: alice (SCRAM-SHA-512)
+// and carol (a JWT) are refused a produce with TOPIC_AUTHORIZATION_FAILED
+// until an ACL lets each write; the brokers' own PLAIN login (admin) is a
+// super user.
+func TestSASLPrincipalsAreAuthorized(t *testing.T) {
+	ca := tlstest.NewCA(t, "strait-test-ca")
+	dir := t.TempDir()
+	idp := newJWTIssuer(t, "idp-1")
+	jwks := filepath.Join(dir, "jwks.json")
+	if err := os.WriteFile(jwks, idp.jwks(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tlsOpt := kgo.DialTLSConfig(tlstest.ClientConfig(ca, nil))
+	admin := []kgo.Opt{tlsOpt, plainLogin("admin", "admin-secret")}
+	b := brokertest.Start(t, brokertest.WithClientOpts(admin...), brokertest.WithConfig(append(
+		tlstest.BrokerSSLConfig(t, dir, ca, ca.Issue(t, "broker", "localhost", "127.0.0.1")),
+		"listener.security.protocol.map=PLAINTEXT:SASL_SSL,CONTROLLER:PLAINTEXT",
+		"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512,OAUTHBEARER",
+		"sasl.mechanism.inter.broker.protocol=PLAIN",
+		"listener.name.plaintext.plain.sasl.jaas.config="+plainUsers,
+		"listener.name.plaintext.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ;",
+		"listener.name.plaintext.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+		"sasl.oauthbearer.jwks.endpoint.url=file://"+jwks,
+		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users=User:admin",
+	)...))
+	adm := b.Admin(t)
+	ctx := testCtx(t, time.Minute)
+	createTopic(t, adm, "guarded", 1)
+	res, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: "alice", Mechanism: kadm.ScramSha512, Iterations: 4096, Password: "alice-secret"}})
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		t.Fatalf("create alice's credential: %v", err)
+	}
+
+	logins := map[string]kgo.Opt{
+		"User:alice": kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()),
+		"User:carol": oauthLogin(idp.token(t, "carol", time.Now().Add(time.Hour))),
+	}
+	produce := func(login kgo.Opt) error {
+		// Not b.Client: its options log in as admin.
+		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), tlsOpt, login, kgo.DefaultProduceTopic("guarded"),
+			kgo.RecordRetries(0), kgo.RequestRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		return cl.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr()
+	}
+	for principal, login := range logins {
+		if err := produce(login); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+			t.Fatalf("%s without an ACL: %v, want TOPIC_AUTHORIZATION_FAILED", principal, err)
+		}
+		acl := kadm.NewACLs().Allow(principal).AllowHosts("*").Topics("guarded").
+			Operations(kadm.OpWrite).ResourcePatternType(kadm.ACLPatternLiteral)
+		created, err := adm.CreateACLs(ctx, acl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range created {
+			if r.Err != nil {
+				t.Fatalf("create the ACL of %s: %v", principal, r.Err)
+			}
+		}
+		if err := produce(login); err != nil {
+			t.Fatalf("%s with WRITE allowed: %v", principal, err)
+		}
+	}
+}
