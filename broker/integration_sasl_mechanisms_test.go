@@ -58,6 +58,16 @@ func (i *jwtIssuer) jwks(t *testing.T) []byte {
 	return doc
 }
 
+// writeJWKS writes the issuer's JWKS to dir and returns its path.
+func (i *jwtIssuer) writeJWKS(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "jwks.json")
+	if err := os.WriteFile(p, i.jwks(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // token is a signed JWT for sub that expires at exp.
 func (i *jwtIssuer) token(t *testing.T, sub string, exp time.Time) string {
 	t.Helper()
@@ -108,10 +118,7 @@ func TestSASLScramAndOAuthBearer(t *testing.T) {
 	ca := tlstest.NewCA(t, "strait-test-ca")
 	dir := t.TempDir()
 	idp := newJWTIssuer(t, "idp-1")
-	jwks := filepath.Join(dir, "jwks.json")
-	if err := os.WriteFile(jwks, idp.jwks(t), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	jwks := idp.writeJWKS(t, dir)
 	sets := append(tlstest.BrokerSSLConfig(t, dir, ca, ca.Issue(t, "broker", "localhost", "127.0.0.1")),
 		"listeners=PLAINTEXT://127.0.0.1:0,SCRAM://127.0.0.1:0,OAUTH://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
 		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SCRAM:SASL_SSL,OAUTH:SASL_SSL,CONTROLLER:PLAINTEXT",
@@ -194,10 +201,7 @@ func TestSASLPrincipalsAreAuthorized(t *testing.T) {
 	ca := tlstest.NewCA(t, "strait-test-ca")
 	dir := t.TempDir()
 	idp := newJWTIssuer(t, "idp-1")
-	jwks := filepath.Join(dir, "jwks.json")
-	if err := os.WriteFile(jwks, idp.jwks(t), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	jwks := idp.writeJWKS(t, dir)
 	tlsOpt := kgo.DialTLSConfig(tlstest.ClientConfig(ca, nil))
 	admin := []kgo.Opt{tlsOpt, plainLogin("admin", "admin-secret")}
 	b := brokertest.Start(t, brokertest.WithClientOpts(admin...), brokertest.WithConfig(append(
