@@ -34,10 +34,12 @@ type Session interface {
 	// and returns the server's reply (the response's AuthBytes). done is
 	// true once the client is authenticated; Principal and Expiry are
 	// valid from then on. A non-nil error ends the exchange: wrap
-	// ErrAuthenticationFailed for bad credentials (the client gets
-	// SASL_AUTHENTICATION_FAILED with the error's text, which must not
-	// say whether the user exists) and ErrIllegalState for a message out
-	// of order or malformed. A mechanism that answers a failure with a
+	// ErrAuthenticationFailed for bad credentials or a token the
+	// mechanism cannot parse (the client gets SASL_AUTHENTICATION_FAILED
+	// with the error's text, which must not say whether the user exists;
+	// Kafka's SASL servers answer a malformed token so too) and
+	// ErrIllegalState for a token after the exchange ended. A mechanism
+	// that answers a failure with a
 	// last server message before failing (OAUTHBEARER's error JSON, RFC
 	// 7628 section 3.2.2) returns that reply with a nil error and fails
 	// on the client's next token.
@@ -57,7 +59,7 @@ type Session interface {
 var ErrAuthenticationFailed = errors.New("authentication failed")
 
 // ErrIllegalState marks a Step error as a token the exchange did not
-// expect here, or one it cannot parse: ILLEGAL_SASL_STATE (34).
+// expect here (one after it ended): ILLEGAL_SASL_STATE (34).
 var ErrIllegalState = errors.New("illegal SASL state")
 
 // ScramCredential is what the server keeps of a SCRAM password (RFC 5802
