@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -59,6 +60,7 @@ type admission struct {
 	ip        netip.Addr  // counted by the quotas under this address
 	host      string      // the client's address when the socket is not the client's (TLS, tls.go)
 	principal string      // the TLS client's principal ("" for plaintext)
+	tls       *tls.Conn   // the TLS connection responses are written into (nil for plaintext)
 	opened    atomic.Bool // OnOpen ran: the connection is the loop's now
 }
 

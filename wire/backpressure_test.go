@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"crypto/tls"
 	"encoding/binary"
 	"net"
 	"sync/atomic"
@@ -37,24 +36,15 @@ func TestBackpressureSlowReader(t *testing.T) {
 }
 
 // TestBackpressureSlowReaderTLS is the same over an SSL listener: the
-// relay between the TLS socket and the event loops (tls.go) must pass
-// the pause on, not buffer without bound.
+// relay of requests to the event loops (tls.go) must pass the pause on,
+// and the writer writing into the TLS connection (tls_write.go) must
+// count what it holds, not buffer without bound.
 func TestBackpressureSlowReaderTLS(t *testing.T) {
 	ca := tlstest.NewCA(t, "ca")
 	l := Listener{Name: "PLAINTEXT", Host: "127.0.0.1", SecurityProtocol: SecurityProtocolSSL,
 		TLS: tlstest.ServerConfig(ca.Issue(t, "broker"), nil)}
 	backpressureSlowReader(t, []Listener{l}, func(s *Server) *rawClient {
-		d := net.Dialer{Timeout: 5 * time.Second}
-		raw, err := d.Dial("tcp", s.plaintextAddr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = raw.(*net.TCPConn).SetReadBuffer(64 << 10)
-		cfg := tlstest.ClientConfig(ca, nil)
-		cfg.ServerName = "127.0.0.1"
-		c := tls.Client(raw, cfg)
-		t.Cleanup(func() { c.Close() })
-		return &rawClient{t: t, Conn: c}
+		return dialTLSSmallReadBuffer(t, s.plaintextAddr(), ca)
 	})
 }
 

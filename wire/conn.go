@@ -74,6 +74,11 @@ type conn struct {
 	// none through gnet. closeConn closes it.
 	sock atomic.Pointer[directSocket]
 
+	// tlsOut is the tls.Conn of an SSL or SASL_SSL connection, set at
+	// OnOpen: every response goes into it from the writer, none through
+	// gnet (tls_write.go).
+	tlsOut *tlsWriter
+
 	mu        sync.Mutex
 	closed    bool                 // OnClose ran, or a failure was reached in order
 	writing   bool                 // a goroutine is writing the queue out (complete)
@@ -273,9 +278,10 @@ func (cn *conn) wakeIfWanted() {
 	}
 }
 
-// writeFrames writes frames out in order: on the lent socket when the
-// connection has one (sendfile.go), else handed to gnet in chunks writev
-// accepts. Writer only.
+// writeFrames writes frames out in order: into the tls.Conn of a TLS
+// connection (tls_write.go), on the lent socket when the connection has
+// one (sendfile.go), else handed to gnet in chunks writev accepts.
+// Writer only.
 func (cn *conn) writeFrames(frames []*outFrame) {
 	if len(frames) == 0 {
 		return
@@ -288,7 +294,9 @@ func (cn *conn) writeFrames(frames []*outFrame) {
 		}
 	}
 	failed := false
-	if sock := cn.sock.Load(); sock != nil {
+	if cn.tlsOut != nil {
+		failed = cn.writeTLS(bufs)
+	} else if sock := cn.sock.Load(); sock != nil {
 		failed = cn.writeLent(sock, bufs)
 	} else {
 		for len(bufs) > 0 {

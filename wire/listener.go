@@ -152,6 +152,9 @@ func (l *listener) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	if adm.principal != "" {
 		cn.info.Principal = adm.principal
 	}
+	if adm.tls != nil {
+		cn.tlsOut = newTLSWriter(adm.tls, &l.srv.bufs)
+	}
 	gc.SetContext(cn)
 	l.mu.Lock()
 	l.conns[cn] = struct{}{}

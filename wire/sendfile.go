@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"os"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -252,10 +253,20 @@ func (cn *conn) sendFetch(o *outFrame) {
 }
 
 // writeLent writes bufs, whole frames, on the lent socket, in one
-// sendmsg(2) when the socket takes them all, and gives them back to the
-// pool; it reports whether the write failed (the connection is then
-// closing). Writer only.
+// sendmsg(2) when the socket takes them all. Writer only.
 func (cn *conn) writeLent(sock *directSocket, bufs [][]byte) bool {
+	return cn.writeOwn(bufs, func(bufs [][]byte) (int64, error) {
+		return writeBuffers(cn.ctx, sock, bufs, cn.stall(), cn.sentDirect)
+	})
+}
+
+// writeOwn writes bufs with write, which the writer runs itself instead
+// of handing them to gnet (the lent socket, a TLS connection), and gives
+// them back to the pool once it returns; it reports whether the write
+// failed (the connection is then closing). The bytes count in cn.unsent
+// until write reports them sent (sentDirect), so a client that reads
+// slowly stops the connection reading more requests. Writer only.
+func (cn *conn) writeOwn(bufs [][]byte, write func([][]byte) (int64, error)) bool {
 	size := 0
 	for _, b := range bufs {
 		size += len(b)
@@ -264,7 +275,7 @@ func (cn *conn) writeLent(sock *directSocket, bufs [][]byte) bool {
 	if size > 0 {
 		cn.unsent.Add(int64(size))
 		var sent int64
-		sent, err = writeBuffers(cn.ctx, sock, bufs, cn.stall(), cn.sentDirect)
+		sent, err = write(bufs)
 		cn.unsent.Add(-(int64(size) - sent))
 		if err != nil {
 			cn.directFailed(err, sent, size)
@@ -293,6 +304,9 @@ func (cn *conn) sentDirect(n int) {
 // partial frame may be on the socket, so nothing may follow it.
 func (cn *conn) directFailed(err error, sent int64, size int) {
 	if cn.ctx.Err() == nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			cn.srv.stalledWrites.Add(1)
+		}
 		cn.srv.logger.Info("closing connection: writing a response failed",
 			"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener,
 			"sent", sent, "size", size, "err", err)

@@ -46,6 +46,7 @@ type Server struct {
 	directSends     atomic.Int64    // Fetch responses written with sendfile
 	directFallbacks atomic.Int64    // sendfile-eligible responses the loop could not lend the socket for
 	socketsLent     atomic.Int64    // connections whose socket the loop lent to their writer
+	stalledWrites   atomic.Int64    // connections closed because a direct or TLS write made no progress for connections.max.idle.ms
 
 	mu        sync.Mutex
 	state     serverState

@@ -14,23 +14,29 @@ import (
 	"time"
 )
 
-// TLS listeners (security protocol SSL). gnet does not terminate TLS, so
-// an SSL listener's acceptor hands each admitted connection to a goroutine
-// that runs the handshake with Go's crypto/tls and then relays the
-// plaintext through a socketpair whose other end is enrolled in the
-// listener's gnet event loops like any plaintext connection. Everything
-// past the handshake is the plaintext path unchanged: framing, the
-// request pipeline, in-order responses, the in-flight and buffered-bytes
-// backpressure (a paused connection stops reading the socketpair, which
-// fills, which stops the relay reading the TLS socket, which closes the
-// TCP window), idle closing, the connection quotas (taken at accept, as
-// for plaintext, and given back by OnClose or by a failed handshake).
-// Fetch data is copied (sendfile serves plaintext listeners only, as in
-// Kafka, whose SslTransportLayer cannot transferTo either).
+// TLS listeners (security protocol SSL, and SASL_SSL). gnet does not
+// terminate TLS, so an SSL listener's acceptor hands each admitted
+// connection to a goroutine that runs the handshake with Go's crypto/tls
+// and then relays the client's bytes through a socketpair whose other end
+// is enrolled in the listener's gnet event loops like any plaintext
+// connection. Reading is the plaintext path unchanged: framing, the
+// request pipeline, the in-flight and buffered-bytes backpressure (a
+// paused connection stops reading the socketpair, which fills, which stops
+// the relay reading the TLS socket, which closes the TCP window), idle
+// closing, the connection quotas (taken at accept, as for plaintext, and
+// given back by OnClose or by a failed handshake). Responses do not go
+// through gnet or the socketpair: the connection's writer writes them
+// into the tls.Conn itself, in order (tls_write.go). Fetch data is copied
+// (sendfile serves plaintext listeners only, as in Kafka, whose
+// SslTransportLayer cannot transferTo either).
 //
-// The price is a copy of every byte through the socketpair and two relay
-// goroutines per connection; a native net+crypto/tls serving path (the
-// benchmark control DESIGN.md mentions) would avoid it.
+// The price: every request byte is copied once more through the
+// socketpair, by one relay goroutine per connection (a second one waits
+// for gnet's end to close). Requests are small next to Fetch responses,
+// which is why only the write direction was taken off the relay (issue 25:
+// on a TLS catch-up the relayed responses cost ~40% of the broker's CPU
+// and buffered most of each response in gnet). Still left: crypto/tls
+// writes each 16 KiB record with its own system call.
 
 // DefaultSSLHandshakeTimeout bounds a TLS handshake: a client that
 // connects and never finishes the handshake is closed after it. Kafka has
@@ -87,7 +93,7 @@ func (l *listener) serveTLS(c net.Conn, ip netip.Addr) {
 		l.acceptFailed(fmt.Errorf("socketpair for a TLS connection: %w", err), 0)
 		return
 	}
-	adm := &admission{ip: ip, host: hostOf(c.RemoteAddr()), principal: sslPrincipal(tc.ConnectionState())}
+	adm := &admission{ip: ip, host: hostOf(c.RemoteAddr()), principal: sslPrincipal(tc.ConnectionState()), tls: tc}
 	// EnrollContext takes (and closes) inner; outer is the relay's end.
 	if _, err = l.cli.EnrollContext(inner, adm); err == nil && !adm.opened.Load() {
 		err = errNotRegistered
@@ -102,11 +108,15 @@ func (l *listener) serveTLS(c net.Conn, ip netip.Addr) {
 	go relayTLS(tc, outer)
 }
 
-// relayTLS copies between the TLS connection and the relay's end of the
-// socketpair until either side ends, then closes both: a client gone
-// closes the gnet connection (OnClose), and the gnet connection closed
-// (idle, a failed request, shutdown) closes the client's, after the
-// responses written before it have been relayed.
+// relayTLS copies the client's bytes from the TLS connection to the
+// relay's end of the socketpair, for gnet to frame, until either side
+// ends, then closes both: a client gone closes the gnet connection
+// (OnClose), and the gnet connection closed (idle, a failed request,
+// shutdown) closes the client's. Responses do not come this way: the
+// connection's writer puts them into tc itself (tls_write.go), so from
+// gnet's side the relay only waits for the end, which comes after the
+// responses before a close have been written (the loop closes once
+// cn.unsent is 0).
 func relayTLS(tc *tls.Conn, outer net.Conn) {
 	var once sync.Once
 	closeBoth := func() {
@@ -119,7 +129,11 @@ func relayTLS(tc *tls.Conn, outer net.Conn) {
 		_, _ = io.Copy(outer, tc)
 		closeBoth()
 	}()
-	_, _ = io.Copy(tc, outer)
+	// Nothing writes to gnet's end, so this read returns at its close.
+	// Bytes would mean a response bypassed the writer; rather than let
+	// them interleave with the writer's, the connection ends.
+	var b [1]byte
+	_, _ = outer.Read(b[:])
 	closeBoth()
 }
 
