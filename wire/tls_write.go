@@ -75,8 +75,8 @@ func (w *tlsWriter) write(ctx context.Context, bufs [][]byte, stall time.Duratio
 	for i, off := 0, 0; i < len(bufs); {
 		var p []byte
 		gathered := false
-		if k := gatherable(bufs[i:]); off == 0 && k > 1 {
-			p = w.pool.get(tlsWriteChunk)
+		if k, size := gatherable(bufs[i:]); off == 0 && k > 1 {
+			p = w.pool.get(size)
 			for _, b := range bufs[i : i+k] {
 				p = append(p, b...)
 			}
@@ -113,9 +113,8 @@ func (w *tlsWriter) write(ctx context.Context, bufs [][]byte, stall time.Duratio
 }
 
 // gatherable is how many of the leading small frames fit one gathered
-// Write.
-func gatherable(bufs [][]byte) int {
-	k, size := 0, 0
+// Write, and their size.
+func gatherable(bufs [][]byte) (k, size int) {
 	for _, b := range bufs {
 		if len(b) >= tlsGatherBelow || size+len(b) > tlsWriteChunk {
 			break
@@ -123,7 +122,7 @@ func gatherable(bufs [][]byte) int {
 		k++
 		size += len(b)
 	}
-	return k
+	return k, size
 }
 
 // writeChunk is one Write, bounded by the stall limit (0: none).
