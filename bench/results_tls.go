@@ -44,7 +44,7 @@ func (res *Results) writeTLSMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "Each workload over TLS (`--tls`: an SSL listener, TLS 1.3, a P-256 certificate made for the run; kfake with\n")
 	fmt.Fprintf(w, "kfake.TLS) beside the same workload in plaintext from the same run. tls/plain: TLS throughput over plaintext\n")
 	fmt.Fprintf(w, "(below 1: TLS is slower); cpu tls/plain: CPU per GiB over TLS over plaintext's (above 1: TLS costs more).\n")
-	fmt.Fprintf(w, "Strait's plaintext fetch uses sendfile; over TLS it copies and encrypts, through the relay's socketpair.\n\n")
+	fmt.Fprintf(w, "Strait's plaintext fetch uses sendfile; over TLS it copies and encrypts, and its requests (not its responses) pass through a relay's socketpair.\n\n")
 	fmt.Fprintf(w, "| workload | broker | plain MiB/s | tls MiB/s | tls/plain | plain cpu s/GiB | tls cpu s/GiB | cpu tls/plain | kfake plain MiB/s | kfake tls MiB/s | kfake tls/plain | kfake plain cpu s/GiB | kfake tls cpu s/GiB | kfake cpu tls/plain |\n")
 	fmt.Fprintf(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, p := range pairs {
