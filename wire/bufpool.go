@@ -17,7 +17,9 @@ import (
 // When a buffer may be reused. Only after the AsyncWritev callback that
 // carried it has run: by then gnet has written the bytes to the socket or
 // copied the rest into its own outbound buffer (conn.writev and
-// elastic.Buffer.Writev both copy), and it keeps no reference. A response
+// elastic.Buffer.Writev both copy), and it keeps no reference; or, for a
+// response the writer writes itself (the lent socket, a TLS connection:
+// conn.writeOwn), once that write returns. A response
 // dropped before it reached gnet (the connection closed, an earlier
 // request failed) goes back at once. A response gnet never calls back for
 // (its engine stopped with the task still queued) is simply left to the
