@@ -14,8 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/strait-io/strait/broker"
 	"github.com/strait-io/strait/broker/brokertest/faultnet"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/storage"
 )
 
 // clusterRaftTimeout is raft's heartbeat and election timeout in cluster
@@ -297,7 +299,8 @@ func (c *Cluster) WaitFor(t testing.TB, timeout time.Duration, what string, cond
 }
 
 // WaitForISR waits until every partition of topic has a leader and an ISR
-// of size replicas, as every running node sees it.
+// of size replicas, as every running node sees it, and every running
+// replica has taken the leadership that says (replicasTook).
 func (c *Cluster) WaitForISR(t testing.TB, topic string, replicas int, timeout time.Duration) {
 	t.Helper()
 	c.WaitFor(t, timeout, fmt.Sprintf("%s fully in sync with %d replicas on every running node", topic, replicas), func() bool {
@@ -315,7 +318,7 @@ func (c *Cluster) WaitForISR(t testing.TB, topic string, replicas int, timeout t
 				return false
 			}
 			for _, p := range tp.Partitions {
-				if p.Leader < 0 || len(p.ISR) != replicas {
+				if p.Leader < 0 || len(p.ISR) != replicas || !b.replicasTook(n, topic, p) {
 					return false
 				}
 			}
@@ -323,4 +326,21 @@ func (c *Cluster) WaitForISR(t testing.TB, topic string, replicas int, timeout t
 		}
 		return seen > 0
 	})
+}
+
+// replicasTook reports whether node n's replica of p (if it hosts one)
+// has taken the leader and leader epoch p names. A node publishes an image
+// before its replica manager applies it, so for a moment its image may
+// name it leader while its replica is not yet one (a request there is
+// answered NOT_LEADER_OR_FOLLOWER, and the replica logs "leader" later).
+func (b *Broker) replicasTook(n *broker.Node, topic string, p *raftmeta.Partition) bool {
+	if !slices.Contains(p.Replicas, b.opts.nodeID) {
+		return true
+	}
+	rm := n.Replicas()
+	if rm == nil {
+		return false
+	}
+	r, ok := rm.Partition(storage.TopicPartition{Topic: topic, Partition: p.Index})
+	return ok && r.Leader() == p.Leader && r.LeaderEpoch() == p.LeaderEpoch
 }
