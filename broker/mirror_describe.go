@@ -192,6 +192,11 @@ func partitionDetail(ps manager.PartitionStatus) mirrormsg.DescribeMirrorsRespon
 	d.LastMirrorEpoch = ps.LastMirrorEpoch
 	d.OffsetsSkipped = ps.OffsetsSkipped
 	d.LagMs = ps.LagMs
+	d.DestinationHighWatermark = ps.DestinationHighWatermark
+	d.CommittedLag = ps.CommittedLag
+	if !ps.LagMeasuredAt.IsZero() {
+		d.LagMeasuredAtMs = ps.LagMeasuredAt.UnixMilli()
+	}
 	d.RetryCount = ps.RetryAttempt
 	if ps.LastError != "" {
 		msg := ps.LastError

@@ -202,10 +202,12 @@ func describeHandler(_ context.Context, req kmsg.Request) kmsg.Response {
 			p.PartitionIndex, p.State = i, "MIRRORING"
 			p.SourceOffset, p.DestinationOffset, p.Lag, p.LastMirrorEpoch = 100+int64(i), 90, 10+int64(i), 3
 			p.LagMs = 700 + int64(i)
+			p.DestinationHighWatermark, p.CommittedLag, p.LagMeasuredAtMs = 88, 9+int64(i), 1_700_000_000_000
 			if tn == "audit" && i == 1 {
 				p.State, p.ErrorMessage, p.OffsetsSkipped = "FAILED", kmsg.StringPtr("source topic id changed"), 7
 				p.SourceOffset, p.DestinationOffset, p.Lag, p.LastMirrorEpoch = -1, -1, -1, -1
-				p.LagMs, p.RetryCount = -1, 2 // LagMs at its default: not sent, decoded as -1
+				p.LagMs, p.RetryCount = -1, 2                                              // LagMs at its default: not sent, decoded as -1
+				p.DestinationHighWatermark, p.CommittedLag, p.LagMeasuredAtMs = -1, -1, -1 // likewise
 			}
 			tp.Partitions = append(tp.Partitions, p)
 		}
@@ -236,14 +238,15 @@ func TestDescribeMirrors(t *testing.T) {
 	if got[0].Err != nil || !errors.Is(got[1].Err, mirrormsg.UnknownClusterMirror) || !errors.Is(got[2].Err, mirrormsg.ClusterMirrorAuthorizationFailed) {
 		t.Fatalf("errors %v, %v, %v", got[0].Err, got[1].Err, got[2].Err)
 	}
+	measured := time.UnixMilli(1_700_000_000_000).UTC()
 	want := []admin.TopicDescription{
 		{Name: "audit", Partitions: []admin.PartitionDescription{
-			{Partition: 0, State: "MIRRORING", SourceHighWatermark: 100, DestinationLogEndOffset: 90, Lag: 10, LagMs: 700, LastMirrorEpoch: 3},
-			{Partition: 1, State: "FAILED", SourceHighWatermark: -1, DestinationLogEndOffset: -1, Lag: -1, LagMs: -1, LastMirrorEpoch: -1, RetryCount: 2, OffsetsSkipped: 7, LastError: "source topic id changed"},
+			{Partition: 0, State: "MIRRORING", SourceHighWatermark: 100, DestinationHighWatermark: 88, DestinationLogEndOffset: 90, Lag: 10, CommittedLag: 9, LagMs: 700, LagMeasuredAt: &measured, LastMirrorEpoch: 3},
+			{Partition: 1, State: "FAILED", SourceHighWatermark: -1, DestinationHighWatermark: -1, DestinationLogEndOffset: -1, Lag: -1, LagUnknown: true, CommittedLag: -1, LagMs: -1, LastMirrorEpoch: -1, RetryCount: 2, OffsetsSkipped: 7, LastError: "source topic id changed"},
 		}},
 		{Name: "orders", Partitions: []admin.PartitionDescription{
-			{Partition: 0, State: "MIRRORING", SourceHighWatermark: 100, DestinationLogEndOffset: 90, Lag: 10, LagMs: 700, LastMirrorEpoch: 3},
-			{Partition: 1, State: "MIRRORING", SourceHighWatermark: 101, DestinationLogEndOffset: 90, Lag: 11, LagMs: 701, LastMirrorEpoch: 3},
+			{Partition: 0, State: "MIRRORING", SourceHighWatermark: 100, DestinationHighWatermark: 88, DestinationLogEndOffset: 90, Lag: 10, CommittedLag: 9, LagMs: 700, LagMeasuredAt: &measured, LastMirrorEpoch: 3},
+			{Partition: 1, State: "MIRRORING", SourceHighWatermark: 101, DestinationHighWatermark: 88, DestinationLogEndOffset: 90, Lag: 11, CommittedLag: 10, LagMs: 701, LagMeasuredAt: &measured, LastMirrorEpoch: 3},
 		}},
 	}
 	if !reflect.DeepEqual(got[0].Topics, want) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/strait-io/strait/wire/mirrormsg"
 )
@@ -40,15 +41,31 @@ type PartitionDescription struct {
 	Partition int32 `json:"partition"`
 	// State is the partition's mirror state (MIRRORING, PAUSED, ...).
 	State string `json:"state"`
-	// SourceHighWatermark is the source leader's high watermark.
+	// SourceHighWatermark is the source partition's high watermark as last
+	// measured (LagMeasuredAt).
 	SourceHighWatermark int64 `json:"source_high_watermark"`
-	// DestinationLogEndOffset is the destination leader's log end offset.
-	DestinationLogEndOffset int64 `json:"destination_log_end_offset"`
-	// Lag is SourceHighWatermark − DestinationLogEndOffset.
+	// DestinationHighWatermark is what the destination's consumers can
+	// read; DestinationLogEndOffset, beside it, what its leader holds.
+	DestinationHighWatermark int64 `json:"destination_high_watermark"`
+	DestinationLogEndOffset  int64 `json:"destination_log_end_offset"`
+	// Lag is SourceHighWatermark − DestinationHighWatermark: the records
+	// the source's consumers can read that the destination's cannot yet
+	// (mirror/lag). −1 when unknown (LagUnknown): the source was not
+	// measured lately, never reported as 0.
 	Lag int64 `json:"lag"`
-	// LagMs is the age in milliseconds of the oldest record not mirrored
-	// yet, from the source's timestamps: 0 when Lag is 0.
+	// LagUnknown is Lag < 0: the lag is not known (the source cannot be
+	// reached, or was never measured); LagMeasuredAt says since when.
+	LagUnknown bool `json:"lag_unknown"`
+	// CommittedLag is the same for read_committed consumers: source LSO −
+	// destination LSO, −1 when unknown.
+	CommittedLag int64 `json:"committed_lag"`
+	// LagMs is the age in milliseconds of the oldest source record the
+	// destination cannot serve yet, from the source's timestamps: 0 when
+	// Lag is 0, −1 when unknown.
 	LagMs int64 `json:"lag_ms"`
+	// LagMeasuredAt is when the source side of the lag was last measured
+	// successfully, nil if never.
+	LagMeasuredAt *time.Time `json:"lag_measured_at"`
 	// LastMirrorEpoch is the LME, the last source leader epoch mirrored.
 	LastMirrorEpoch int32 `json:"last_mirror_epoch"`
 	// RetryCount counts the partition's consecutive failures, each
@@ -121,15 +138,22 @@ func describedMirror(m mirrormsg.DescribeMirrorsResponseDescribedMirror) MirrorD
 		td := TopicDescription{Name: t.TopicName, Partitions: make([]PartitionDescription, 0, len(t.Partitions))}
 		for _, p := range t.Partitions {
 			pd := PartitionDescription{
-				Partition:               p.PartitionIndex,
-				State:                   p.State,
-				SourceHighWatermark:     p.SourceOffset,
-				DestinationLogEndOffset: p.DestinationOffset,
-				Lag:                     p.Lag,
-				LagMs:                   p.LagMs,
-				LastMirrorEpoch:         p.LastMirrorEpoch,
-				RetryCount:              p.RetryCount,
-				OffsetsSkipped:          p.OffsetsSkipped,
+				Partition:                p.PartitionIndex,
+				State:                    p.State,
+				SourceHighWatermark:      p.SourceOffset,
+				DestinationHighWatermark: p.DestinationHighWatermark,
+				DestinationLogEndOffset:  p.DestinationOffset,
+				Lag:                      p.Lag,
+				LagUnknown:               p.Lag < 0,
+				CommittedLag:             p.CommittedLag,
+				LagMs:                    p.LagMs,
+				LastMirrorEpoch:          p.LastMirrorEpoch,
+				RetryCount:               p.RetryCount,
+				OffsetsSkipped:           p.OffsetsSkipped,
+			}
+			if p.LagMeasuredAtMs >= 0 {
+				at := time.UnixMilli(p.LagMeasuredAtMs).UTC()
+				pd.LagMeasuredAt = &at
 			}
 			if p.ErrorMessage != nil {
 				pd.LastError = *p.ErrorMessage

@@ -57,7 +57,11 @@ type LeaderPartition interface {
 	// TopicID is the destination topic's id (the source's, by
 	// construction).
 	TopicID() storage.TopicID
+	// HighWatermark and LastStableOffset bound what the destination's
+	// consumers read (READ_UNCOMMITTED and READ_COMMITTED): the
+	// destination side of the lag (mirror/lag).
 	HighWatermark() int64
+	LastStableOffset() int64
 	// LastBatchEpoch is the partition leader epoch of the last batch in the
 	// log, -1 when the log has no batch (not the epoch cache's entry for a
 	// leadership that appended nothing).

@@ -174,6 +174,7 @@ func (f *fakeLeader) MaybeIncrementLogStartOffset(off int64) (bool, error) {
 func (f *fakeLeader) LeaderEpoch() int32          { return f.epoch }
 func (f *fakeLeader) TopicID() storage.TopicID    { return f.log.TopicID() }
 func (f *fakeLeader) HighWatermark() int64        { return f.log.HighWatermark() }
+func (f *fakeLeader) LastStableOffset() int64     { return f.log.LastStableOffset() }
 func (f *fakeLeader) ReplicasAt(int64, bool) bool { return true }
 
 func (f *fakeLeader) LastBatchEpoch() int32 {

@@ -110,6 +110,7 @@ func (m *Manager) Start(ctx context.Context) {
 		m.post(imageEvent{img: img})
 	}
 	go m.run()
+	m.wg.Go(m.measureLoop)
 }
 
 // Close stops every fetcher and source connection and waits for the

@@ -5,29 +5,34 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/strait-io/strait/mirror/lag"
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/storage"
 )
 
 // PartitionStatus is one mirror partition this node leads, for
-// DescribeMirrors. Offsets and lag are -1 when unknown.
+// DescribeMirrors. Offsets and lag are -1 when unknown; the lag is
+// mirror/lag's definition.
 type PartitionStatus struct {
 	Topic     string
 	Partition int32
 	// State is the partition's state as last confirmed by __mirror_state.
 	State partition.State
-	// SourceHighWatermark is the source partition's high watermark as the
-	// fetcher last saw it.
-	SourceHighWatermark     int64
-	DestinationLogEndOffset int64
-	// Lag is max(0, SourceHighWatermark - DestinationLogEndOffset) when
-	// both are known.
-	Lag int64
-	// LagMs is the age in milliseconds of the oldest record not mirrored
-	// yet, from the source's timestamps as the latest fetch with data
-	// carried them (source.LagSample): 0 when Lag is 0, -1 when unknown.
-	LagMs           int64
+	// SourceHighWatermark is the source partition's high watermark as last
+	// measured (a fetch answer while MIRRORING, ListOffsets otherwise).
+	SourceHighWatermark int64
+	// DestinationHighWatermark is what the destination's consumers can
+	// read; DestinationLogEndOffset, beside it, what the leader holds.
+	DestinationHighWatermark int64
+	DestinationLogEndOffset  int64
+	// Lag is lag.Lag.Records, CommittedLag lag.Lag.Committed and LagMs
+	// lag.Lag.Ms: -1 when unknown (never 0 for unknown).
+	Lag, CommittedLag, LagMs int64
+	// LagMeasuredAt is when the source side of the lag was last measured
+	// successfully (zero: never).
+	LagMeasuredAt   time.Time
 	LastMirrorEpoch int32
 	// LastError is the machine's last error (or the FAILED record's), else
 	// the source's last error for the partition.
@@ -88,7 +93,7 @@ func (m *Manager) Partitions(mirror string) []PartitionStatus {
 func (m *Manager) partitionStatus(tp storage.TopicPartition, v view, c *mirrorConn, counters *mirrorCounters) PartitionStatus {
 	rec := v.st.Record
 	ps := PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, State: rec.State, SourceHighWatermark: -1,
-		DestinationLogEndOffset: -1, Lag: -1, LagMs: -1, LastMirrorEpoch: rec.LastMirrorEpoch, LastError: v.st.LastError,
+		DestinationHighWatermark: -1, DestinationLogEndOffset: -1, Lag: -1, CommittedLag: -1, LagMs: -1, LastMirrorEpoch: rec.LastMirrorEpoch, LastError: v.st.LastError,
 		OffsetsSkipped: counters.skippedOf(tp), RetryAttempt: rec.RetryAttempt}
 	if rec.State == partition.StateFailed && rec.ErrorMessage != "" {
 		ps.LastError = rec.ErrorMessage
@@ -99,12 +104,13 @@ func (m *Manager) partitionStatus(tp storage.TopicPartition, v view, c *mirrorCo
 		// state. While mirroring, the current error is the source's.
 		ps.LastError = ""
 	}
+	src := lag.Source{HighWatermark: lag.Unknown, LastStableOffset: lag.Unknown}
 	if c != nil && c.cluster != nil {
-		if hw, _, ok := c.cluster.SourceHighWatermark(tp); ok {
-			ps.SourceHighWatermark = hw
-		}
-		if st, ok := c.cluster.Status(tp); ok && st.Err != nil && ps.LastError == "" {
-			ps.LastError = st.Err.Error()
+		if st, ok := c.cluster.Status(tp); ok {
+			src = lag.Source{HighWatermark: st.HighWatermark, LastStableOffset: st.LastStableOffset, MeasuredAt: st.MeasuredAt}
+			if st.Err != nil && ps.LastError == "" {
+				ps.LastError = st.Err.Error()
+			}
 		}
 	} else if c != nil && c.err != nil && ps.LastError == "" {
 		ps.LastError = c.usable().Error()
@@ -112,22 +118,22 @@ func (m *Manager) partitionStatus(tp storage.TopicPartition, v view, c *mirrorCo
 	if rec.State == partition.StateFailed && rec.RetryAttempt < 0 {
 		// Failed for good (the source topic was recreated): what the
 		// source says now is about another log.
-		ps.SourceHighWatermark = -1
+		src = lag.Source{HighWatermark: lag.Unknown, LastStableOffset: lag.Unknown}
 	}
+	ps.SourceHighWatermark = src.HighWatermark
+	dst := lag.Destination{HighWatermark: lag.Unknown, LastStableOffset: lag.Unknown, LogEndOffset: lag.Unknown}
 	if lp, err := m.cfg.Destination.MirrorLeader(tp, v.st.LeaderEpoch); err == nil {
-		ps.DestinationLogEndOffset = lp.LogEndOffset()
+		dst = lag.Destination{HighWatermark: lp.HighWatermark(), LastStableOffset: lp.LastStableOffset(), LogEndOffset: lp.LogEndOffset()}
 	}
-	if ps.SourceHighWatermark >= 0 && ps.DestinationLogEndOffset >= 0 {
-		ps.Lag = max(0, ps.SourceHighWatermark-ps.DestinationLogEndOffset)
-	}
-	switch {
-	case ps.Lag == 0:
-		ps.LagMs = 0
-	case ps.Lag > 0 && c != nil && c.cluster != nil:
+	ps.DestinationHighWatermark, ps.DestinationLogEndOffset = dst.HighWatermark, dst.LogEndOffset
+	var age lag.OldestUnservedAge
+	if c != nil && c.cluster != nil {
 		if s, ok := c.cluster.Lag(tp); ok {
-			ps.LagMs = s.LagMs(ps.DestinationLogEndOffset, m.cfg.Clock.Now())
+			age = s.LagMs
 		}
 	}
+	l := lag.Of(src, dst, age, m.cfg.Clock.Now())
+	ps.Lag, ps.CommittedLag, ps.LagMs, ps.LagMeasuredAt = l.Records, l.Committed, l.Ms, l.MeasuredAt
 	return ps
 }
 
@@ -143,13 +149,19 @@ type Stats struct {
 type MirrorStats struct {
 	// Partitions counts the mirror's partitions this node leads by state.
 	Partitions map[partition.State]int
-	// Lag is each led partition's lag in records (partitions whose lag is
-	// unknown are left out); LagTotal and LagMax sum and bound them.
+	// Lag is each led partition's lag in records (mirror/lag; partitions
+	// whose lag is unknown are left out); LagTotal and LagMax sum and
+	// bound them.
 	Lag              map[storage.TopicPartition]int64
 	LagTotal, LagMax int64
 	// LagMsMax is the largest LagMs of the led partitions whose LagMs is
 	// known (0 when none is).
 	LagMsMax int64
+	// LagUnknown counts the led partitions whose lag in records is
+	// unknown (the source not measured lately): LagTotal and LagMax are
+	// then lower bounds, and the metrics say NaN rather than a number.
+	// LagMsUnknown likewise counts those with a lag whose age is unknown.
+	LagUnknown, LagMsUnknown int
 	// BytesMirrored and RecordsMirrored count what the fetchers appended;
 	// FetchErrors the source errors reported; OffsetsSkipped the offsets
 	// the source deleted before they were mirrored. Counters since start.
@@ -192,6 +204,11 @@ func (m *Manager) Stats() Stats {
 				ms.Lag[tp] = ps.Lag
 				ms.LagTotal += ps.Lag
 				ms.LagMax = max(ms.LagMax, ps.Lag)
+			} else {
+				ms.LagUnknown++
+			}
+			if ps.LagMs < 0 {
+				ms.LagMsUnknown++
 			}
 			ms.LagMsMax = max(ms.LagMsMax, ps.LagMs)
 		}

@@ -33,7 +33,8 @@ type LagSample struct {
 }
 
 // LagMs is the age in milliseconds at now of the oldest record at or after
-// the destination's log end offset leo, as far as s tells (−1 when it
+// leo (mirror/lag passes the destination's high watermark: the first
+// record its consumers cannot read yet), as far as s tells (−1 when it
 // does not: leo is past what the sample saw, or it saw no timestamp).
 // While leo ≤ Offset the data at the fetch offset is not mirrored yet:
 // now − Timestamp. Once the answer is appended (Offset < leo ≤ End):

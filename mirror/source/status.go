@@ -28,6 +28,10 @@ type Status struct {
 	Err error
 	// UpdatedAt is when the last answer came.
 	UpdatedAt time.Time
+	// MeasuredAt is when HighWatermark was last measured (a fetch answer
+	// or a ListOffsets LATEST that succeeded): the age of the lag
+	// (mirror/lag).
+	MeasuredAt time.Time
 }
 
 type partitionStatus struct {
@@ -91,7 +95,11 @@ func (c *Cluster) recordData(tp storage.TopicPartition, r route, d *fetcher.Fetc
 	if d.LogStartOffset >= 0 {
 		st.LogStartOffset = d.LogStartOffset
 	}
-	st.Leader, st.LeaderEpoch, st.Err, st.UpdatedAt = r.leader, r.epoch, nil, c.cfg.Clock.Now()
+	now := c.cfg.Clock.Now()
+	st.Leader, st.LeaderEpoch, st.Err, st.UpdatedAt = r.leader, r.epoch, nil, now
+	if d.HighWatermark >= 0 {
+		st.MeasuredAt = now
+	}
 }
 
 // recordOK notes a successful answer that carried no offsets.
@@ -133,7 +141,8 @@ func (c *Cluster) recordLatest(tp storage.TopicPartition, offset int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.statusLocked(tp)
-	st.HighWatermark, st.Err, st.UpdatedAt = offset, nil, c.cfg.Clock.Now()
+	now := c.cfg.Clock.Now()
+	st.HighWatermark, st.Err, st.UpdatedAt, st.MeasuredAt = offset, nil, now, now
 	if st.oorOffset >= 0 {
 		st.oorEnd = offset
 	}

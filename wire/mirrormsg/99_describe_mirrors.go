@@ -155,7 +155,7 @@ type DescribeMirrorsResponsePartitionDetail struct {
 	// This field has a default of -1.
 	DestinationOffset int64
 
-	// The lag (source offset - destination offset), or -1 if not yet available.
+	// The lag (source offset - destination offset), or -1 if not yet available. Strait measures it to the destination high watermark (DestinationHighWatermark), what consumers can read, and sends -1 when the source was not measured lately (mirror/lag).
 	//
 	// This field has a default of -1.
 	Lag int64
@@ -182,6 +182,21 @@ type DescribeMirrorsResponsePartitionDetail struct {
 	// The consecutive failures of the partition, each retried automatically after a backoff: 0 when none, -1 when the last failure is not retryable (Strait extension).
 	RetryCount int32 // tag 3
 
+	// The high watermark on the destination cluster (what its consumers can read; Lag is measured to it), or -1 if not available (Strait extension).
+	//
+	// This field has a default of -1.
+	DestinationHighWatermark int64 // tag 4
+
+	// The source last stable offset minus the destination's (the lag of read_committed consumers), or -1 if unknown (Strait extension).
+	//
+	// This field has a default of -1.
+	CommittedLag int64 // tag 5
+
+	// When the source side of the lag was last measured successfully (Unix ms), or -1 if never (Strait extension).
+	//
+	// This field has a default of -1.
+	LagMeasuredAtMs int64 // tag 6
+
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
 	UnknownTags kmsg.Tags
@@ -194,6 +209,9 @@ func (v *DescribeMirrorsResponsePartitionDetail) Default() {
 	v.Lag = -1
 	v.LastMirrorEpoch = -1
 	v.LagMs = -1
+	v.DestinationHighWatermark = -1
+	v.CommittedLag = -1
+	v.LagMeasuredAtMs = -1
 }
 
 // NewDescribeMirrorsResponsePartitionDetail returns a DescribeMirrorsResponsePartitionDetail with its defaults set.
@@ -228,6 +246,18 @@ func (v *DescribeMirrorsResponsePartitionDetail) encode(dst []byte, version int1
 		if sendRetryCount {
 			n++
 		}
+		sendDestinationHighWatermark := v.DestinationHighWatermark != -1
+		if sendDestinationHighWatermark {
+			n++
+		}
+		sendCommittedLag := v.CommittedLag != -1
+		if sendCommittedLag {
+			n++
+		}
+		sendLagMeasuredAtMs := v.LagMeasuredAtMs != -1
+		if sendLagMeasuredAtMs {
+			n++
+		}
 		dst = kbin.AppendUvarint(dst, uint32(n))
 		if sendErrorMessage {
 			dst = appendTag(dst, 0, appendNullableString(nil, v.ErrorMessage, true))
@@ -240,6 +270,15 @@ func (v *DescribeMirrorsResponsePartitionDetail) encode(dst []byte, version int1
 		}
 		if sendRetryCount {
 			dst = appendTag(dst, 3, kbin.AppendInt32(nil, v.RetryCount))
+		}
+		if sendDestinationHighWatermark {
+			dst = appendTag(dst, 4, kbin.AppendInt64(nil, v.DestinationHighWatermark))
+		}
+		if sendCommittedLag {
+			dst = appendTag(dst, 5, kbin.AppendInt64(nil, v.CommittedLag))
+		}
+		if sendLagMeasuredAtMs {
+			dst = appendTag(dst, 6, kbin.AppendInt64(nil, v.LagMeasuredAtMs))
 		}
 		dst = v.UnknownTags.AppendEach(dst)
 	}
@@ -268,6 +307,15 @@ func (v *DescribeMirrorsResponsePartitionDetail) decode(b *kbin.Reader, version 
 				return true, nil
 			case 3:
 				v.RetryCount = r.Int32()
+				return true, nil
+			case 4:
+				v.DestinationHighWatermark = r.Int64()
+				return true, nil
+			case 5:
+				v.CommittedLag = r.Int64()
+				return true, nil
+			case 6:
+				v.LagMeasuredAtMs = r.Int64()
 				return true, nil
 			}
 			return false, nil
@@ -424,13 +472,16 @@ func (v *DescribeMirrorsResponseDescribedMirror) decode(b *kbin.Reader, version 
 // DescribeMirrorsResponse is the response of KIP-1279's DescribeMirrors (API key 99).
 //
 // Source: aiven/kafka@cec72d2319b7d71698728713027221c3f32539b0 (snapshot A),
-// verbatim from the digest §2.2, plus four Strait extensions per partition,
+// verbatim from the digest §2.2 (Lag measured to the destination high watermark,
+// issue 33), plus seven Strait extensions per partition,
 // tagged so the v0 wire format of snapshot A is unchanged: ErrorMessage (tag
 // 0, the last error, which issue 5's `describe` shows), OffsetsSkipped
 // (tag 1, offsets lost because the source's log start passed the fetch
 // offset: mirroring is never silent about them), LagMs (tag 2, the age of
-// the oldest unmirrored record, issue 6) and RetryCount (tag 3, the consecutive
-// failures retried, issue 6); and per mirror ScramSyncError (tag 0, issue
+// the oldest unmirrored record, issue 6), RetryCount (tag 3, the consecutive
+// failures retried, issue 6), DestinationHighWatermark, CommittedLag and
+// LagMeasuredAtMs (tags 4-6, issue 33: lag measured to what consumers read,
+// and how old its source measurement is); and per mirror ScramSyncError (tag 0, issue
 // 25: why the mirror's SCRAM user sync cannot run, e.g. a source that
 // cannot export credentials).
 type DescribeMirrorsResponse struct {

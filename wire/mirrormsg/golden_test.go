@@ -266,7 +266,7 @@ func goldens() []golden {
 						Partitions: []mirrormsg.DescribeMirrorsResponsePartitionDetail{{
 							PartitionIndex: 1, SourceOffset: 100, DestinationOffset: 90, Lag: 10,
 							State: "MIRRORING", LastMirrorEpoch: 3, ErrorMessage: sp("boom"), OffsetsSkipped: 5,
-							LagMs: 1500, RetryCount: 2,
+							LagMs: 1500, RetryCount: 2, DestinationHighWatermark: 88, CommittedLag: 12, LagMeasuredAtMs: 1700000000000,
 						}},
 					}},
 					ScramSyncError: sp("no export"),
@@ -276,11 +276,13 @@ func goldens() []golden {
 				i16(0), cstr("m"), i32(-2147483648), carr(1),
 				cstr("t"), carr(1),
 				i32(1), i64(100), i64(90), i64(10), cstr("MIRRORING"), i32(3),
-				uv(4), tag(0, cstr("boom")), tag(1, i64(5)), tag(2, i64(1500)), tag(3, i32(2)),
+				uv(7), tag(0, cstr("boom")), tag(1, i64(5)), tag(2, i64(1500)), tag(3, i32(2)),
+				tag(4, i64(88)), tag(5, i64(12)), tag(6, i64(1700000000000)),
 				noTags, uv(1), tag(0, cstr("no export")), noTags),
 		},
 		{
-			// LagMs at its default (-1) and RetryCount 0 are not sent:
+			// LagMs, DestinationHighWatermark, CommittedLag and
+			// LagMeasuredAtMs at their default (-1) and RetryCount 0 are not sent:
 			// the v0 wire format of snapshot A.
 			name: "DescribeMirrorsResponse defaults",
 			msg: &mirrormsg.DescribeMirrorsResponse{
@@ -292,6 +294,7 @@ func goldens() []golden {
 						Partitions: []mirrormsg.DescribeMirrorsResponsePartitionDetail{{
 							PartitionIndex: 0, SourceOffset: -1, DestinationOffset: -1, Lag: -1,
 							State: "UNKNOWN", LastMirrorEpoch: -1, LagMs: -1,
+							DestinationHighWatermark: -1, CommittedLag: -1, LagMeasuredAtMs: -1,
 						}},
 					}},
 				}},

@@ -39,10 +39,10 @@ commands:
   create   NAME --source-bootstrap HOST:PORT[,HOST:PORT...] [--config key=value]...
   delete   NAME
   list     [--json]
-  describe NAME [--json]   per partition: state, source HW, destination LEO, lag
-                           in records and in ms (age of the oldest unmirrored
-                           record), last mirrored epoch (LME), retries, offsets
-                           skipped, last error
+  describe NAME [--json]   per partition: state, source HW, destination HW and
+                           LEO, lag in records and in ms, when the lag was
+                           measured, last mirrored epoch (LME), retries,
+                           offsets skipped, last error
   start    NAME --topic T [--topic T2]... [--truncate-existing] [--wait]
   start    NAME --include REGEX [--exclude REGEX]... [--wait]
                            adds the patterns to mirror.topics.include/exclude:
@@ -52,11 +52,27 @@ commands:
                            records the source does not share (no last mirrored
                            epoch) is refused; with it they are deleted, and
                            the command says how many
-                           --wait: until every partition is MIRRORING with lag 0,
-                           printing progress; exit 1 on --timeout or FAILED
+                           --wait: until every partition is MIRRORING and the
+                           destination's consumers can read everything the
+                           source's could when the wait began (destination HW
+                           >= source HW then), printing progress; exit 1 on
+                           --timeout or FAILED
   pause    NAME --topic T [--topic T2]...
   resume   NAME --topic T [--topic T2]...
   stop     NAME --topic T [--topic T2]...   failover / migration cut-over
+
+lag: what the source's consumers can read that the destination's cannot yet.
+  LAG     source high watermark - destination high watermark, in records (the
+          destination LEO is shown beside it: records past the HW are not
+          readable and may not survive a leader change); --json also gives
+          committed_lag, the same from the last stable offsets
+          (read_committed consumers)
+  LAG-MS  age of the oldest source record the destination cannot serve yet,
+          from the source's timestamps (an upper bound while not MIRRORING)
+  The source is measured by the fetches while MIRRORING, by ListOffsets about
+  every second otherwise. "unknown" (-1 in --json, NaN in the metrics) when
+  the source was not measured in the last 5s: it cannot be reached.
+  MEASURED is when it last was.
 
 global flags (before or after the command):
   --bootstrap-server HOST:PORT[,HOST:PORT...]

@@ -261,12 +261,16 @@ func describeHandler(_ context.Context, req kmsg.Request) kmsg.Response {
 				for _, i := range []int32{1, 0} {
 					p := mirrormsg.NewDescribeMirrorsResponsePartitionDetail()
 					p.PartitionIndex, p.State = i, "MIRRORING"
-					p.SourceOffset, p.DestinationOffset, p.Lag, p.LastMirrorEpoch = 1200+int64(i), 1190, 10+int64(i), 4
+					p.SourceOffset, p.DestinationOffset, p.Lag, p.LastMirrorEpoch = 1200+int64(i), 1195, 10+int64(i), 4
+					p.DestinationHighWatermark, p.CommittedLag, p.LagMeasuredAtMs = 1190, 10+int64(i), measuredAt.UnixMilli()
 					p.LagMs = 2500 + 1000*int64(i)
 					if tn == "audit" && i == 1 {
 						p.State, p.ErrorMessage, p.OffsetsSkipped = "FAILED", kmsg.StringPtr("source topic id changed"), 7
 						p.SourceOffset, p.DestinationOffset, p.Lag, p.LastMirrorEpoch = -1, -1, -1, -1
 						p.LagMs, p.RetryCount = -1, 3
+						// Unknown: the source cannot be reached since.
+						p.DestinationHighWatermark, p.CommittedLag = -1, -1
+						p.LagMeasuredAtMs = measuredAt.Add(-time.Minute).UnixMilli()
 					}
 					if tn == "orders" && i == 1 {
 						p.RetryCount = -1 // a non-retryable failure's count, shown as such
@@ -281,19 +285,22 @@ func describeHandler(_ context.Context, req kmsg.Request) kmsg.Response {
 	return r
 }
 
+// measuredAt is when describeHandler's lags were measured.
+var measuredAt = time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+
 func TestDescribe(t *testing.T) {
 	b := admintest.NewBroker(t)
 	b.Handle(mirrormsg.KeyDescribeMirrors, describeHandler)
 	run(t, b, "describe", "m1").expect(t, 0, ""+
 		"Mirror m1: 2 topics, 4 partitions\n"+
-		"TOPIC   PARTITION  STATE      SOURCE-HW  DEST-LEO  LAG  LAG-MS  LME  RETRIES   SKIPPED  ERROR\n"+
-		"audit   0          MIRRORING  1200       1190      10   2500    4    0         0        -\n"+
-		"audit   1          FAILED     -          -         -    -       -    3         7        source topic id changed\n"+
-		"orders  0          MIRRORING  1200       1190      10   2500    4    0         0        -\n"+
-		"orders  1          MIRRORING  1201       1190      11   3500    4    no-retry  0        -\n", "")
+		"TOPIC   PARTITION  STATE      SOURCE-HW  DEST-HW  DEST-LEO  LAG      LAG-MS   MEASURED              LME  RETRIES   SKIPPED  ERROR\n"+
+		"audit   0          MIRRORING  1200       1190     1195      10       2500     2026-12-06T10:00:00Z  4    0         0        -\n"+
+		"audit   1          FAILED     -          -        -         unknown  unknown  2026-12-06T09:59:00Z  -    3         7        source topic id changed\n"+
+		"orders  0          MIRRORING  1200       1190     1195      10       2500     2026-12-06T10:00:00Z  4    0         0        -\n"+
+		"orders  1          MIRRORING  1201       1190     1195      11       3500     2026-12-06T10:00:00Z  4    no-retry  0        -\n", "")
 	run(t, b, "describe", "empty").expect(t, 0, ""+
 		"Mirror empty: 0 topics, 0 partitions\n"+
-		"TOPIC  PARTITION  STATE  SOURCE-HW  DEST-LEO  LAG  LAG-MS  LME  RETRIES  SKIPPED  ERROR\n", "")
+		"TOPIC  PARTITION  STATE  SOURCE-HW  DEST-HW  DEST-LEO  LAG  LAG-MS  MEASURED  LME  RETRIES  SKIPPED  ERROR\n", "")
 	run(t, b, "describe", "denied").expect(t, 1, "", "strait mirror describe: CLUSTER_MIRROR_AUTHORIZATION_FAILED: Cluster mirror authorization failed.\n")
 	run(t, b, "describe", "absent").expect(t, 1, "", "strait mirror describe: UNKNOWN_CLUSTER_MIRROR: The cluster mirror does not exist.\n")
 	run(t, b, "describe", "absent", "--json").expect(t, 1, "", "strait mirror describe: UNKNOWN_CLUSTER_MIRROR: The cluster mirror does not exist.\n")
@@ -332,7 +339,8 @@ func TestDescribeJSON(t *testing.T) {
 	want := map[string]any{
 		"partition": 1.0, "state": "FAILED", "source_high_watermark": -1.0, "destination_log_end_offset": -1.0,
 		"lag": -1.0, "lag_ms": -1.0, "last_mirror_epoch": -1.0, "retry_count": 3.0, "offsets_skipped": 7.0,
-		"last_error": "source topic id changed",
+		"last_error": "source topic id changed", "destination_high_watermark": -1.0, "lag_unknown": true,
+		"committed_lag": -1.0, "lag_measured_at": "2026-12-06T09:59:00Z",
 	}
 	if !reflect.DeepEqual(failed, want) {
 		t.Fatalf("partition %v\nwant %v", failed, want)
@@ -344,9 +352,13 @@ func TestDescribeJSON(t *testing.T) {
           "partition": 0,
           "state": "MIRRORING",
           "source_high_watermark": 1200,
-          "destination_log_end_offset": 1190,
+          "destination_high_watermark": 1190,
+          "destination_log_end_offset": 1195,
           "lag": 10,
+          "lag_unknown": false,
+          "committed_lag": 10,
           "lag_ms": 2500,
+          "lag_measured_at": "2026-12-06T10:00:00Z",
           "last_mirror_epoch": 4,
           "retry_count": 0,
           "offsets_skipped": 0,

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/strait-io/strait/mirror/admin"
 )
@@ -21,6 +22,24 @@ func orDash[T int32 | int64](v T) string {
 		return "-"
 	}
 	return strconv.FormatInt(int64(v), 10)
+}
+
+// orUnknown shows a lag of −1 as "unknown": a lag is never "not
+// applicable", only not known (mirror/lag), and must not read as 0.
+func orUnknown(v int64) string {
+	if v < 0 {
+		return "unknown"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// measured shows when the lag's source side was last measured, "-" if
+// never.
+func measured(at *time.Time) string {
+	if at == nil {
+		return "-"
+	}
+	return at.UTC().Format(time.RFC3339)
 }
 
 // retries shows a retry count; −1 (the last failure is not retryable)
@@ -68,11 +87,12 @@ func printDescription(w io.Writer, d admin.MirrorDescription) {
 		fmt.Fprintf(w, "SCRAM user sync: %s\n", d.ScramSyncError)
 	}
 	tw := newTable(w)
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tSTATE\tSOURCE-HW\tDEST-LEO\tLAG\tLAG-MS\tLME\tRETRIES\tSKIPPED\tERROR")
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tSTATE\tSOURCE-HW\tDEST-HW\tDEST-LEO\tLAG\tLAG-MS\tMEASURED\tLME\tRETRIES\tSKIPPED\tERROR")
 	for _, t := range d.Topics {
 		for _, p := range t.Partitions {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", t.Name, p.Partition, strOrDash(p.State),
-				orDash(p.SourceHighWatermark), orDash(p.DestinationLogEndOffset), orDash(p.Lag), orDash(p.LagMs),
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", t.Name, p.Partition, strOrDash(p.State),
+				orDash(p.SourceHighWatermark), orDash(p.DestinationHighWatermark), orDash(p.DestinationLogEndOffset),
+				orUnknown(p.Lag), orUnknown(p.LagMs), measured(p.LagMeasuredAt),
 				orDash(p.LastMirrorEpoch), retries(p.RetryCount), p.OffsetsSkipped, strOrDash(p.LastError))
 		}
 	}

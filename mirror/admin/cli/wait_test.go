@@ -31,28 +31,37 @@ func scriptedDescribe(steps ...[]pstate) (admintest.HandlerFunc, func() int) {
 		step := steps[min(calls, len(steps)-1)]
 		calls++
 		mu.Unlock()
-		r := req.ResponseKind().(*mirrormsg.DescribeMirrorsResponse)
-		m := mirrormsg.NewDescribeMirrorsResponseDescribedMirror()
-		m.MirrorName = "m1"
-		tp := mirrormsg.NewDescribeMirrorsResponseTopicPartitions()
-		tp.TopicName = "orders"
+		var parts []mirrormsg.DescribeMirrorsResponsePartitionDetail
 		for i, ps := range step {
 			p := mirrormsg.NewDescribeMirrorsResponsePartitionDetail()
 			p.PartitionIndex, p.State, p.Lag, p.LagMs = int32(i), ps.state, ps.lag, ps.lagMs
 			p.SourceOffset, p.DestinationOffset = 100, 100-ps.lag
+			p.DestinationHighWatermark = p.DestinationOffset
 			if ps.lag < 0 {
-				p.SourceOffset, p.DestinationOffset = -1, -1
+				p.SourceOffset, p.DestinationOffset, p.DestinationHighWatermark = -1, -1, -1
 			}
 			if ps.state == "FAILED" {
 				p.ErrorMessage, p.RetryCount = kmsg.StringPtr("source unreachable"), 2
 			}
-			tp.Partitions = append(tp.Partitions, p)
+			parts = append(parts, p)
 		}
-		m.Topics = append(m.Topics, tp)
-		r.Mirrors = append(r.Mirrors, m)
-		return r
+		return ordersDescribed(req, parts...)
 	}
 	return h, func() int { mu.Lock(); defer mu.Unlock(); return calls }
+}
+
+// ordersDescribed answers req with mirror m1's topic "orders" and its
+// partitions parts.
+func ordersDescribed(req kmsg.Request, parts ...mirrormsg.DescribeMirrorsResponsePartitionDetail) kmsg.Response {
+	r := req.ResponseKind().(*mirrormsg.DescribeMirrorsResponse)
+	m := mirrormsg.NewDescribeMirrorsResponseDescribedMirror()
+	m.MirrorName = "m1"
+	tp := mirrormsg.NewDescribeMirrorsResponseTopicPartitions()
+	tp.TopicName = "orders"
+	tp.Partitions = parts
+	m.Topics = append(m.Topics, tp)
+	r.Mirrors = append(r.Mirrors, m)
+	return r
 }
 
 func startBroker(t *testing.T, steps ...[]pstate) (*admintest.Broker, func() int) {
@@ -77,11 +86,11 @@ func TestStartWait(t *testing.T) {
 	run(t, b, "start", "m1", "--topic", "orders", "--wait", "--timeout", "8s").expect(t, 0, ""+
 		"TOPIC   RESULT\norders  OK\n"+
 		"waiting: 0/0 partitions MIRRORING, lag 0 records, max lag - ms, not described yet: orders\n"+
-		"waiting: 0/2 partitions MIRRORING, lag 0 records, max lag - ms\n"+
-		"waiting: 1/2 partitions MIRRORING, lag 40 records, max lag 5000 ms\n"+
+		"waiting: 0/2 partitions MIRRORING, lag 0 records, max lag - ms, lag unknown on 2\n"+
+		"waiting: 1/2 partitions MIRRORING, lag 40 records, max lag 5000 ms, lag unknown on 1\n"+
 		"waiting: 2/2 partitions MIRRORING, lag 15 records, max lag 1200 ms\n"+
 		"waiting: 2/2 partitions MIRRORING, lag 0 records, max lag 0 ms\n"+
-		"All 2 partitions of orders are MIRRORING with lag 0.\n", "")
+		"All 2 partitions of orders are MIRRORING, caught up to the source as of the start of the wait.\n", "")
 	if n := calls(); n != 6 {
 		t.Fatalf("%d DescribeMirrors, want 6 (one per step)", n)
 	}
@@ -105,12 +114,12 @@ func TestStartWaitFailed(t *testing.T) {
 	)
 	run(t, b, "start", "m1", "--topic", "orders", "--wait").expect(t, 1, ""+
 		"TOPIC   RESULT\norders  OK\n"+
-		"waiting: 1/2 partitions MIRRORING, lag 3 records, max lag 900 ms\n"+
-		"waiting: 1/2 partitions MIRRORING, lag 0 records, max lag 0 ms\n"+
+		"waiting: 1/2 partitions MIRRORING, lag 3 records, max lag 900 ms, lag unknown on 1\n"+
+		"waiting: 1/2 partitions MIRRORING, lag 0 records, max lag 0 ms, lag unknown on 1\n"+
 		"Mirror m1: 1 topics, 2 partitions\n"+
-		"TOPIC   PARTITION  STATE      SOURCE-HW  DEST-LEO  LAG  LAG-MS  LME  RETRIES  SKIPPED  ERROR\n"+
-		"orders  0          MIRRORING  100        100       0    0       -    0        0        -\n"+
-		"orders  1          FAILED     -          -         -    -       -    2        0        source unreachable\n",
+		"TOPIC   PARTITION  STATE      SOURCE-HW  DEST-HW  DEST-LEO  LAG      LAG-MS   MEASURED  LME  RETRIES  SKIPPED  ERROR\n"+
+		"orders  0          MIRRORING  100        100      100       0        0        -         -    0        0        -\n"+
+		"orders  1          FAILED     -          -        -         unknown  unknown  -         -    2        0        source unreachable\n",
 		"strait mirror start: partition(s) FAILED: orders-1\n")
 }
 
@@ -125,9 +134,9 @@ func TestStartWaitTimeout(t *testing.T) {
 		"TOPIC   RESULT\norders  OK\n"+
 		"waiting: 1/1 partitions MIRRORING, lag 7 records, max lag 3000 ms\n"+
 		"Mirror m1: 1 topics, 1 partitions\n"+
-		"TOPIC   PARTITION  STATE      SOURCE-HW  DEST-LEO  LAG  LAG-MS  LME  RETRIES  SKIPPED  ERROR\n"+
-		"orders  0          MIRRORING  100        93        7    3000    -    0        0        -\n",
-		"strait mirror start: not every partition of orders was MIRRORING with lag 0 within --timeout 700ms"+
+		"TOPIC   PARTITION  STATE      SOURCE-HW  DEST-HW  DEST-LEO  LAG  LAG-MS  MEASURED  LME  RETRIES  SKIPPED  ERROR\n"+
+		"orders  0          MIRRORING  100        93       93        7    3000    -         -    0        0        -\n",
+		"strait mirror start: not every partition of orders was MIRRORING and caught up within --timeout 700ms"+
 			" (1/1 partitions MIRRORING, lag 7 records, max lag 3000 ms)\n")
 	if took < 700*time.Millisecond || took > 3*time.Second {
 		t.Fatalf("took %v with --timeout 700ms", took)
@@ -165,5 +174,52 @@ func TestEveryCommandHelp(t *testing.T) {
 	// With NAME and flags given, --help still only prints usage.
 	if r := run(t, nil, "start", "m1", "--topic", "t", "--wait", "--help"); r.code != 0 || !strings.HasPrefix(r.stdout, "usage: strait mirror start ") {
 		t.Errorf("start m1 ... --help: %+v", r)
+	}
+}
+
+// TestStartWaitTargetIsTheSourceAtTheStart: --wait waits for the
+// destination's high watermark to reach the source's as measured after
+// the wait began. A lag of 0 from a measurement older than the wait does
+// not end it (the source may have moved since), and a source that keeps
+// growing does not keep it going forever: once the destination's
+// consumers can read what the source's could at the start, it is done.
+func TestStartWaitTargetIsTheSourceAtTheStart(t *testing.T) {
+	type step struct {
+		srcHW, dstHW int64
+		measured     time.Time
+	}
+	stale := time.Now().Add(-time.Minute)
+	var mu sync.Mutex
+	calls := 0
+	steps := func() []step {
+		now := time.Now().Add(time.Second)
+		return []step{
+			{100, 100, stale},  // lag 0, but measured before the wait
+			{120, 110, now},    // the target: 120
+			{130, 120, now},    // consumers read what the source had at the start
+			{140, 100000, now}, // never reached if the wait did not stop above
+		}
+	}()
+	b := admintest.NewBroker(t)
+	b.Handle(mirrormsg.KeyStartMirrorTopics, topicsHandler(nil, nil))
+	b.Handle(mirrormsg.KeyDescribeMirrors, func(_ context.Context, req kmsg.Request) kmsg.Response {
+		mu.Lock()
+		st := steps[min(calls, len(steps)-1)]
+		calls++
+		mu.Unlock()
+		p := mirrormsg.NewDescribeMirrorsResponsePartitionDetail()
+		p.State, p.SourceOffset, p.DestinationHighWatermark, p.DestinationOffset = "MIRRORING", st.srcHW, st.dstHW, st.dstHW
+		p.Lag, p.LagMs, p.LagMeasuredAtMs = max(0, st.srcHW-st.dstHW), 0, st.measured.UnixMilli()
+		return ordersDescribed(req, p)
+	})
+	run(t, b, "start", "m1", "--topic", "orders", "--wait", "--timeout", "8s").expect(t, 0, ""+
+		"TOPIC   RESULT\norders  OK\n"+
+		"waiting: 1/1 partitions MIRRORING, lag 0 records, max lag 0 ms\n"+
+		"waiting: 1/1 partitions MIRRORING, lag 10 records, max lag 0 ms\n"+
+		"All 1 partitions of orders are MIRRORING, caught up to the source as of the start of the wait.\n", "")
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 3 {
+		t.Fatalf("%d DescribeMirrors, want 3", calls)
 	}
 }
