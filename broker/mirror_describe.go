@@ -46,7 +46,7 @@ func (s mirrorService) DescribeMirrors(ctx context.Context, req *mirrormsg.Descr
 	}
 	found := partitionDetails{}
 	for _, name := range names {
-		for _, ps := range n.localMirrorPartitions(name) {
+		for _, ps := range n.localMirrorPartitions(ctx, name) {
 			found.add(img, name, ps.Topic, n.cfg.NodeID, partitionDetail(ps))
 		}
 	}
@@ -88,10 +88,11 @@ func (s mirrorService) DescribeMirrors(ctx context.Context, req *mirrormsg.Descr
 }
 
 // localMirrorPartitions are the partitions of mirror this broker's manager
-// drives as their leader.
-func (n *Node) localMirrorPartitions(mirror string) []manager.PartitionStatus {
+// drives as their leader, their lag measured against the source now
+// (Manager.PartitionsMeasured).
+func (n *Node) localMirrorPartitions(ctx context.Context, mirror string) []manager.PartitionStatus {
 	if m := n.mirrorManager(); m != nil {
-		return m.Partitions(mirror)
+		return m.PartitionsMeasured(ctx, mirror)
 	}
 	return nil
 }

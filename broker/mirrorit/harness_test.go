@@ -126,13 +126,8 @@ func (s *side) leader(topic string, p int32) int32 {
 func (s *side) endOffsets(t testing.TB, ctx context.Context, topic string) map[int32]int64 {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
-		l, err := s.admin(t).ListEndOffsets(ctx, topic)
+		out, err := listEnds(ctx, s.admin(t), topic)
 		if err == nil {
-			err = l.Error()
-		}
-		if err == nil {
-			out := map[int32]int64{}
-			l.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
 			return out
 		}
 		if attempt == 50 || ctx.Err() != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/strait-io/strait/mirror/lag"
 	"github.com/strait-io/strait/mirror/partition"
+	"github.com/strait-io/strait/mirror/source"
 	"github.com/strait-io/strait/storage"
 )
 
@@ -49,7 +50,7 @@ func (m *Manager) measureOnce(ctx context.Context) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, measureTimeout)
 			defer cancel()
-			if err := c.cluster.MeasureLatest(ctx, tps); err != nil && ctx.Err() == nil {
+			if _, _, err := c.cluster.MeasureLatest(ctx, tps); err != nil && ctx.Err() == nil {
 				m.logger.Debug("mirror lag: cannot measure the source", "mirror", name, "err", err)
 			}
 		})
@@ -76,3 +77,56 @@ func (m *Manager) unfetchedPartitions() map[string][]storage.TopicPartition {
 	}
 	return out
 }
+
+// freshSource is a measurement of the source taken for one describe.
+type freshSource struct {
+	latest map[storage.TopicPartition]source.Latest
+	at     time.Time
+}
+
+// source is tp's side of the lag from f, or unknown (with the time of the
+// last successful measurement, last) when f has none for it.
+func (f *freshSource) source(tp storage.TopicPartition, last time.Time) lag.Source {
+	l, ok := f.latest[tp]
+	if !ok {
+		return lag.Source{HighWatermark: lag.Unknown, LastStableOffset: lag.Unknown, MeasuredAt: last}
+	}
+	return lag.Source{HighWatermark: l.HighWatermark, LastStableOffset: l.LastStableOffset, MeasuredAt: f.at}
+}
+
+// PartitionsMeasured is Partitions with the source measured for the
+// call (ListOffsets, within describeMeasureTimeout): DescribeMirrors'
+// answer. A lag of 0 then means that the destination's consumers can read
+// everything the source's consumers could when describe was asked, which
+// a measurement taken before (the last fetch answer) cannot promise while
+// the source is written to (issue 33's "done when"). A partition the
+// source did not answer for has an unknown lag, with the time of its last
+// successful measurement.
+func (m *Manager) PartitionsMeasured(ctx context.Context, mirror string) []PartitionStatus {
+	m.connMu.RLock()
+	c := m.conns[mirror]
+	m.connMu.RUnlock()
+	fresh := &freshSource{}
+	if c != nil && c.cluster != nil {
+		var tps []storage.TopicPartition
+		m.viewMu.Lock()
+		for tp, v := range m.views {
+			if v.st.Leader && v.st.Mirror == mirror {
+				tps = append(tps, tp)
+			}
+		}
+		m.viewMu.Unlock()
+		ctx, cancel := context.WithTimeout(ctx, describeMeasureTimeout)
+		defer cancel()
+		var err error
+		if fresh.latest, fresh.at, err = c.cluster.MeasureLatest(ctx, tps); err != nil {
+			m.logger.Debug("mirror lag: cannot measure the source for describe", "mirror", mirror, "err", err)
+		}
+	}
+	return m.partitions(mirror, fresh)
+}
+
+// describeMeasureTimeout bounds the source measurement of one describe: a
+// source that does not answer makes the lag unknown rather than the
+// describe slow (the broker fans describe out within 5s).
+const describeMeasureTimeout = time.Second

@@ -65,8 +65,13 @@ func (m *Manager) publish() {
 	}
 }
 
-// Partitions returns the partitions of mirror this node leads, sorted.
-func (m *Manager) Partitions(mirror string) []PartitionStatus {
+// Partitions returns the partitions of mirror this node leads, sorted, with
+// the lag from the last source measurement (lag.StaleAfter).
+func (m *Manager) Partitions(mirror string) []PartitionStatus { return m.partitions(mirror, nil) }
+
+// partitions is Partitions, with the source side of the lag from fresh
+// when it is not nil.
+func (m *Manager) partitions(mirror string, fresh *freshSource) []PartitionStatus {
 	m.viewMu.Lock()
 	views := make(map[storage.TopicPartition]view, len(m.views))
 	for tp, v := range m.views {
@@ -82,7 +87,7 @@ func (m *Manager) Partitions(mirror string) []PartitionStatus {
 
 	out := make([]PartitionStatus, 0, len(views))
 	for tp, v := range views {
-		out = append(out, m.partitionStatus(tp, v, c, counters))
+		out = append(out, m.partitionStatus(tp, v, c, counters, fresh))
 	}
 	slices.SortFunc(out, func(a, b PartitionStatus) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
@@ -90,7 +95,7 @@ func (m *Manager) Partitions(mirror string) []PartitionStatus {
 	return out
 }
 
-func (m *Manager) partitionStatus(tp storage.TopicPartition, v view, c *mirrorConn, counters *mirrorCounters) PartitionStatus {
+func (m *Manager) partitionStatus(tp storage.TopicPartition, v view, c *mirrorConn, counters *mirrorCounters, fresh *freshSource) PartitionStatus {
 	rec := v.st.Record
 	ps := PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, State: rec.State, SourceHighWatermark: -1,
 		DestinationHighWatermark: -1, DestinationLogEndOffset: -1, Lag: -1, CommittedLag: -1, LagMs: -1, LastMirrorEpoch: rec.LastMirrorEpoch, LastError: v.st.LastError,
@@ -108,6 +113,9 @@ func (m *Manager) partitionStatus(tp storage.TopicPartition, v view, c *mirrorCo
 	if c != nil && c.cluster != nil {
 		if st, ok := c.cluster.Status(tp); ok {
 			src = lag.Source{HighWatermark: st.HighWatermark, LastStableOffset: st.LastStableOffset, MeasuredAt: st.MeasuredAt}
+			if fresh != nil {
+				src = fresh.source(tp, st.MeasuredAt)
+			}
 			if st.Err != nil && ps.LastError == "" {
 				ps.LastError = st.Err.Error()
 			}
@@ -197,7 +205,7 @@ func (m *Manager) Stats() Stats {
 		c := m.conns[name]
 		m.connMu.RUnlock()
 		for tp, v := range views {
-			ps := m.partitionStatus(tp, v, c, counters)
+			ps := m.partitionStatus(tp, v, c, counters, nil)
 			ms.Partitions[ps.State]++
 			out.Partitions[ps.State]++
 			if ps.Lag >= 0 {

@@ -3,12 +3,16 @@ package source
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/storage"
 )
+
+// Latest is a partition's latest offsets as ListOffsets answered them.
+type Latest struct{ HighWatermark, LastStableOffset int64 }
 
 // MeasureLatest asks the source for the latest offsets of tps as a
 // consumer would (ListOffsets LATEST, ReplicaID -1): READ_UNCOMMITTED
@@ -19,30 +23,34 @@ import (
 //
 // Errors are not reported to the driver (no OnPartitionError): a failed
 // measurement only leaves the last one to age, until the lag reads
-// unknown. Partitions answered with an error keep their last measurement.
-func (c *Cluster) MeasureLatest(ctx context.Context, tps []storage.TopicPartition) error {
+// unknown. Partitions answered with an error keep their last measurement
+// and are left out of the result; at is when the answers came.
+func (c *Cluster) MeasureLatest(ctx context.Context, tps []storage.TopicPartition) (out map[storage.TopicPartition]Latest, at time.Time, err error) {
 	if len(tps) == 0 {
-		return nil
+		return nil, time.Time{}, nil
 	}
 	hw, err := c.listLatest(ctx, tps, 0)
 	if err != nil {
-		return err
+		return nil, time.Time{}, err
 	}
 	lso, err := c.listLatest(ctx, tps, 1)
 	if err != nil {
-		return err
+		return nil, time.Time{}, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.cfg.Clock.Now()
+	out = make(map[storage.TopicPartition]Latest, len(hw))
 	for tp, off := range hw {
+		l := Latest{HighWatermark: off, LastStableOffset: -1}
 		st := c.statusLocked(tp)
 		st.HighWatermark, st.MeasuredAt = off, now
-		if l, ok := lso[tp]; ok {
-			st.LastStableOffset = l
+		if o, ok := lso[tp]; ok {
+			st.LastStableOffset, l.LastStableOffset = o, o
 		}
+		out[tp] = l
 	}
-	return nil
+	return out, now, nil
 }
 
 // listLatest is one ListOffsets LATEST at isolation level iso (0
