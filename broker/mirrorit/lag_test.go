@@ -20,7 +20,7 @@ func TestMirrorPausedLagTellsTheTruth(t *testing.T) {
 	t.Parallel()
 	src, dst := startOne(t, "source"), startOne(t, "destination", brokertest.WithMetrics())
 	p := newPair(t, 2*time.Minute, src, dst)
-	const topic, partitions, before, n = "pausedlag", 3, 10, 200
+	const topic, partitions, before, n, more = "pausedlag", 3, 10, 200, 40
 	p.src.createTopic(t, p.ctx, topic, partitions)
 	for part := range int32(partitions) {
 		produceBatches(t, p, p.src, topic, part, 0, before, 5, "before")
@@ -75,6 +75,19 @@ func TestMirrorPausedLagTellsTheTruth(t *testing.T) {
 	if minMs := float64(asked.Sub(firstWritten).Milliseconds()); !(m["strait_mirror_lag_ms"] >= minMs) {
 		t.Errorf("metrics: lag_ms %v, less than the %v ms since the first unmirrored record was written", m["strait_mirror_lag_ms"], minMs)
 	}
+
+	// Without describe (which measures the source itself), the metrics
+	// follow the source through the manager's own measurements.
+	for part := range int32(partitions) {
+		produceBatches(t, p, p.src, topic, part, before+n, more, 20, "more")
+	}
+	p.waitFor(15*time.Second, "the metrics to follow the source while PAUSED", func() string {
+		m = mirrorMetrics(t, p.ctx, dst.one.MetricsAddr())
+		if v := m["strait_mirror_lag_records"]; v != partitions*(n+more) {
+			return fmt.Sprintf("lag_records %v, want %d", v, partitions*(n+more))
+		}
+		return ""
+	})
 
 	stopped := time.Now()
 	src.one.Stop(t)
