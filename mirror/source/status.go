@@ -69,8 +69,8 @@ func (c *Cluster) Status(tp storage.TopicPartition) (Status, bool) {
 }
 
 // SourceHighWatermark is the source partition's high watermark as last
-// seen, and its log start offset: describe's source HW and the base of the
-// mirror lag (source HW - destination LEO).
+// seen, and its log start offset: describe's source HW, the source side of
+// the mirror lag (mirror/lag: source HW − destination HW).
 func (c *Cluster) SourceHighWatermark(tp storage.TopicPartition) (hw, logStart int64, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
