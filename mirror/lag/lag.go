@@ -19,12 +19,25 @@
 // and would not survive a leader change (Kafka's HW rule, KIP-101), so a
 // lag measured to the log end says "caught up" too early.
 //
-// The source side is a measurement: while MIRRORING the source HW/LSO
-// carried by the fetch responses; while PAUSED, PREPARING or FAILED a
-// ListOffsets LATEST asked at a bounded rate. A measurement older than
-// StaleAfter (the source could not be reached since) makes the lag
-// unknown — reported as -1 on the wire, "unknown" by the CLI, NaN by the
-// metrics — never 0, with the time of the last successful measurement.
+// The source side is a measurement. Describe takes one for each call
+// (ListOffsets LATEST, manager.PartitionsMeasured), so a lag of 0 there
+// means the destination's consumers can read everything the source had
+// acknowledged when describe was asked. The metrics use the last one
+// taken: while MIRRORING the source HW/LSO carried by the fetch
+// responses; while PAUSED, PREPARING or FAILED a ListOffsets LATEST asked
+// every PollInterval per mirror. A measurement that failed (describe) or
+// is older than StaleAfter (metrics) makes the lag unknown — -1 on the
+// wire, "unknown" by the CLI, NaN by the metrics — never 0, shown with
+// the time of the last successful measurement.
+//
+// Ms is read from the batch headers of the fetcher's last answer
+// (source.LagSample), no extra request: now minus the first timestamp of
+// that answer while the destination HW is at or below its fetch offset (a
+// lower bound when the HW trails the fetch offset: the records between
+// are older), now minus the max timestamp of its last batch once the
+// answer is mirrored (PAUSED and the like: an upper bound, never an
+// under-statement of data at risk). Exact age needs the source record at
+// the destination HW: a Fetch of one batch header, not done yet.
 package lag
 
 import "time"
