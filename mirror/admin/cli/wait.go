@@ -143,7 +143,12 @@ func measure(d admin.MirrorDescription, topics []string, w *waitTargets) (progre
 				p.unknown++
 			}
 			hw, ok := w.target(fmt.Sprintf("%s-%d", t.Name, pd.Partition), pd)
-			if !ok || !lag.CaughtUpTo(pd.DestinationHighWatermark, hw) {
+			switch {
+			case pd.DestinationHighWatermark < 0 && pd.Lag == 0:
+				// A broker from before issue 33 sends no destination
+				// HW (and a lag to its log end): its lag 0 is all it
+				// tells. A current one sends an unknown lag instead.
+			case !ok || !lag.CaughtUpTo(pd.DestinationHighWatermark, hw):
 				caughtUp = false
 			}
 			p.maxLagMs = max(p.maxLagMs, pd.LagMs)

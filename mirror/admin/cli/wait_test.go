@@ -96,6 +96,22 @@ func TestStartWait(t *testing.T) {
 	}
 }
 
+// TestStartWaitOlderBroker: a broker from before issue 33 sends no
+// destination high watermark: its lag 0 ends the wait.
+func TestStartWaitOlderBroker(t *testing.T) {
+	b := admintest.NewBroker(t)
+	b.Handle(mirrormsg.KeyStartMirrorTopics, topicsHandler(nil, nil))
+	b.Handle(mirrormsg.KeyDescribeMirrors, func(_ context.Context, req kmsg.Request) kmsg.Response {
+		p := mirrormsg.NewDescribeMirrorsResponsePartitionDetail()
+		p.State, p.SourceOffset, p.DestinationOffset, p.Lag, p.LagMs = "MIRRORING", 100, 100, 0, 0
+		return ordersDescribed(req, p)
+	})
+	run(t, b, "start", "m1", "--topic", "orders", "--wait", "--timeout", "5s").expect(t, 0, ""+
+		"TOPIC   RESULT\norders  OK\n"+
+		"waiting: 1/1 partitions MIRRORING, lag 0 records, max lag 0 ms\n"+
+		"All 1 partitions of orders are MIRRORING, caught up to the source as of the start of the wait.\n", "")
+}
+
 // TestStartWithoutWait: no --wait, no DescribeMirrors.
 func TestStartWithoutWait(t *testing.T) {
 	b, calls := startBroker(t, []pstate{{"PREPARING", -1, -1}})
