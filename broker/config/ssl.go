@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/strait-io/strait/broker/configdef"
 	"github.com/strait-io/strait/wire/tlsconf"
 )
 
@@ -300,23 +299,9 @@ func loadTruststore(get sslGetter) (*x509.CertPool, error) {
 // TLSv1.2 and TLSv1.3 only.
 func tlsVersions(get sslGetter) (uint16, uint16, error) {
 	val, key, _ := get("ssl.enabled.protocols")
-	var minV, maxV uint16
-	for _, p := range configdef.SplitList(val) {
-		var v uint16
-		switch strings.TrimSpace(p) {
-		case "TLSv1.2":
-			v = tls.VersionTLS12
-		case "TLSv1.3":
-			v = tls.VersionTLS13
-		case "":
-			continue
-		default:
-			return 0, 0, fmt.Errorf("%s: %q is not supported: Strait speaks TLSv1.2 and TLSv1.3 only", key, p)
-		}
-		if minV == 0 || v < minV {
-			minV = v
-		}
-		maxV = max(maxV, v)
+	minV, maxV, bad := tlsconf.Versions(val)
+	if bad != "" {
+		return 0, 0, fmt.Errorf("%s: %q is not supported: Strait speaks TLSv1.2 and TLSv1.3 only", key, bad)
 	}
 	if minV == 0 {
 		return 0, 0, fmt.Errorf("%s: no protocol enabled: list TLSv1.2 and/or TLSv1.3", key)

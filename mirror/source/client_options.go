@@ -115,10 +115,6 @@ func saslOption(configs map[string]string) (kgo.Opt, error) {
 // Dialer is net.Dialer.DialContext's shape (kgo.Dialer's).
 type Dialer = func(ctx context.Context, network, addr string) (net.Conn, error)
 
-// tlsVersions are the names Kafka's ssl.protocol and ssl.enabled.protocols
-// take that Go's TLS implements.
-var tlsVersions = map[string]uint16{"TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}
-
 func tlsConfig(configs map[string]string) (*tls.Config, error) {
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if pemCerts := configs["ssl.truststore.certificates"]; strings.TrimSpace(pemCerts) != "" {
@@ -143,25 +139,15 @@ func tlsConfig(configs map[string]string) (*tls.Config, error) {
 	if _, set := configs["ssl.enabled.protocols"]; !set {
 		enabled = "TLSv1.2,TLSv1.3"
 	}
-	var lo, hi uint16
-	for _, p := range strings.Split(enabled, ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
-		v, ok := tlsVersions[p]
-		if !ok {
-			return nil, fmt.Errorf("mirror config ssl.enabled.protocols: %q is not TLSv1.2 or TLSv1.3", p)
-		}
-		if lo == 0 || v < lo {
-			lo = v
-		}
-		hi = max(hi, v)
+	lo, hi, bad := tlsconf.Versions(enabled)
+	if bad != "" {
+		return nil, fmt.Errorf("mirror config ssl.enabled.protocols: %q is not TLSv1.2 or TLSv1.3", bad)
 	}
 	if lo != 0 {
 		tc.MinVersion, tc.MaxVersion = lo, hi
 	}
 	if p := strings.TrimSpace(configs["ssl.protocol"]); p != "" && p != "TLS" {
-		v, ok := tlsVersions[p]
+		v, ok := tlsconf.Version(p)
 		if !ok {
 			return nil, fmt.Errorf("mirror config ssl.protocol: %q is not TLS, TLSv1.2 or TLSv1.3", p)
 		}

@@ -82,3 +82,34 @@ func DialOver(dial func(ctx context.Context, network, addr string) (net.Conn, er
 		return conn, nil
 	}
 }
+
+// versions are the names Kafka's ssl.protocol and ssl.enabled.protocols
+// take that Go's TLS implements (and Strait allows: 1.2 and 1.3).
+var versions = map[string]uint16{"TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}
+
+// Version is the TLS version of a Kafka protocol name, ok false for one
+// Strait does not speak.
+func Version(name string) (v uint16, ok bool) {
+	v, ok = versions[strings.TrimSpace(name)]
+	return v, ok
+}
+
+// Versions reads ssl.enabled.protocols (comma-separated): the lowest and
+// highest version listed, both 0 for an empty list, or the first name
+// Strait does not speak as bad (the caller names its key).
+func Versions(list string) (lo, hi uint16, bad string) {
+	for _, p := range strings.Split(list, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		v, ok := versions[p]
+		if !ok {
+			return 0, 0, p
+		}
+		if lo == 0 || v < lo {
+			lo = v
+		}
+		hi = max(hi, v)
+	}
+	return lo, hi, ""
+}
