@@ -139,25 +139,31 @@ func (r *ReplicaManager) fetchAuthorized(ctx context.Context, params *fetchParam
 	if allowed == nil {
 		return r.fetchMessages(ctx, params, parts)
 	}
-	readable := func(fp *fetchPartition) bool { return allowed(fp.topic, fp.topicID) }
-	denied := 0
+	// One check per partition; the split is made only at the first
+	// refusal, so a request the client may read whole allocates nothing.
+	var (
+		results []readResult
+		read    []fetchPartition
+		at      []int
+	)
 	for i := range parts {
-		if !readable(&parts[i]) {
-			denied++
+		if allowed(parts[i].topic, parts[i].topicID) {
+			if results != nil {
+				read, at = append(read, parts[i]), append(at, i)
+			}
+			continue
 		}
+		if results == nil {
+			results = make([]readResult, len(parts))
+			read = append(read, parts[:i]...)
+			for j := range i {
+				at = append(at, j)
+			}
+		}
+		results[i] = errorRead(kerr.TopicAuthorizationFailed.Code)
 	}
-	if denied == 0 {
+	if results == nil {
 		return r.fetchMessages(ctx, params, parts)
-	}
-	results := make([]readResult, len(parts))
-	var read []fetchPartition
-	var at []int
-	for i := range parts {
-		if readable(&parts[i]) {
-			read, at = append(read, parts[i]), append(at, i)
-		} else {
-			results[i] = errorRead(kerr.TopicAuthorizationFailed.Code)
-		}
 	}
 	if len(read) > 0 {
 		for k, res := range r.fetchMessages(ctx, params, read) {
