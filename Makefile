@@ -64,7 +64,17 @@ test: check-cc check-kcat check-kafka-python
 	@test "$$(id -u)" = 0 || \
 		echo "*** make test: not root: the disk-failure tests (broker/e2e TestFailedDisk*, TestFailedMetadataDisk*, TestFullDisk*: chattr +i, a tmpfs mount) SKIP ***"
 	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 -timeout 8m $(PKGS)
+	@mkdir -p .cache
+	@{ $(GO) test -race -count=1 -timeout 8m $(PKGS); echo $$? > .cache/test.rc; } 2>&1 | tee .cache/test.log
+	@rc=$$(cat .cache/test.rc); test "$$rc" = 0 || { $(FAILURE_SUMMARY); exit $$rc; }
+
+# A failing run's output ends with a dump of every broker process's log, so
+# the lines that say what failed are repeated last, where a log tail shows
+# them: failed tests, their t.Fatal/t.Error lines (not the log dumps), panics
+# and data races.
+FAILURE_SUMMARY = echo "*** make test FAILED; the failures, repeated from above: ***"; \
+	grep -E -- '^[[:space:]]*(--- FAIL|FAIL|panic:|WARNING: DATA RACE|[^[:space:]]+_test\.go:[0-9]+: )' .cache/test.log \
+	| grep -v -E '_test\.go:[0-9]+: stderr of ' | tail -n 60
 
 test-long: check-cc check-kcat check-kafka-python check-kafkajs
 	STRAIT_KAFKAJS_DIR=$(KAFKAJS_DIR) $(GO) test -race -count=1 -tags long -timeout 80m $(PKGS)
