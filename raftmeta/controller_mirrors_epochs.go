@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/strait-io/strait/raftmeta/mirrorcodes"
 	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
@@ -60,7 +61,7 @@ func (c *Controller) BumpLeaderEpochs(ctx context.Context, req *mirrormsg.BumpLe
 				topicErr = kerr.UnknownTopicID
 			case img.TopicConfig(t.Name)[MirrorNameConfig] == "":
 				st.TopicName = t.Name
-				topicErr = mirrormsg.TopicNotInClusterMirror
+				topicErr = mirrorcodes.TopicNotInClusterMirror
 			default:
 				st.TopicName = t.Name
 			}

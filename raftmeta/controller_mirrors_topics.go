@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/mirror/partition"
+	"github.com/strait-io/strait/raftmeta/mirrorcodes"
 	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
@@ -58,15 +59,15 @@ func desiredWord(d partition.Desired) string {
 func mirrorStateError(err error) *kerr.Error {
 	switch {
 	case errors.Is(err, partition.ErrMirrorTopicAlreadyPaused):
-		return mirrormsg.MirrorTopicAlreadyPaused
+		return mirrorcodes.MirrorTopicAlreadyPaused
 	case errors.Is(err, partition.ErrMirrorTopicNotPaused):
-		return mirrormsg.MirrorTopicNotPaused
+		return mirrorcodes.MirrorTopicNotPaused
 	case errors.Is(err, partition.ErrMirrorTopicBeingStopped):
-		return mirrormsg.MirrorTopicBeingStopped
+		return mirrorcodes.MirrorTopicBeingStopped
 	case errors.Is(err, partition.ErrMirrorTopicNotStopped):
-		return mirrormsg.MirrorTopicNotStopped
+		return mirrorcodes.MirrorTopicNotStopped
 	case errors.Is(err, partition.ErrInvalidClusterMirrorStates):
-		return mirrormsg.InvalidClusterMirrorStates
+		return mirrorcodes.InvalidClusterMirrorStates
 	}
 	return kerr.UnknownServerError
 }
@@ -130,9 +131,9 @@ func changeMirrorName(img *Image, mirror string, t *Topic, desired partition.Des
 	cur, d := img.TopicMirror(t.Name)
 	switch {
 	case d == partition.DesiredNone:
-		return nil, errorf(mirrormsg.TopicNotInClusterMirror, "Topic '%s' is not in a cluster mirror.", t.Name)
+		return nil, errorf(mirrorcodes.TopicNotInClusterMirror, "Topic '%s' is not in a cluster mirror.", t.Name)
 	case cur != mirror:
-		return nil, errorf(mirrormsg.TopicNotInClusterMirror, "Topic '%s' belongs to cluster mirror '%s', not '%s'.", t.Name, cur, mirror)
+		return nil, errorf(mirrorcodes.TopicNotInClusterMirror, "Topic '%s' belongs to cluster mirror '%s', not '%s'.", t.Name, cur, mirror)
 	}
 	if err := validate(desiredEndState(d)); err != nil {
 		return nil, errorf(mirrorStateError(err), "Topic '%s' is %s in cluster mirror '%s' (%s=%s).", t.Name, desiredWord(d), mirror, MirrorNameConfig, partition.FormatMirrorName(cur, d))
@@ -143,7 +144,7 @@ func changeMirrorName(img *Image, mirror string, t *Topic, desired partition.Des
 // knownMirror fails the whole request for an unknown mirror.
 func knownMirror(img *Image, mirror string) *apiError {
 	if _, ok := img.Mirrors[mirror]; !ok {
-		return errorf(mirrormsg.UnknownClusterMirror, "Cluster mirror '%s' does not exist.", mirror)
+		return errorf(mirrorcodes.UnknownClusterMirror, "Cluster mirror '%s' does not exist.", mirror)
 	}
 	return nil
 }
@@ -466,7 +467,7 @@ func (c *Controller) startMirrorTopic(img *Image, mirror string, st *mirrormsg.S
 	}
 	cur, d := img.TopicMirror(name)
 	if cur != mirror && d != partition.DesiredNone && d != partition.DesiredStop {
-		return nil, errorf(mirrormsg.TopicAlreadyInClusterMirror, "Topic '%s' is %s in cluster mirror '%s'.", name, desiredWord(d), cur)
+		return nil, errorf(mirrorcodes.TopicAlreadyInClusterMirror, "Topic '%s' is %s in cluster mirror '%s'.", name, desiredWord(d), cur)
 	}
 	if err := partition.ValidateStart(desiredEndState(d)); err != nil {
 		return nil, errorf(mirrorStateError(err), "Topic '%s' is %s in cluster mirror '%s' (%s=%s).", name, desiredWord(d), cur, MirrorNameConfig, partition.FormatMirrorName(cur, d))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/strait-io/strait/raftmeta/mirrorcodes"
 	"github.com/strait-io/strait/wire/mirrormsg"
 	"github.com/strait-io/strait/wire/sasl/scram"
 )
@@ -89,7 +90,7 @@ func (c *Controller) SyncScramCredentials(ctx context.Context, req *mirrormsg.Sy
 		err = c.write(ctx, func(img *Image) []Record {
 			built = true
 			if _, ok := img.Mirrors[req.MirrorName]; !ok {
-				e = errorf(mirrormsg.UnknownClusterMirror, "Cluster mirror '%s' does not exist.", req.MirrorName)
+				e = errorf(mirrorcodes.UnknownClusterMirror, "Cluster mirror '%s' does not exist.", req.MirrorName)
 				return nil
 			}
 			cfgs := img.MirrorConfig(req.MirrorName)

@@ -3,7 +3,7 @@
 // kmsg.Request and each response a kmsg.Response, so any franz-go client
 // sends them with kgo.Client.Request (or req.RequestWith) and kmsg's
 // RequestFormatter frames them, and the wire server decodes them with
-// RequestForKey. The error codes of the KIP are in errors.go and the keys
+// RequestForKey. The error codes of the KIP are raftmeta/mirrorcodes', named again in errors.go and the keys
 // and versions in one table, APIs (apis.go).
 //
 // # Where the types come from
