@@ -10,8 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta/mirrorcodes"
+	"github.com/strait-io/strait/raftmeta/mirrorstate"
 	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
@@ -182,7 +182,7 @@ func (c *Controller) DeleteMirror(ctx context.Context, req *mirrormsg.DeleteMirr
 		}
 		var busy []string
 		for _, mt := range img.MirrorTopics(m.Name) {
-			if mt.Desired != partition.DesiredStop {
+			if mt.Desired != mirrorstate.DesiredStop {
 				busy = append(busy, mt.Topic.Name)
 			}
 		}

@@ -10,8 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta/ctrlrpc"
+	"github.com/strait-io/strait/raftmeta/mirrorstate"
 	"github.com/strait-io/strait/storage/clock"
 	"github.com/strait-io/strait/wire/mirrormsg"
 )
@@ -768,7 +768,7 @@ func TestMirrorNameGuard(t *testing.T) {
 			t.Fatal("the validator saw mirror.name")
 		}
 	}
-	if _, d := log.Image().TopicMirror("m"); d != partition.DesiredStart {
+	if _, d := log.Image().TopicMirror("m"); d != mirrorstate.DesiredStart {
 		t.Fatalf("desired %v", d)
 	}
 }

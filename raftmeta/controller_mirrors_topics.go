@@ -9,21 +9,21 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta/mirrorcodes"
+	"github.com/strait-io/strait/raftmeta/mirrorstate"
 	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // The RPCs that move topics in and out of a mirror by writing their topic
 // config mirror.name (the seed): StartMirrorTopics sets "<mirror>",
 // StopMirrorTopics "<mirror>.removed", PauseMirrorTopics "<mirror>.paused"
-// and ResumeMirrorTopics "<mirror>" again (partition.FormatMirrorName).
+// and ResumeMirrorTopics "<mirror>" again (mirrorstate.FormatMirrorName).
 //
 // The mirror partitions' states are in __mirror_state, which the brokers
 // read: the seed has the broker that receives a request validate them
 // before forwarding it. The controller validates what the metadata says,
 // the state mirror.name asks for, with the same rules
-// (partition.ValidateStart/Stop/Pause/Resume) applied to the state that
+// (mirrorstate.ValidateStart/Stop/Pause/Resume) applied to the state that
 // desire ends in (desiredEndState): a topic asked to mirror is judged as
 // MIRRORING, to pause as PAUSED, to stop as STOPPED, and one outside any
 // mirror as UNKNOWN. Writes are serialized, so two requests cannot both
@@ -31,25 +31,25 @@ import (
 
 // desiredEndState is the partition state the desired state of a topic's
 // mirror.name leads to.
-func desiredEndState(d partition.Desired) partition.State {
+func desiredEndState(d mirrorstate.Desired) mirrorstate.State {
 	switch d {
-	case partition.DesiredStart:
-		return partition.StateMirroring
-	case partition.DesiredPause:
-		return partition.StatePaused
-	case partition.DesiredStop:
-		return partition.StateStopped
+	case mirrorstate.DesiredStart:
+		return mirrorstate.StateMirroring
+	case mirrorstate.DesiredPause:
+		return mirrorstate.StatePaused
+	case mirrorstate.DesiredStop:
+		return mirrorstate.StateStopped
 	}
-	return partition.StateUnknown
+	return mirrorstate.StateUnknown
 }
 
-func desiredWord(d partition.Desired) string {
+func desiredWord(d mirrorstate.Desired) string {
 	switch d {
-	case partition.DesiredStart:
+	case mirrorstate.DesiredStart:
 		return "mirroring"
-	case partition.DesiredPause:
+	case mirrorstate.DesiredPause:
 		return "paused"
-	case partition.DesiredStop:
+	case mirrorstate.DesiredStop:
 		return "stopped"
 	}
 	return "not mirrored"
@@ -58,15 +58,15 @@ func desiredWord(d partition.Desired) string {
 // mirrorStateError is the error code of a partition validation error.
 func mirrorStateError(err error) *kerr.Error {
 	switch {
-	case errors.Is(err, partition.ErrMirrorTopicAlreadyPaused):
+	case errors.Is(err, mirrorstate.ErrMirrorTopicAlreadyPaused):
 		return mirrorcodes.MirrorTopicAlreadyPaused
-	case errors.Is(err, partition.ErrMirrorTopicNotPaused):
+	case errors.Is(err, mirrorstate.ErrMirrorTopicNotPaused):
 		return mirrorcodes.MirrorTopicNotPaused
-	case errors.Is(err, partition.ErrMirrorTopicBeingStopped):
+	case errors.Is(err, mirrorstate.ErrMirrorTopicBeingStopped):
 		return mirrorcodes.MirrorTopicBeingStopped
-	case errors.Is(err, partition.ErrMirrorTopicNotStopped):
+	case errors.Is(err, mirrorstate.ErrMirrorTopicNotStopped):
 		return mirrorcodes.MirrorTopicNotStopped
-	case errors.Is(err, partition.ErrInvalidClusterMirrorStates):
+	case errors.Is(err, mirrorstate.ErrInvalidClusterMirrorStates):
 		return mirrorcodes.InvalidClusterMirrorStates
 	}
 	return kerr.UnknownServerError
@@ -127,18 +127,18 @@ func (r *mirrorTopicsResult) fill(code *int16, msg **string, add func(name strin
 
 // changeMirrorName validates moving topic t of mirror to desired (Stop,
 // Pause or Resume) and returns the ConfigRecord that does it.
-func changeMirrorName(img *Image, mirror string, t *Topic, desired partition.Desired, validate func(partition.State) error) (Record, *apiError) {
+func changeMirrorName(img *Image, mirror string, t *Topic, desired mirrorstate.Desired, validate func(mirrorstate.State) error) (Record, *apiError) {
 	cur, d := img.TopicMirror(t.Name)
 	switch {
-	case d == partition.DesiredNone:
+	case d == mirrorstate.DesiredNone:
 		return nil, errorf(mirrorcodes.TopicNotInClusterMirror, "Topic '%s' is not in a cluster mirror.", t.Name)
 	case cur != mirror:
 		return nil, errorf(mirrorcodes.TopicNotInClusterMirror, "Topic '%s' belongs to cluster mirror '%s', not '%s'.", t.Name, cur, mirror)
 	}
 	if err := validate(desiredEndState(d)); err != nil {
-		return nil, errorf(mirrorStateError(err), "Topic '%s' is %s in cluster mirror '%s' (%s=%s).", t.Name, desiredWord(d), mirror, MirrorNameConfig, partition.FormatMirrorName(cur, d))
+		return nil, errorf(mirrorStateError(err), "Topic '%s' is %s in cluster mirror '%s' (%s=%s).", t.Name, desiredWord(d), mirror, MirrorNameConfig, mirrorstate.FormatMirrorName(cur, d))
 	}
-	return &ConfigRecord{ResourceType: ConfigResourceTopic, ResourceName: t.Name, Name: MirrorNameConfig, Value: strp(partition.FormatMirrorName(mirror, desired))}, nil
+	return &ConfigRecord{ResourceType: ConfigResourceTopic, ResourceName: t.Name, Name: MirrorNameConfig, Value: strp(mirrorstate.FormatMirrorName(mirror, desired))}, nil
 }
 
 // knownMirror fails the whole request for an unknown mirror.
@@ -185,8 +185,8 @@ func resolveTopicRef(img *Image, ref topicRef) (*Topic, *apiError) {
 // Duplicates are INVALID_REQUEST; an unknown name is
 // UNKNOWN_TOPIC_OR_PARTITION, an unknown or mismatched id
 // UNKNOWN_TOPIC_ID. extra, if set, adds topics found in the image.
-func (c *Controller) changeTopics(ctx context.Context, mirror string, refs []topicRef, desired partition.Desired,
-	validate func(partition.State) error, extra func(img *Image) []topicRef) *mirrorTopicsResult {
+func (c *Controller) changeTopics(ctx context.Context, mirror string, refs []topicRef, desired mirrorstate.Desired,
+	validate func(mirrorstate.State) error, extra func(img *Image) []topicRef) *mirrorTopicsResult {
 	r := &mirrorTopicsResult{}
 	built := false
 	err := c.write(ctx, func(img *Image) []Record {
@@ -252,7 +252,7 @@ func (c *Controller) changeTopics(ctx context.Context, mirror string, refs []top
 //     not edit mirror.topics.include/exclude.
 //   - Per topic: unknown is UNKNOWN_TOPIC_OR_PARTITION, outside this
 //     mirror TOPIC_NOT_IN_CLUSTER_MIRROR, named twice INVALID_REQUEST;
-//     then partition.ValidateStop of its desired end state: mirroring and
+//     then mirrorstate.ValidateStop of its desired end state: mirroring and
 //     paused topics stop, a stopped one is INVALID_CLUSTER_MIRROR_STATES.
 //   - StateOffset is not checked: the brokers validate partition states.
 func (c *Controller) StopMirrorTopics(ctx context.Context, req *mirrormsg.StopMirrorTopicsRequest) *mirrormsg.StopMirrorTopicsResponse {
@@ -278,7 +278,7 @@ func (c *Controller) StopMirrorTopics(ctx context.Context, req *mirrormsg.StopMi
 			var out []topicRef
 			for _, mt := range img.MirrorTopics(req.MirrorName) {
 				named := slices.ContainsFunc(refs, func(r topicRef) bool { return r.name == mt.Topic.Name })
-				if mt.Desired == partition.DesiredStop || named {
+				if mt.Desired == mirrorstate.DesiredStop || named {
 					continue
 				}
 				if slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(mt.Topic.Name) }) {
@@ -288,7 +288,7 @@ func (c *Controller) StopMirrorTopics(ctx context.Context, req *mirrormsg.StopMi
 			return out
 		}
 	}
-	r := c.changeTopics(ctx, req.MirrorName, refs, partition.DesiredStop, partition.ValidateStop, extra)
+	r := c.changeTopics(ctx, req.MirrorName, refs, mirrorstate.DesiredStop, mirrorstate.ValidateStop, extra)
 	r.fill(&resp.ErrorCode, &resp.ErrorMessage, func(name string, code int16, msg *string) {
 		t := mirrormsg.NewStopMirrorTopicsResponseTopicResult()
 		t.Name, t.ErrorCode, t.ErrorMessage = name, code, msg
@@ -299,7 +299,7 @@ func (c *Controller) StopMirrorTopics(ctx context.Context, req *mirrormsg.StopMi
 
 // PauseMirrorTopics: v0 (mirror.name=<mirror>.paused). As Stop, by name
 // and/or id (UNKNOWN_TOPIC_ID for an unknown or mismatched id), with
-// partition.ValidatePause: a mirroring topic pauses, a paused one is
+// mirrorstate.ValidatePause: a mirroring topic pauses, a paused one is
 // MIRROR_TOPIC_ALREADY_PAUSED, a stopped one
 // INVALID_CLUSTER_MIRROR_STATES.
 func (c *Controller) PauseMirrorTopics(ctx context.Context, req *mirrormsg.PauseMirrorTopicsRequest) *mirrormsg.PauseMirrorTopicsResponse {
@@ -309,7 +309,7 @@ func (c *Controller) PauseMirrorTopics(ctx context.Context, req *mirrormsg.Pause
 	for _, t := range req.Topics {
 		refs = append(refs, topicRef{name: t.TopicName, id: t.TopicID})
 	}
-	r := c.changeTopics(ctx, req.MirrorName, refs, partition.DesiredPause, partition.ValidatePause, nil)
+	r := c.changeTopics(ctx, req.MirrorName, refs, mirrorstate.DesiredPause, mirrorstate.ValidatePause, nil)
 	r.fill(&resp.ErrorCode, &resp.ErrorMessage, func(name string, code int16, msg *string) {
 		t := mirrormsg.NewPauseMirrorTopicsResponseTopicResult()
 		t.Name, t.ErrorCode, t.ErrorMessage = name, code, msg
@@ -319,7 +319,7 @@ func (c *Controller) PauseMirrorTopics(ctx context.Context, req *mirrormsg.Pause
 }
 
 // ResumeMirrorTopics: v0 (mirror.name=<mirror> again). As Pause, with
-// partition.ValidateResume: a paused topic resumes, a mirroring or stopped
+// mirrorstate.ValidateResume: a paused topic resumes, a mirroring or stopped
 // one is MIRROR_TOPIC_NOT_PAUSED.
 func (c *Controller) ResumeMirrorTopics(ctx context.Context, req *mirrormsg.ResumeMirrorTopicsRequest) *mirrormsg.ResumeMirrorTopicsResponse {
 	resp := req.ResponseKind().(*mirrormsg.ResumeMirrorTopicsResponse)
@@ -328,7 +328,7 @@ func (c *Controller) ResumeMirrorTopics(ctx context.Context, req *mirrormsg.Resu
 	for _, t := range req.Topics {
 		refs = append(refs, topicRef{name: t.TopicName, id: t.TopicID})
 	}
-	r := c.changeTopics(ctx, req.MirrorName, refs, partition.DesiredStart, partition.ValidateResume, nil)
+	r := c.changeTopics(ctx, req.MirrorName, refs, mirrorstate.DesiredStart, mirrorstate.ValidateResume, nil)
 	r.fill(&resp.ErrorCode, &resp.ErrorMessage, func(name string, code int16, msg *string) {
 		t := mirrormsg.NewResumeMirrorTopicsResponseTopicResult()
 		t.Name, t.ErrorCode, t.ErrorMessage = name, code, msg
@@ -360,7 +360,7 @@ func (c *Controller) ResumeMirrorTopics(ctx context.Context, req *mirrormsg.Resu
 //     (TOPIC_ALREADY_EXISTS otherwise: it is another topic of that name);
 //     one in another mirror that is not stopped is
 //     TOPIC_ALREADY_IN_CLUSTER_MIRROR; otherwise
-//     partition.ValidateStart of its desired end state: a topic in no
+//     mirrorstate.ValidateStart of its desired end state: a topic in no
 //     mirror or stopped (in any mirror: failback, migration) starts, one
 //     mirroring or paused in this mirror is MIRROR_TOPIC_NOT_STOPPED. A
 //     topic with more partitions than the source is INVALID_PARTITIONS; one
@@ -466,11 +466,11 @@ func (c *Controller) startMirrorTopic(img *Image, mirror string, st *mirrormsg.S
 		return nil, errorf(kerr.TopicAlreadyExists, "Topic '%s' exists with topic id %s, not the source topic's %s.", name, t.ID, id)
 	}
 	cur, d := img.TopicMirror(name)
-	if cur != mirror && d != partition.DesiredNone && d != partition.DesiredStop {
+	if cur != mirror && d != mirrorstate.DesiredNone && d != mirrorstate.DesiredStop {
 		return nil, errorf(mirrorcodes.TopicAlreadyInClusterMirror, "Topic '%s' is %s in cluster mirror '%s'.", name, desiredWord(d), cur)
 	}
-	if err := partition.ValidateStart(desiredEndState(d)); err != nil {
-		return nil, errorf(mirrorStateError(err), "Topic '%s' is %s in cluster mirror '%s' (%s=%s).", name, desiredWord(d), cur, MirrorNameConfig, partition.FormatMirrorName(cur, d))
+	if err := mirrorstate.ValidateStart(desiredEndState(d)); err != nil {
+		return nil, errorf(mirrorStateError(err), "Topic '%s' is %s in cluster mirror '%s' (%s=%s).", name, desiredWord(d), cur, MirrorNameConfig, mirrorstate.FormatMirrorName(cur, d))
 	}
 	records := []Record{setName}
 	have := int32(len(t.Partitions))

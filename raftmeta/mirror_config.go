@@ -16,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/mirror/partition"
+	"github.com/strait-io/strait/raftmeta/mirrorstate"
 	"github.com/strait-io/strait/wire/sasl/jaas"
 )
 
@@ -220,7 +220,7 @@ func ValidateMirrorName(name string) error {
 	if err := ValidateTopicName(name); err != nil {
 		return fmt.Errorf("Mirror name is invalid: %s", strings.TrimPrefix(err.Error(), "Topic name is invalid: "))
 	}
-	for _, s := range []string{partition.SuffixPaused, partition.SuffixRemoved} {
+	for _, s := range []string{mirrorstate.SuffixPaused, mirrorstate.SuffixRemoved} {
 		if strings.HasSuffix(name, s) {
 			return fmt.Errorf("Mirror name is invalid: '%s' ends in '%s', the suffix mirror.name gives a topic's state", name, s)
 		}

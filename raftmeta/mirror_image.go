@@ -7,12 +7,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/strait-io/strait/mirror/partition"
+	"github.com/strait-io/strait/raftmeta/mirrorstate"
 )
 
 // MirrorNameConfig is the topic config that makes a topic a mirror topic
 // (the seed): "<mirror>" mirrors it, "<mirror>.paused" pauses it and
-// "<mirror>.removed" stops it (partition.ParseMirrorName). Only the mirror
+// "<mirror>.removed" stops it (mirrorstate.ParseMirrorName). Only the mirror
 // RPCs write it.
 const MirrorNameConfig = "mirror.name"
 
@@ -34,7 +34,7 @@ type Mirror struct {
 // the metadata asks its partitions to reach.
 type MirrorTopic struct {
 	Topic   *Topic
-	Desired partition.Desired
+	Desired mirrorstate.Desired
 }
 
 // MirrorConfig returns a mirror's configs (nil if none).
@@ -43,11 +43,11 @@ func (img *Image) MirrorConfig(name string) map[string]string {
 }
 
 // TopicMirror reads a topic's mirror.name: the mirror it names ("" for
-// none) and the desired state (partition.DesiredNone for none). A topic
+// none) and the desired state (mirrorstate.DesiredNone for none). A topic
 // may name a mirror that no longer exists: DeleteMirror leaves stopped
 // topics' "<mirror>.removed" in place.
-func (img *Image) TopicMirror(topic string) (string, partition.Desired) {
-	return partition.ParseMirrorName(img.TopicConfig(topic)[MirrorNameConfig])
+func (img *Image) TopicMirror(topic string) (string, mirrorstate.Desired) {
+	return mirrorstate.ParseMirrorName(img.TopicConfig(topic)[MirrorNameConfig])
 }
 
 // MirrorTopics returns the topics whose mirror.name names mirror, stopped
@@ -62,9 +62,9 @@ func (img *Image) MirrorTopics(mirror string) []MirrorTopic {
 		if !ok {
 			continue
 		}
-		m, d := partition.ParseMirrorName(v)
+		m, d := mirrorstate.ParseMirrorName(v)
 		t, ok := img.Topics[res.Name]
-		if m != mirror || d == partition.DesiredNone || !ok {
+		if m != mirror || d == mirrorstate.DesiredNone || !ok {
 			continue
 		}
 		out = append(out, MirrorTopic{Topic: t, Desired: d})

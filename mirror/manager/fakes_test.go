@@ -14,6 +14,7 @@ import (
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/mirror/state"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/mirrorstate"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/clock"
 	"github.com/strait-io/strait/storage/record"
@@ -253,7 +254,7 @@ func (s *fakeStates) WriteState(_ context.Context, k state.Key, rec partition.Re
 			cur.LeaderEpoch, expected, rec.LeaderEpoch)
 	}
 	if !partition.ValidTransition(cur.State, rec.State) {
-		return 0, fmt.Errorf("%w: %s → %s", partition.ErrInvalidClusterMirrorStates, cur.State, rec.State)
+		return 0, fmt.Errorf("%w: %s → %s", mirrorstate.ErrInvalidClusterMirrorStates, cur.State, rec.State)
 	}
 	s.recs[k] = rec
 	s.history[k] = append(s.history[k], rec)

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strait-io/strait/mirror/partition"
+	"github.com/strait-io/strait/raftmeta/mirrorstate"
 	"github.com/strait-io/strait/replication/fetcher"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/record"
@@ -92,7 +93,7 @@ func TestMirrorLifecycle(t *testing.T) {
 	}
 
 	// Pause: PAUSED at the log end; new source data is not copied.
-	e.setMirrorName("m" + partition.SuffixPaused)
+	e.setMirrorName("m" + mirrorstate.SuffixPaused)
 	for p := range int32(2) {
 		e.waitCaughtUp(hw(p), p, partition.StatePaused)
 		rec, _ := e.st.get(e.key(p))
@@ -150,7 +151,7 @@ func TestMirrorLifecycle(t *testing.T) {
 	// Stop: the mirrored batches have epoch 0, the leader epoch is 0, so
 	// the stop bumps it to 1 first; then it records the LME and the stop
 	// offset, aborts the open transaction and appends MIRROR_PID_RESET.
-	e.setMirrorName("m" + partition.SuffixRemoved)
+	e.setMirrorName("m" + mirrorstate.SuffixRemoved)
 	for p := range int32(2) {
 		tp := e.tp(p)
 		waitFor(t, 15*time.Second, func() string { return fmt.Sprintf("%s: records %s", tp, e.st.states(e.key(p))) }, func() bool {

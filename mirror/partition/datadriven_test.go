@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/strait-io/strait/raftmeta/mirrorstate"
 )
 
 // TestDatadriven runs the scripts in testdata/. Each drives one machine
@@ -64,8 +65,8 @@ func (d *ddDriver) run(t *testing.T, td *datadriven.TestData) string {
 		var b strings.Builder
 		for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
 			v := strings.Trim(line, `"`)
-			mirror, des := ParseMirrorName(v)
-			fmt.Fprintf(&b, "%q -> mirror=%q desired=%s format=%q\n", v, mirror, des, FormatMirrorName(mirror, des))
+			mirror, des := mirrorstate.ParseMirrorName(v)
+			fmt.Fprintf(&b, "%q -> mirror=%q desired=%s format=%q\n", v, mirror, des, mirrorstate.FormatMirrorName(mirror, des))
 		}
 		return b.String()
 	case "status":
@@ -88,7 +89,7 @@ func (d *ddDriver) run(t *testing.T, td *datadriven.TestData) string {
 		} else {
 			var v string
 			td.ScanArgs(t, "name", &v)
-			mirror, des := ParseMirrorName(v)
+			mirror, des := mirrorstate.ParseMirrorName(v)
 			ev = DesiredChanged{Mirror: mirror, Desired: des}
 		}
 	case "ok", "fail", "fire":
@@ -302,7 +303,7 @@ func validationTable() string {
 	}
 	for _, s := range States() {
 		fmt.Fprintf(&b, "%-9s start=%s stop=%s pause=%s resume=%s\n", s,
-			short(ValidateStart(s)), short(ValidateStop(s)), short(ValidatePause(s)), short(ValidateResume(s)))
+			short(mirrorstate.ValidateStart(s)), short(mirrorstate.ValidateStop(s)), short(mirrorstate.ValidatePause(s)), short(mirrorstate.ValidateResume(s)))
 	}
 	return b.String()
 }

@@ -29,13 +29,6 @@ var (
 	// ErrNonRetryable marks a Result error that should move a PREPARING or
 	// MIRRORING partition to FAILED with no automatic retry.
 	ErrNonRetryable = errors.New("partition: mirror partition failed (non-retryable)")
-
-	// Validation of the admin RPCs against a partition's state.
-	ErrMirrorTopicAlreadyPaused   = errors.New("MIRROR_TOPIC_ALREADY_PAUSED: the mirror topic is already paused")
-	ErrMirrorTopicNotPaused       = errors.New("MIRROR_TOPIC_NOT_PAUSED: the mirror topic is not paused")
-	ErrMirrorTopicBeingStopped    = errors.New("MIRROR_TOPIC_BEING_STOPPED: the mirror topic is being stopped")
-	ErrMirrorTopicNotStopped      = errors.New("MIRROR_TOPIC_NOT_STOPPED: the mirror topic is not stopped")
-	ErrInvalidClusterMirrorStates = errors.New("INVALID_CLUSTER_MIRROR_STATES: cluster mirror partition states are not in the expected states")
 )
 
 func isNonRetryable(err error) bool { return errors.Is(err, ErrNonRetryable) }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/strait-io/strait/raftmeta/mirrorstate"
 )
 
 func newTestMachine(t *testing.T, seed uint64) *Machine {
@@ -174,9 +176,9 @@ func TestValidTransitionCount(t *testing.T) {
 
 func TestParseMirrorNameRoundTrip(t *testing.T) {
 	for _, d := range []Desired{DesiredStart, DesiredStop, DesiredPause} {
-		v := FormatMirrorName("east", d)
-		if m, got := ParseMirrorName(v); m != "east" || got != d {
-			t.Errorf("ParseMirrorName(%q) = %q, %s; want east, %s", v, m, got, d)
+		v := mirrorstate.FormatMirrorName("east", d)
+		if m, got := mirrorstate.ParseMirrorName(v); m != "east" || got != d {
+			t.Errorf("mirrorstate.ParseMirrorName(%q) = %q, %s; want east, %s", v, m, got, d)
 		}
 	}
 	for _, s := range States() {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strait-io/strait/raftmeta/mirrorstate"
 )
 
 var (
@@ -335,13 +337,13 @@ func (s *sim) setDesired(d Desired, validate bool) {
 		var err error
 		switch {
 		case d == DesiredStart && (s.desired == DesiredPause):
-			err = ValidateResume(s.store.State)
+			err = mirrorstate.ValidateResume(s.store.State)
 		case d == DesiredStart:
-			err = ValidateStart(s.store.State)
+			err = mirrorstate.ValidateStart(s.store.State)
 		case d == DesiredStop:
-			err = ValidateStop(s.store.State)
+			err = mirrorstate.ValidateStop(s.store.State)
 		case d == DesiredPause:
-			err = ValidatePause(s.store.State)
+			err = mirrorstate.ValidatePause(s.store.State)
 		}
 		if err != nil {
 			return
