@@ -16,7 +16,7 @@ import (
 
 	"github.com/strait-io/strait/broker"
 	"github.com/strait-io/strait/broker/brokertest"
-	straitscram "github.com/strait-io/strait/wire/sasl/scram"
+	"github.com/strait-io/strait/raftmeta/scramcred"
 )
 
 // describeSCRAMs renders DescribeUserScramCredentials of users (all when
@@ -167,7 +167,7 @@ func TestScramCredentialsCluster(t *testing.T) {
 		// which forwards it to the active controller.
 		user := fmt.Sprintf("user%d", via)
 		salt := []byte("salt-of-" + user)
-		salted, err := straitscram.SaltedPassword("SCRAM-SHA-512", user+"-secret", salt, int(4096+via))
+		salted, err := scramcred.SaltedPassword("SCRAM-SHA-512", user+"-secret", salt, int(4096+via))
 		if err != nil {
 			t.Fatal(err)
 		}

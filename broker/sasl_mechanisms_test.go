@@ -9,8 +9,8 @@ import (
 
 	"github.com/strait-io/strait/broker/config"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/jaas"
 	"github.com/strait-io/strait/storage/clock"
-	"github.com/strait-io/strait/wire/sasl/jaas"
 	"github.com/strait-io/strait/wire/sasl/oauthbearer"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/wire/sasl/scram"
+	"github.com/strait-io/strait/raftmeta/scramcred"
 )
 
 // ParseAddScram turns `--add-scram` arguments into the
@@ -41,8 +41,8 @@ func parseAddScram(arg string) (*raftmeta.UserScramCredentialRecord, error) {
 	if !ok {
 		return nil, fmt.Errorf("no '=' after the mechanism")
 	}
-	mech := scram.MechanismType(mechName)
-	if mech == scram.TypeUnknown {
+	mech := scramcred.MechanismType(mechName)
+	if mech == scramcred.TypeUnknown {
 		return nil, fmt.Errorf("the mechanism %s is not supported (SCRAM-SHA-256 or SCRAM-SHA-512)", mechName)
 	}
 	conf, ok = strings.CutPrefix(conf, "[")
@@ -69,7 +69,7 @@ func parseAddScram(arg string) (*raftmeta.UserScramCredentialRecord, error) {
 		delete(kv, k)
 		return v, ok
 	}
-	r := &raftmeta.UserScramCredentialRecord{Mechanism: mech, Iterations: scram.DefaultIterations}
+	r := &raftmeta.UserScramCredentialRecord{Mechanism: mech, Iterations: scramcred.DefaultIterations}
 	name, ok := take("name")
 	if !ok || name == "" {
 		return nil, fmt.Errorf("name is required")
@@ -80,8 +80,8 @@ func parseAddScram(arg string) (*raftmeta.UserScramCredentialRecord, error) {
 		if err != nil {
 			return nil, fmt.Errorf("iterations %q is not a number", s)
 		}
-		if n < scram.MinIterations || n > scram.MaxIterations {
-			return nil, fmt.Errorf("iterations must be within %d..%d for %s, not %d", scram.MinIterations, scram.MaxIterations, mechName, n)
+		if n < scramcred.MinIterations || n > scramcred.MaxIterations {
+			return nil, fmt.Errorf("iterations must be within %d..%d for %s, not %d", scramcred.MinIterations, scramcred.MaxIterations, mechName, n)
 		}
 		r.Iterations = int32(n)
 	}
@@ -105,7 +105,7 @@ func parseAddScram(arg string) (*raftmeta.UserScramCredentialRecord, error) {
 	case hasPassword && hasSalted:
 		return nil, fmt.Errorf("give password or saltedpassword, not both")
 	case hasPassword:
-		sp, err := scram.SaltedPassword(mechName, password, r.Salt, int(r.Iterations))
+		sp, err := scramcred.SaltedPassword(mechName, password, r.Salt, int(r.Iterations))
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +125,7 @@ func parseAddScram(arg string) (*raftmeta.UserScramCredentialRecord, error) {
 		return nil, fmt.Errorf("unknown SCRAM configurations: %s", strings.Join(slices.Sorted(maps.Keys(kv)), ", "))
 	}
 	var err error
-	if r.StoredKey, r.ServerKey, err = scram.Keys(mechName, saltedPassword); err != nil {
+	if r.StoredKey, r.ServerKey, err = scramcred.Keys(mechName, saltedPassword); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/scramcred"
 	"github.com/strait-io/strait/wire/sasl"
 	"github.com/strait-io/strait/wire/sasl/scram"
 )
@@ -16,8 +17,8 @@ type imageScramCredentials struct {
 
 // ScramCredential implements sasl.ScramCredentials.
 func (c imageScramCredentials) ScramCredential(mechanism, user string) (sasl.ScramCredential, bool) {
-	t := scram.MechanismType(mechanism)
-	if t == scram.TypeUnknown {
+	t := scramcred.MechanismType(mechanism)
+	if t == scramcred.TypeUnknown {
 		return sasl.ScramCredential{}, false
 	}
 	cred, ok := c.image().ScramCredential(t, user)

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/sasl/scram"
+	"github.com/strait-io/strait/raftmeta/scramcred"
 )
 
 // AlterUserScramCredentials: v0 (ScramControlManager.alterCredentials).
@@ -85,7 +85,7 @@ func (c *Controller) AlterUserScramCredentials(ctx context.Context, req *kmsg.Al
 				records = append(records, &RemoveUserScramCredentialRecord{Name: name, Mechanism: d.Mechanism})
 			}
 			if u, ok := upsertions[name]; ok {
-				stored, server, err := scram.Keys(scram.MechanismName(u.Mechanism), u.SaltedPassword)
+				stored, server, err := scramcred.Keys(scramcred.MechanismName(u.Mechanism), u.SaltedPassword)
 				if err != nil {
 					delete(upsertions, name)
 					errs[name] = errorf(kerr.UnknownServerError, "%s", err.Error())
@@ -114,7 +114,7 @@ func validateScramUser(name string, mechanism int8) *apiError {
 	if name == "" {
 		return errorf(kerr.UnacceptableCredential, "Username must not be empty")
 	}
-	if scram.MechanismName(mechanism) == "" {
+	if scramcred.MechanismName(mechanism) == "" {
 		return errorf(kerr.UnsupportedSaslMechanism, "Unknown SCRAM mechanism")
 	}
 	return nil
@@ -125,10 +125,10 @@ func validateUpsertion(u *kmsg.AlterUserSCRAMCredentialsRequestUpsertion) *apiEr
 	if e := validateScramUser(u.Name, u.Mechanism); e != nil {
 		return e
 	}
-	if u.Iterations < scram.MinIterations {
+	if u.Iterations < scramcred.MinIterations {
 		return errorf(kerr.UnacceptableCredential, "Too few iterations")
 	}
-	if u.Iterations > scram.MaxIterations {
+	if u.Iterations > scramcred.MaxIterations {
 		return errorf(kerr.UnacceptableCredential, "Too many iterations")
 	}
 	return nil

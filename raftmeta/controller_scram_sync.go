@@ -10,8 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strait-io/strait/raftmeta/mirrorcodes"
+	"github.com/strait-io/strait/raftmeta/scramcred"
 	"github.com/strait-io/strait/wire/mirrormsg"
-	"github.com/strait-io/strait/wire/sasl/scram"
 )
 
 // The SCRAM user sync of a mirror (issue 25). Kafka has no way to copy a
@@ -161,7 +161,7 @@ func validateScramSync(req *mirrormsg.SyncScramCredentialsRequest) *apiError {
 	seen := map[key]bool{}
 	once := func(name string, mech int8) *apiError {
 		if seen[key{name, mech}] {
-			return errorf(kerr.DuplicateResource, "The %s credential of user '%s' is changed twice in the request.", scram.MechanismName(mech), name)
+			return errorf(kerr.DuplicateResource, "The %s credential of user '%s' is changed twice in the request.", scramcred.MechanismName(mech), name)
 		}
 		seen[key{name, mech}] = true
 		return nil
@@ -183,13 +183,13 @@ func validateScramSync(req *mirrormsg.SyncScramCredentialsRequest) *apiError {
 		}
 		size := scramKeySize(u.Mechanism)
 		switch {
-		case u.Iterations < scram.MinIterations || u.Iterations > scram.MaxIterations:
-			return errorf(kerr.UnacceptableCredential, "User '%s': %d iterations, not within %d..%d.", u.Name, u.Iterations, scram.MinIterations, scram.MaxIterations)
+		case u.Iterations < scramcred.MinIterations || u.Iterations > scramcred.MaxIterations:
+			return errorf(kerr.UnacceptableCredential, "User '%s': %d iterations, not within %d..%d.", u.Name, u.Iterations, scramcred.MinIterations, scramcred.MaxIterations)
 		case len(u.Salt) == 0:
 			return errorf(kerr.UnacceptableCredential, "User '%s': an empty salt.", u.Name)
 		case len(u.StoredKey) != size || len(u.ServerKey) != size:
 			return errorf(kerr.UnacceptableCredential, "User '%s': %s keys are %d bytes, got a %d-byte StoredKey and a %d-byte ServerKey.",
-				u.Name, scram.MechanismName(u.Mechanism), size, len(u.StoredKey), len(u.ServerKey))
+				u.Name, scramcred.MechanismName(u.Mechanism), size, len(u.StoredKey), len(u.ServerKey))
 		}
 	}
 	return nil
@@ -198,7 +198,7 @@ func validateScramSync(req *mirrormsg.SyncScramCredentialsRequest) *apiError {
 // scramKeySize is the size of a mechanism's StoredKey and ServerKey: its
 // hash's (SHA-256: 32 bytes, SHA-512: 64).
 func scramKeySize(mechanism int8) int {
-	if mechanism == scram.TypeSHA512 {
+	if mechanism == scramcred.TypeSHA512 {
 		return 64
 	}
 	return 32

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strait-io/strait/raftmeta/scramcred"
 	"github.com/strait-io/strait/wire/mirrormsg"
-	"github.com/strait-io/strait/wire/sasl/scram"
 )
 
 func syncUpsertion(name string, mech int8, iterations int32, fill byte) mirrormsg.SyncScramCredentialsRequestUpsertion {
@@ -30,7 +30,7 @@ func syncScram(c *Controller, mirror string, dels []mirrormsg.SyncScramCredentia
 // credential (naming its user) without writing any of the batch.
 func TestSyncScramCredentials(t *testing.T) {
 	c, log := newTestController(t, Config{}, 1)
-	alice := syncUpsertion("alice", scram.TypeSHA512, 8192, 7)
+	alice := syncUpsertion("alice", scramcred.TypeSHA512, 8192, 7)
 
 	if code, _ := syncScram(c, "north", nil, alice); code != mirrormsg.UnknownClusterMirror.Message {
 		t.Fatalf("unknown mirror: %s", code)
@@ -47,18 +47,18 @@ func TestSyncScramCredentials(t *testing.T) {
 		want string
 	}{
 		{"short key", func() mirrormsg.SyncScramCredentialsRequestUpsertion {
-			u := syncUpsertion("bob", scram.TypeSHA512, 8192, 1)
+			u := syncUpsertion("bob", scramcred.TypeSHA512, 8192, 1)
 			u.StoredKey = u.StoredKey[:32]
 			return u
 		}(), "UNACCEPTABLE_CREDENTIAL"},
-		{"few iterations", syncUpsertion("bob", scram.TypeSHA256, 100, 1), "UNACCEPTABLE_CREDENTIAL"},
+		{"few iterations", syncUpsertion("bob", scramcred.TypeSHA256, 100, 1), "UNACCEPTABLE_CREDENTIAL"},
 		{"no salt", func() mirrormsg.SyncScramCredentialsRequestUpsertion {
-			u := syncUpsertion("bob", scram.TypeSHA256, 4096, 1)
+			u := syncUpsertion("bob", scramcred.TypeSHA256, 4096, 1)
 			u.Salt = nil
 			return u
 		}(), "UNACCEPTABLE_CREDENTIAL"},
 		{"mechanism", syncUpsertion("bob", 3, 4096, 1), "UNSUPPORTED_SASL_MECHANISM"},
-		{"empty name", syncUpsertion("", scram.TypeSHA256, 4096, 1), "UNACCEPTABLE_CREDENTIAL"},
+		{"empty name", syncUpsertion("", scramcred.TypeSHA256, 4096, 1), "UNACCEPTABLE_CREDENTIAL"},
 		{"twice", alice, "DUPLICATE_RESOURCE"},
 	} {
 		if code, msg := syncScram(c, "m", nil, alice, bad.up); code != bad.want {
@@ -69,23 +69,23 @@ func TestSyncScramCredentials(t *testing.T) {
 		t.Fatalf("a refused batch wrote credentials: %v", log.Image().Scram)
 	}
 
-	bob := syncUpsertion("bob", scram.TypeSHA256, 4096, 3)
+	bob := syncUpsertion("bob", scramcred.TypeSHA256, 4096, 3)
 	if code, msg := syncScram(c, "m", nil, alice, bob); code != "NONE" {
 		t.Fatalf("sync: %s %s", code, msg)
 	}
-	got, ok := log.Image().ScramCredential(scram.TypeSHA512, "alice")
+	got, ok := log.Image().ScramCredential(scramcred.TypeSHA512, "alice")
 	if !ok || !bytes.Equal(got.Salt, alice.Salt) || !bytes.Equal(got.StoredKey, alice.StoredKey) || !bytes.Equal(got.ServerKey, alice.ServerKey) || got.Iterations != 8192 {
 		t.Fatalf("alice on the destination: %v %t", got, ok)
 	}
 	// Deleting bob and a credential that is not there.
-	dels := []mirrormsg.SyncScramCredentialsRequestDeletion{{Name: "bob", Mechanism: scram.TypeSHA256}, {Name: "carol", Mechanism: scram.TypeSHA256}}
+	dels := []mirrormsg.SyncScramCredentialsRequestDeletion{{Name: "bob", Mechanism: scramcred.TypeSHA256}, {Name: "carol", Mechanism: scramcred.TypeSHA256}}
 	if code, msg := syncScram(c, "m", dels); code != "NONE" {
 		t.Fatalf("delete: %s %s", code, msg)
 	}
-	if _, ok := log.Image().ScramCredential(scram.TypeSHA256, "bob"); ok {
+	if _, ok := log.Image().ScramCredential(scramcred.TypeSHA256, "bob"); ok {
 		t.Fatal("bob was not deleted")
 	}
-	if _, ok := log.Image().ScramCredential(scram.TypeSHA512, "alice"); !ok {
+	if _, ok := log.Image().ScramCredential(scramcred.TypeSHA512, "alice"); !ok {
 		t.Fatal("alice was deleted")
 	}
 
@@ -93,13 +93,13 @@ func TestSyncScramCredentials(t *testing.T) {
 	// deletion, and nothing of the batch is written.
 	mustCreateMirror(t, c, "ex", "bootstrap.servers", "source:9092", MirrorScramSyncEnableConfig, "true",
 		"mirror.scram.users.exclude", "admin.*")
-	if code, msg := syncScram(c, "ex", nil, syncUpsertion("carol", scram.TypeSHA256, 4096, 1), syncUpsertion("admin1", scram.TypeSHA256, 4096, 1)); code != "POLICY_VIOLATION" || !strings.Contains(msg, "admin1") {
+	if code, msg := syncScram(c, "ex", nil, syncUpsertion("carol", scramcred.TypeSHA256, 4096, 1), syncUpsertion("admin1", scramcred.TypeSHA256, 4096, 1)); code != "POLICY_VIOLATION" || !strings.Contains(msg, "admin1") {
 		t.Fatalf("excluded upsert: %s %s", code, msg)
 	}
-	if code, msg := syncScram(c, "ex", []mirrormsg.SyncScramCredentialsRequestDeletion{{Name: "admin", Mechanism: scram.TypeSHA256}}); code != "POLICY_VIOLATION" {
+	if code, msg := syncScram(c, "ex", []mirrormsg.SyncScramCredentialsRequestDeletion{{Name: "admin", Mechanism: scramcred.TypeSHA256}}); code != "POLICY_VIOLATION" {
 		t.Fatalf("excluded deletion: %s %s", code, msg)
 	}
-	if _, ok := log.Image().ScramCredential(scram.TypeSHA256, "carol"); ok {
+	if _, ok := log.Image().ScramCredential(scramcred.TypeSHA256, "carol"); ok {
 		t.Fatal("a refused batch wrote carol")
 	}
 
@@ -109,7 +109,7 @@ func TestSyncScramCredentials(t *testing.T) {
 		t.Fatalf("export: %v", exp.Credentials)
 	}
 	req := mirrormsg.NewPtrDescribeScramCredentialSecretsRequest()
-	req.Mechanisms = []int8{scram.TypeSHA256}
+	req.Mechanisms = []int8{scramcred.TypeSHA256}
 	if exp := DescribeScramCredentialSecrets(log.Image(), req); len(exp.Credentials) != 0 {
 		t.Fatalf("export of SHA-256 only: %v", exp.Credentials)
 	}

@@ -10,15 +10,15 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/sasl/scram"
+	"github.com/strait-io/strait/raftmeta/scramcred"
 )
 
 func upsertion(name string, mech int8, iterations int32, password string) kmsg.AlterUserSCRAMCredentialsRequestUpsertion {
 	u := kmsg.NewAlterUserSCRAMCredentialsRequestUpsertion()
 	u.Name, u.Mechanism, u.Iterations = name, mech, iterations
 	u.Salt = []byte("salt-" + name)
-	if n := scram.MechanismName(mech); n != "" {
-		u.SaltedPassword, _ = scram.SaltedPassword(n, password, u.Salt, int(iterations))
+	if n := scramcred.MechanismName(mech); n != "" {
+		u.SaltedPassword, _ = scramcred.SaltedPassword(n, password, u.Salt, int(iterations))
 	} else {
 		u.SaltedPassword = []byte("x")
 	}
@@ -55,7 +55,7 @@ func describeScram(c *Controller, users ...string) string {
 			continue
 		}
 		for _, ci := range r.CredentialInfos {
-			out = append(out, fmt.Sprintf("%s:%s/%d", r.User, scram.MechanismName(ci.Mechanism), ci.Iterations))
+			out = append(out, fmt.Sprintf("%s:%s/%d", r.User, scramcred.MechanismName(ci.Mechanism), ci.Iterations))
 		}
 	}
 	return strings.Join(out, " ")
@@ -64,19 +64,19 @@ func describeScram(c *Controller, users ...string) string {
 func TestScramCredentialsController(t *testing.T) {
 	c, log := newTestController(t, Config{}, 1)
 	if got := alterScram(c, nil,
-		upsertion("alice", scram.TypeSHA256, 4096, "a"),
-		upsertion("bob", scram.TypeSHA512, 16384, "b"),
+		upsertion("alice", scramcred.TypeSHA256, 4096, "a"),
+		upsertion("bob", scramcred.TypeSHA512, 16384, "b"),
 	); got != "alice:NONE bob:NONE" {
 		t.Fatalf("upsert: %s", got)
 	}
 	// The record keeps StoredKey and ServerKey, not the salted password.
-	cred, ok := log.Image().ScramCredential(scram.TypeSHA256, "alice")
-	sp, _ := scram.SaltedPassword(scram.SHA256, "a", []byte("salt-alice"), 4096)
-	stored, server, _ := scram.Keys(scram.SHA256, sp)
+	cred, ok := log.Image().ScramCredential(scramcred.TypeSHA256, "alice")
+	sp, _ := scramcred.SaltedPassword(scramcred.SHA256, "a", []byte("salt-alice"), 4096)
+	stored, server, _ := scramcred.Keys(scramcred.SHA256, sp)
 	if !ok || !bytes.Equal(cred.StoredKey, stored) || !bytes.Equal(cred.ServerKey, server) || string(cred.Salt) != "salt-alice" || cred.Iterations != 4096 {
 		t.Fatalf("alice's credential: %+v %t", cred, ok)
 	}
-	if got := alterScram(c, nil, upsertion("alice", scram.TypeSHA512, 8192, "a2")); got != "alice:NONE" {
+	if got := alterScram(c, nil, upsertion("alice", scramcred.TypeSHA512, 8192, "a2")); got != "alice:NONE" {
 		t.Fatalf("second mechanism: %s", got)
 	}
 	if got := describeScram(c); got != "alice:SCRAM-SHA-256/4096 alice:SCRAM-SHA-512/8192 bob:SCRAM-SHA-512/16384" {
@@ -117,7 +117,7 @@ func TestScramCredentialsController(t *testing.T) {
 	if got := describeScram(c); got != "alice:SCRAM-SHA-512/8192 bob:SCRAM-SHA-512/16384" {
 		t.Fatalf("after delete: %s", got)
 	}
-	if _, ok := log.Image().Scram[scram.TypeSHA256]; ok {
+	if _, ok := log.Image().Scram[scramcred.TypeSHA256]; ok {
 		t.Errorf("an emptied mechanism map is kept: %v", log.Image().Scram)
 	}
 }

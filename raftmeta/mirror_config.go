@@ -16,8 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/raftmeta/jaas"
 	"github.com/strait-io/strait/raftmeta/mirrorstate"
-	"github.com/strait-io/strait/wire/sasl/jaas"
 )
 
 // A mirror's configs (digest §5.1, the prototype's ClusterMirrorConfig):
@@ -321,7 +321,7 @@ type MirrorJAAS struct {
 // ParseMirrorJAAS parses a sasl.jaas.config value: PlainLoginModule or
 // ScramLoginModule, "required", and username and password options only
 // (the mirror's client needs nothing else). The grammar is the shared
-// wire/sasl/jaas parser's; these are the mirror's restrictions on top.
+// raftmeta/jaas parser's; these are the mirror's restrictions on top.
 func ParseMirrorJAAS(v string) (MirrorJAAS, error) {
 	var out MirrorJAAS
 	c, err := jaas.Parse(v)

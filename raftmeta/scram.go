@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/strait-io/strait/wire/sasl/scram"
+	"github.com/strait-io/strait/raftmeta/scramcred"
 )
 
 // ScramCredential is what the metadata log keeps of a user's SCRAM
@@ -21,7 +21,7 @@ type ScramCredential struct {
 }
 
 // ScramCredential looks up a user's credential for a mechanism type code
-// (scram.TypeSHA256, scram.TypeSHA512), as Kafka's ScramImage.
+// (scramcred.TypeSHA256, scramcred.TypeSHA512), as Kafka's ScramImage.
 func (img *Image) ScramCredential(mechanism int8, user string) (ScramCredential, bool) {
 	c, ok := img.Scram[mechanism][user]
 	return c, ok
@@ -85,7 +85,7 @@ func checkScramKey(name string, mechanism int8) error {
 	if name == "" {
 		return fmt.Errorf("scram credential with an empty user name")
 	}
-	if scram.MechanismName(mechanism) == "" {
+	if scramcred.MechanismName(mechanism) == "" {
 		return fmt.Errorf("scram credential of user %q: unknown mechanism %d", name, mechanism)
 	}
 	return nil
@@ -128,7 +128,7 @@ func (b *builder) putScram(r *UserScramCredentialRecord) error {
 
 func (b *builder) removeScram(r *RemoveUserScramCredentialRecord) error {
 	if _, ok := b.next.ScramCredential(r.Mechanism, r.Name); !ok {
-		return fmt.Errorf("no %s credential of user %q to remove", scram.MechanismName(r.Mechanism), r.Name)
+		return fmt.Errorf("no %s credential of user %q to remove", scramcred.MechanismName(r.Mechanism), r.Name)
 	}
 	users := b.scramUsers(r.Mechanism)
 	delete(users, r.Name)

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/strait-io/strait/broker/configdef"
-	"github.com/strait-io/strait/wire/sasl/jaas"
+	"github.com/strait-io/strait/raftmeta/jaas"
 	"github.com/strait-io/strait/wire/sasl/oauthbearer"
 )
 

@@ -18,8 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strait-io/strait/raftmeta/jaas"
 	"github.com/strait-io/strait/wire/sasl"
-	"github.com/strait-io/strait/wire/sasl/jaas"
 )
 
 // Name is the mechanism's name in SaslHandshake.

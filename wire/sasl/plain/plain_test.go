@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strait-io/strait/raftmeta/jaas"
 	"github.com/strait-io/strait/wire/sasl"
-	"github.com/strait-io/strait/wire/sasl/jaas"
 )
 
 func TestPlain(t *testing.T) {

@@ -1,3 +1,7 @@
+// Package scram is the server side of the SCRAM-SHA-256 and SCRAM-SHA-512
+// SASL mechanisms (RFC 5802, RFC 7677) as Kafka's ScramSaslServer speaks
+// them. What a stored credential is and its key derivation (Kafka's
+// ScramFormatter) are raftmeta/scramcred's, which the controller shares.
 package scram
 
 import (
@@ -12,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strait-io/strait/raftmeta/scramcred"
 	"github.com/strait-io/strait/wire/sasl"
 )
 
@@ -38,7 +43,7 @@ type Mechanism struct {
 // Delegation tokens (the tokenauth=true extension of KIP-48) are not
 // supported: a client that asks for one is refused like a wrong password.
 func NewMechanism(name string, creds sasl.ScramCredentials, random io.Reader) (*Mechanism, error) {
-	h, err := hashFor(name)
+	h, err := scramcred.HashFor(name)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +140,7 @@ func (s *session) receiveClientFirst(msg string) ([]byte, error) {
 		return nil, s.invalidCredentials()
 	}
 	cred, ok := s.m.creds.ScramCredential(s.m.name, first.user)
-	if !ok || cred.Iterations < MinIterations || len(cred.StoredKey) != s.m.hash().Size() {
+	if !ok || cred.Iterations < scramcred.MinIterations || len(cred.StoredKey) != s.m.hash().Size() {
 		// An unknown user (or one whose credential cannot be used) goes on
 		// with a made-up credential no proof matches, so the exchange
 		// looks the same as a wrong password (RFC 5802 section 9).
@@ -158,12 +163,12 @@ func (s *session) receiveClientFirst(msg string) ([]byte, error) {
 // mockCredential is the stand-in for an unknown user: a salt fixed per
 // user and broker, Kafka's default iterations, and a random StoredKey.
 func (s *session) mockCredential(user string) (sasl.ScramCredential, error) {
-	salt := hmacOf(s.m.hash, s.m.mockKey, []byte(user))[:24]
+	salt := scramcred.HMAC(s.m.hash, s.m.mockKey, []byte(user))[:24]
 	stored := make([]byte, s.m.hash().Size())
 	if _, err := io.ReadFull(s.m.rand, stored); err != nil {
 		return sasl.ScramCredential{}, err
 	}
-	return sasl.ScramCredential{Salt: salt, StoredKey: stored, ServerKey: stored, Iterations: DefaultIterations}, nil
+	return sasl.ScramCredential{Salt: salt, StoredKey: stored, ServerKey: stored, Iterations: scramcred.DefaultIterations}, nil
 }
 
 // randomNonce is the server's part of the nonce: 24 random bytes in
@@ -197,7 +202,7 @@ func (s *session) receiveClientFinal(msg string) ([]byte, error) {
 	}
 	authMessage := []byte(s.first.bare + "," + s.serverFirst + "," + final.withoutProof)
 	h := s.m.hash
-	clientSignature := hmacOf(h, s.cred.StoredKey, authMessage)
+	clientSignature := scramcred.HMAC(h, s.cred.StoredKey, authMessage)
 	if len(final.proof) != len(clientSignature) {
 		return nil, s.invalidCredentials()
 	}
@@ -205,10 +210,10 @@ func (s *session) receiveClientFinal(msg string) ([]byte, error) {
 	// H(ClientKey) is the StoredKey, compared in constant time.
 	clientKey := make([]byte, len(clientSignature))
 	subtle.XORBytes(clientKey, final.proof, clientSignature)
-	if !hmac.Equal(hashOf(h, clientKey), s.cred.StoredKey) {
+	if !hmac.Equal(scramcred.H(h, clientKey), s.cred.StoredKey) {
 		return nil, s.invalidCredentials()
 	}
-	serverSignature := hmacOf(h, s.cred.ServerKey, authMessage)
+	serverSignature := scramcred.HMAC(h, s.cred.ServerKey, authMessage)
 	s.principal = "User:" + s.first.user
 	s.state = complete
 	s.cred = sasl.ScramCredential{}

@@ -13,6 +13,7 @@ import (
 
 	kscram "github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/strait-io/strait/raftmeta/scramcred"
 	"github.com/strait-io/strait/wire/sasl"
 )
 
@@ -28,11 +29,11 @@ func (s store) add(t *testing.T, mechanism, user, password string, iterations in
 	t.Helper()
 	// 24 bytes, as kadm and the broker's unknown-user salt.
 	salt := []byte(fmt.Sprintf("%-24.24s", "salt-of-"+user))
-	sp, err := SaltedPassword(mechanism, password, salt, iterations)
+	sp, err := scramcred.SaltedPassword(mechanism, password, salt, iterations)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, server, err := Keys(mechanism, sp)
+	stored, server, err := scramcred.Keys(mechanism, sp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func clientFor(name, user, pass, zid string) interface {
 	Authenticate(context.Context, string) (kclientSession, []byte, error)
 } {
 	a := kscram.Auth{User: user, Pass: pass, Zid: zid}
-	if name == SHA256 {
+	if name == scramcred.SHA256 {
 		return wrap{a.AsSha256Mechanism()}
 	}
 	return wrap{a.AsSha512Mechanism()}
@@ -92,7 +93,7 @@ func exchange(t *testing.T, m *Mechanism, user, pass, zid string) (srv sasl.Sess
 }
 
 func TestScramFranzClient(t *testing.T) {
-	for _, name := range []string{SHA256, SHA512} {
+	for _, name := range []string{scramcred.SHA256, scramcred.SHA512} {
 		t.Run(name, func(t *testing.T) {
 			creds := store{}
 			creds.add(t, name, "alice", "alice-secret", 4096)
@@ -131,7 +132,7 @@ func TestScramFranzClient(t *testing.T) {
 }
 
 func TestScramRefusals(t *testing.T) {
-	for _, name := range []string{SHA256, SHA512} {
+	for _, name := range []string{scramcred.SHA256, scramcred.SHA512} {
 		t.Run(name, func(t *testing.T) {
 			creds := store{}
 			creds.add(t, name, "alice", "alice-secret", 4096)
@@ -198,10 +199,10 @@ func saltOf(serverFirst string) string {
 // exchange into a new one, and changes the nonce of a fresh one: both fail.
 func TestScramNonceReplay(t *testing.T) {
 	creds := store{}
-	creds.add(t, SHA512, "alice", "alice-secret", 4096)
-	m := newMech(t, SHA512, creds)
+	creds.add(t, scramcred.SHA512, "alice", "alice-secret", 4096)
+	m := newMech(t, scramcred.SHA512, creds)
 
-	sess, first, err := clientFor(SHA512, "alice", "alice-secret", "").Authenticate(context.Background(), "")
+	sess, first, err := clientFor(scramcred.SHA512, "alice", "alice-secret", "").Authenticate(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +230,7 @@ func TestScramNonceReplay(t *testing.T) {
 	}
 
 	// A client-final whose nonce was changed (a valid proof otherwise).
-	sess, first, _ = clientFor(SHA512, "alice", "alice-secret", "").Authenticate(context.Background(), "")
+	sess, first, _ = clientFor(scramcred.SHA512, "alice", "alice-secret", "").Authenticate(context.Background(), "")
 	s3 := m.NewSession()
 	sf, _, err = s3.Step(first)
 	if err != nil {
@@ -248,8 +249,8 @@ func TestScramNonceReplay(t *testing.T) {
 
 func TestScramMalformed(t *testing.T) {
 	creds := store{}
-	creds.add(t, SHA256, "alice", "alice-secret", 4096)
-	m := newMech(t, SHA256, creds)
+	creds.add(t, scramcred.SHA256, "alice", "alice-secret", 4096)
+	m := newMech(t, scramcred.SHA256, creds)
 	for _, first := range []string{
 		"",
 		"n,,",
@@ -300,13 +301,13 @@ func TestScramMalformed(t *testing.T) {
 // section 3 (user "user", password "pencil").
 func TestScramRFC7677Example(t *testing.T) {
 	salt, _ := base64.StdEncoding.DecodeString("W22ZaJ0SNY7soEsUEjb6gQ==")
-	sp, err := SaltedPassword(SHA256, "pencil", salt, 4096)
+	sp, err := scramcred.SaltedPassword(scramcred.SHA256, "pencil", salt, 4096)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, server, _ := Keys(SHA256, sp)
-	creds := store{{SHA256, "user"}: {Salt: salt, StoredKey: stored, ServerKey: server, Iterations: 4096}}
-	m := newMech(t, SHA256, creds)
+	stored, server, _ := scramcred.Keys(scramcred.SHA256, sp)
+	creds := store{{scramcred.SHA256, "user"}: {Salt: salt, StoredKey: stored, ServerKey: server, Iterations: 4096}}
+	m := newMech(t, scramcred.SHA256, creds)
 	m.serverNonce = func() (string, error) { return "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0", nil }
 	s := m.NewSession()
 	sf, _, err := s.Step([]byte("n,,n=user,r=rOprNGfwEbeRWgbNEkqO"))
@@ -334,8 +335,8 @@ func TestScramRFC7677Example(t *testing.T) {
 // first message's), and so must Strait, while its proof holds.
 func TestScramLibrdkafkaNonce(t *testing.T) {
 	creds := store{}
-	creds.add(t, SHA512, "alice", "alice-secret", 4096)
-	m := newMech(t, SHA512, creds)
+	creds.add(t, scramcred.SHA512, "alice", "alice-secret", 4096)
+	m := newMech(t, scramcred.SHA512, creds)
 	s := m.NewSession()
 	const cnonce = `v/OBBhduL_|0]N:.NK\iJ`
 	sf, _, err := s.Step([]byte("n,,n=alice,r=" + cnonce))
@@ -354,13 +355,13 @@ func TestScramLibrdkafkaNonce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	salted, err := SaltedPassword(SHA512, "alice-secret", salt, iterations)
+	salted, err := scramcred.SaltedPassword(scramcred.SHA512, "alice-secret", salt, iterations)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clientKey := hmacOf(sha512.New, salted, []byte("Client Key"))
+	clientKey := scramcred.HMAC(sha512.New, salted, []byte("Client Key"))
 	withoutProof := "c=biws,r=" + cnonce + attrs["r"]
-	signature := hmacOf(sha512.New, hashOf(sha512.New, clientKey), []byte("n=alice,r="+cnonce+","+string(sf)+","+withoutProof))
+	signature := scramcred.HMAC(sha512.New, scramcred.H(sha512.New, clientKey), []byte("n=alice,r="+cnonce+","+string(sf)+","+withoutProof))
 	proof := make([]byte, len(signature))
 	subtle.XORBytes(proof, clientKey, signature)
 	if _, done, err := s.Step([]byte(withoutProof + ",p=" + base64.StdEncoding.EncodeToString(proof))); err != nil || !done {

@@ -7,6 +7,12 @@
 // (listener.name.<l>.<mechanism>.sasl.jaas.config) and its own inter-broker
 // credentials, a mirror its source's credentials. Option values are
 // secrets as often as not, so no error here ever quotes one.
+//
+// It lives with the metadata layer, the lowest that parses it (the
+// controller checks a mirror's sasl.jaas.config), as a leaf with no
+// dependency outside the standard library: the broker's listener config
+// above imports it, and raftmeta does not import the wire layer (DESIGN.md
+// §2).
 package jaas
 
 import (

@@ -1,8 +1,12 @@
-// Package scram is the server side of the SCRAM-SHA-256 and SCRAM-SHA-512
-// SASL mechanisms (RFC 5802, RFC 7677) as Kafka's ScramSaslServer speaks
-// them, and the key derivation (Kafka's ScramFormatter) the controller and
-// the bootstrap credentials share.
-package scram
+// Package scramcred is what a stored SCRAM credential is (Kafka's
+// ScramMechanism and ScramFormatter): the mechanism type codes the
+// metadata records and the protocol carry, the iteration bounds, and the
+// key derivation of RFC 5802 that the controller's ScramControlManager, the
+// bootstrap credentials and the SASL server (wire/sasl/scram) share. It is
+// a leaf of raftmeta's with no dependency outside the standard library, so
+// that the controller does not import the wire layer above it (DESIGN.md
+// §2).
+package scramcred
 
 import (
 	"crypto/hmac"
@@ -61,7 +65,8 @@ func MechanismType(name string) int8 {
 	return TypeUnknown
 }
 
-func hashFor(mechanism string) (func() hash.Hash, error) {
+// HashFor is the hash function of a mechanism name.
+func HashFor(mechanism string) (func() hash.Hash, error) {
 	switch mechanism {
 	case SHA256:
 		return sha256.New, nil
@@ -75,7 +80,7 @@ func hashFor(mechanism string) (func() hash.Hash, error) {
 // 2.2: PBKDF2 with HMAC of the mechanism's hash. Like Kafka (and franz-go)
 // the password is used as given, without SASLprep.
 func SaltedPassword(mechanism, password string, salt []byte, iterations int) ([]byte, error) {
-	h, err := hashFor(mechanism)
+	h, err := HashFor(mechanism)
 	if err != nil {
 		return nil, err
 	}
@@ -87,21 +92,23 @@ func SaltedPassword(mechanism, password string, salt []byte, iterations int) ([]
 // ServerKey = HMAC(SaltedPassword, "Server Key"), as Kafka's
 // ScramControlManager does for an AlterUserScramCredentials upsertion.
 func Keys(mechanism string, saltedPassword []byte) (storedKey, serverKey []byte, err error) {
-	h, err := hashFor(mechanism)
+	h, err := HashFor(mechanism)
 	if err != nil {
 		return nil, nil, err
 	}
-	clientKey := hmacOf(h, saltedPassword, []byte("Client Key"))
-	return hashOf(h, clientKey), hmacOf(h, saltedPassword, []byte("Server Key")), nil
+	clientKey := HMAC(h, saltedPassword, []byte("Client Key"))
+	return H(h, clientKey), HMAC(h, saltedPassword, []byte("Server Key")), nil
 }
 
-func hmacOf(h func() hash.Hash, key, msg []byte) []byte {
+// HMAC is HMAC(key, msg) of RFC 5802 with hash h.
+func HMAC(h func() hash.Hash, key, msg []byte) []byte {
 	m := hmac.New(h, key)
 	m.Write(msg)
 	return m.Sum(nil)
 }
 
-func hashOf(h func() hash.Hash, b []byte) []byte {
+// H is H(b) of RFC 5802: hash h of b.
+func H(h func() hash.Hash, b []byte) []byte {
 	d := h()
 	d.Write(b)
 	return d.Sum(nil)
