@@ -490,11 +490,10 @@ func (n *Node) closeSASL() {
 func (n *Node) wireConfig(ctx context.Context) (wire.Config, error) {
 	cfg := n.cfg
 	wc := wire.Config{
-		SocketRequestMaxBytes:  cfg.SocketRequestMaxBytes,
-		ConnectionsMaxIdle:     time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
-		EventLoops:             int(cfg.NumNetworkThreads),
-		QueuedMaxRequestBytes:  cfg.QueuedMaxRequestBytes,
-		AutoCreateTopicsEnable: cfg.AutoCreateTopicsEnable,
+		SocketRequestMaxBytes: cfg.SocketRequestMaxBytes,
+		ConnectionsMaxIdle:    time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
+		EventLoops:            int(cfg.NumNetworkThreads),
+		QueuedMaxRequestBytes: cfg.QueuedMaxRequestBytes,
 	}
 	if cfg.Authorizer.Enabled {
 		wc.Authorizer = authz.New(authz.Settings{SuperUsers: cfg.Authorizer.SuperUsers, AllowEveryoneIfNoACL: cfg.Authorizer.AllowEveryoneIfNoACL})

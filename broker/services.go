@@ -24,6 +24,7 @@ const offsetsTopic = "__consumer_offsets"
 func (n *Node) services() wire.Services {
 	svc := wire.Services{
 		Cluster:      clusterView{n},
+		Topics:       topicPolicy{autoCreate: n.cfg.AutoCreateTopicsEnable},
 		Replicas:     n.replicas,
 		Admin:        admin{n},
 		Groups:       groupsAndTransactions{GroupCoordinator: n.groups, txns: n.txns, shares: n.shares},
@@ -53,6 +54,24 @@ func (c clusterView) Image() *raftmeta.Image { return c.n.quorum.Image() }
 func (c clusterView) ControllerID() int32    { return c.n.quorum.LeaderID() }
 
 func (c clusterView) CatchUpMetadata(ctx context.Context) bool { return c.n.quorum.CatchUp(ctx) }
+
+// topicPolicy is wire.TopicPolicy: Kafka's internal topics and
+// auto.create.topics.enable.
+type topicPolicy struct{ autoCreate bool }
+
+// IsInternalTopic reports Kafka's internal topics (Topic.isInternal): the
+// coordinators' state topics, KIP-932's __share_group_state with them.
+func (topicPolicy) IsInternalTopic(name string) bool {
+	return name == offsetsTopic || name == "__transaction_state" || name == "__share_group_state"
+}
+
+// AutoCreatesTopic: with auto.create.topics.enable on, Metadata creates a
+// missing topic whose name is valid and not internal; the coordinators
+// create their internal topics themselves, with their own partition
+// counts and configs (ensureOffsetsTopic).
+func (p topicPolicy) AutoCreatesTopic(name string) bool {
+	return p.autoCreate && raftmeta.ValidateTopicName(name) == nil && !p.IsInternalTopic(name)
+}
 
 // AutoCreateTopics creates missing topics with the broker defaults when
 // auto.create.topics.enable is on (Kafka's AutoTopicCreationManager). It

@@ -20,7 +20,8 @@ import (
 //   in on (Kafka answers per listener so clients reach the same network).
 // * A null topic list (v1+; an empty one in v0) lists every topic.
 // * Missing topics are created when the request allows it (v4+; always in
-//   earlier versions) and auto.create.topics.enable is on; a topic created
+//   earlier versions) and the broker's TopicPolicy auto-creates them
+//   (auto.create.topics.enable on, a valid name, not internal); a topic created
 //   by this request answers LEADER_NOT_AVAILABLE until its partitions have
 //   leaders, which is what clients expect and retry on.
 // * Topics may be named by id (v10+); an unknown id is UNKNOWN_TOPIC_ID.
@@ -111,7 +112,7 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 		mt := kmsg.NewMetadataResponseTopic()
 		mt.Topic = kmsg.StringPtr(t.Name)
 		mt.TopicID = t.ID
-		mt.IsInternal = isInternalTopic(t.Name)
+		mt.IsInternal = s.isInternalTopic(t.Name)
 		if req.IncludeTopicAuthorizedOperations {
 			mt.AuthorizedOperations = allTopicOperations
 			if ops, ok := c.authorizedOps(resTopic, t.Name); ok {
@@ -175,7 +176,7 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 			t, ok = img.Topics[*rt.Topic]
 			if !ok {
 				code := kerr.UnknownTopicOrPartition.Code
-				if c.on && s.cfg.AutoCreateTopicsEnable && (req.AllowAutoTopicCreation || req.Version < 4) && !isInternalTopic(*rt.Topic) && !mayAutoCreate(c, *rt.Topic) {
+				if c.on && (req.AllowAutoTopicCreation || req.Version < 4) && s.autoCreatesTopic(*rt.Topic) && !mayAutoCreate(c, *rt.Topic) {
 					code = errTopicAuth
 				}
 				topicError(rt.Topic, rt.TopicID, code)
@@ -224,7 +225,8 @@ func namesUnknownTopic(img *raftmeta.Image, req *kmsg.MetadataRequest) bool {
 	return false
 }
 
-// missingTopics lists the valid, named topics of req not in img.
+// missingTopics lists the named topics of req not in img that Metadata
+// auto-creates (TopicPolicy.AutoCreatesTopic).
 func (s *Server) missingTopics(img *raftmeta.Image, req *kmsg.MetadataRequest) []string {
 	var missing []string
 	for _, rt := range req.Topics {
@@ -234,7 +236,7 @@ func (s *Server) missingTopics(img *raftmeta.Image, req *kmsg.MetadataRequest) [
 		if _, ok := img.Topics[*rt.Topic]; ok {
 			continue
 		}
-		if raftmeta.ValidateTopicName(*rt.Topic) == nil && !isInternalTopic(*rt.Topic) {
+		if s.autoCreatesTopic(*rt.Topic) {
 			missing = append(missing, *rt.Topic)
 		}
 	}
@@ -252,10 +254,14 @@ func endpointFor(b *raftmeta.Broker, listener string) (raftmeta.Endpoint, bool) 
 	return raftmeta.Endpoint{}, false
 }
 
-// isInternalTopic reports Kafka's internal topics (Topic.isInternal):
-// the coordinators' state topics, KIP-932's __share_group_state with them.
-func isInternalTopic(name string) bool {
-	return name == "__consumer_offsets" || name == "__transaction_state" || name == "__share_group_state"
+// isInternalTopic and autoCreatesTopic ask the TopicPolicy; without one
+// no topic is internal and none is auto-created.
+func (s *Server) isInternalTopic(name string) bool {
+	return s.svc.Topics != nil && s.svc.Topics.IsInternalTopic(name)
+}
+
+func (s *Server) autoCreatesTopic(name string) bool {
+	return s.svc.Topics != nil && s.svc.Topics.AutoCreatesTopic(name)
 }
 
 // mayAutoCreate reports whether Metadata may create the topic for the

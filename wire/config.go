@@ -127,11 +127,6 @@ type Config struct {
 	// Authorizer enforces ACLs on every request (authorizer.class.name
 	// set, authz.go); nil serves every request, Kafka's default.
 	Authorizer *authz.Authorizer
-	// AutoCreateTopicsEnable is auto.create.topics.enable. With an
-	// Authorizer, Metadata answers a missing topic the client may not
-	// create TOPIC_AUTHORIZATION_FAILED only when topics are auto-created
-	// (ClusterView.AutoCreateTopics does the creating).
-	AutoCreateTopicsEnable bool
 
 	// QueuedMaxRequestBytes is queued.max.request.bytes: the request
 	// memory pool (reqmem.go). Negative means unbounded, as -1 (Kafka's

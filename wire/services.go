@@ -17,7 +17,11 @@ import (
 // error codes inside the responses; a returned Go error closes the
 // connection, as it does in Kafka for a request the broker cannot answer.
 type Services struct {
-	Cluster   ClusterView
+	Cluster ClusterView
+	// Topics decides which topics are internal and which missing ones
+	// Metadata auto-creates. Nil: no topic is internal and none is
+	// auto-created.
+	Topics    TopicPolicy
 	Replicas  ReplicaService
 	Admin     AdminService
 	Groups    GroupService
@@ -85,6 +89,20 @@ type ClusterView interface {
 	// when auto.create.topics.enable is on, returning an error code per
 	// topic (0 created or already present). Metadata and Produce call it.
 	AutoCreateTopics(ctx context.Context, topics []string) map[string]int16
+}
+
+// TopicPolicy is the broker's rule for what Metadata reports of a topic
+// and does with a missing one (Kafka's KafkaApis.handleTopicMetadataRequest
+// with its AutoTopicCreationManager): the handler only applies it.
+type TopicPolicy interface {
+	// IsInternalTopic reports whether the topic is internal (Kafka's
+	// Topic.isInternal): Metadata's IsInternal flag.
+	IsInternalTopic(name string) bool
+	// AutoCreatesTopic reports whether a Metadata request that allows
+	// auto-creation creates the missing topic name (through
+	// ClusterView.AutoCreateTopics): auto.create.topics.enable is on and
+	// the name is a valid one of a topic that is not internal.
+	AutoCreatesTopic(name string) bool
 }
 
 // FetchResult is a Fetch answer whose record data stays in the segment
