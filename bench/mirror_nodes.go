@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // mirrorPair is the source and destination of the mirror workload: two
@@ -68,7 +68,7 @@ func (p *mirrorPair) stop() {
 }
 
 // mirrorAdvertised asks the broker at bootstrap whether it serves the
-// mirror RPCs: CreateMirror, key 94 (provisional, wire/mirrormsg), in its
+// mirror RPCs: CreateMirror, key 94 (provisional, raftmeta/mirrormsg), in its
 // ApiVersions. A broker registers keys 94-105 only with a mirror service.
 func mirrorAdvertised(ctx context.Context, bootstrap []string) (bool, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap...))

@@ -15,8 +15,8 @@ import (
 
 	"github.com/strait-io/strait/broker/brokertest"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/storage/record"
-	"github.com/strait-io/strait/wire/mirrormsg"
 	"github.com/strait-io/strait/wire/tlstest"
 )
 

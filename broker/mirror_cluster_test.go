@@ -8,7 +8,7 @@ import (
 	"github.com/strait-io/strait/broker/brokertest"
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // TestMirrorCluster drives the mirror RPCs of a three-node destination

@@ -7,8 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strait-io/strait/mirror/manager"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/storage"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // mirrorController is the mirror manager's Controller: BumpLeaderEpochs

@@ -10,7 +10,7 @@ import (
 	"github.com/strait-io/strait/mirror/manager"
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // describeFanOutTimeout bounds how long DescribeMirrors waits for the other

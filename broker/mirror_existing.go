@@ -14,7 +14,7 @@ import (
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/mirror/source"
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // A start whose source has no last mirrored epoch (LME) for a partition

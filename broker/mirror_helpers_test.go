@@ -14,7 +14,7 @@ import (
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/mirror/state"
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // mirrorOpt lets a kgo client send the mirror RPCs.

@@ -10,8 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/replication/fetcher"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // peers is the broker's client for the mirror RPCs it sends to the other

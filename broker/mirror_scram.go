@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // DescribeScramCredentialSecrets answers from this broker's image, as

@@ -6,8 +6,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/wire"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // mirrorService is wire.MirrorService (KIP-1279's RPCs, keys 94-105):

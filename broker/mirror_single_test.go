@@ -17,7 +17,7 @@ import (
 	"github.com/strait-io/strait/mirror/admin"
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // mirrorPartitionsSeries matches strait_mirror_partitions of mirror m.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/strait-io/strait/mirror/source"
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // defaultMirrorTopicsExclude is mirror.topics.exclude's default: the

@@ -10,7 +10,7 @@ import (
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/mirror/state"
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // mirrorStateStore is the mirror manager's StateStore: each record goes to

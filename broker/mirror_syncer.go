@@ -14,9 +14,9 @@ import (
 	"github.com/strait-io/strait/mirror/state"
 	"github.com/strait-io/strait/mirror/syncer"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/replication/fetcher"
 	"github.com/strait-io/strait/storage"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // mirrorSyncers runs the metadata sync of each mirror (mirror/syncer,

@@ -10,9 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/raftmeta/mirrorcodes"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/raftmeta/mirrorstate"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // The controller side of KIP-1279 cluster mirrors (the seed's "The
@@ -102,7 +101,7 @@ func (c *Controller) CreateMirror(ctx context.Context, req *mirrormsg.CreateMirr
 	err := c.write(ctx, func(img *Image) []Record {
 		built = true
 		if _, ok := img.Mirrors[req.MirrorName]; ok {
-			e = errorf(mirrorcodes.ClusterMirrorAlreadyExists, "Cluster mirror '%s' already exists.", req.MirrorName)
+			e = errorf(mirrormsg.ClusterMirrorAlreadyExists, "Cluster mirror '%s' already exists.", req.MirrorName)
 			return nil
 		}
 		id, err := c.newUuid(func(u Uuid) bool {
@@ -177,7 +176,7 @@ func (c *Controller) DeleteMirror(ctx context.Context, req *mirrormsg.DeleteMirr
 		built = true
 		m, ok := img.Mirrors[req.MirrorName]
 		if !ok {
-			e = errorf(mirrorcodes.UnknownClusterMirror, "Cluster mirror '%s' does not exist.", req.MirrorName)
+			e = errorf(mirrormsg.UnknownClusterMirror, "Cluster mirror '%s' does not exist.", req.MirrorName)
 			return nil
 		}
 		var busy []string
@@ -187,7 +186,7 @@ func (c *Controller) DeleteMirror(ctx context.Context, req *mirrormsg.DeleteMirr
 			}
 		}
 		if len(busy) > 0 {
-			e = errorf(mirrorcodes.ClusterMirrorNotEmpty, "Cluster mirror '%s' still has %d topic(s) not stopped: %s.", m.Name, len(busy), listSome(busy, 10))
+			e = errorf(mirrormsg.ClusterMirrorNotEmpty, "Cluster mirror '%s' still has %d topic(s) not stopped: %s.", m.Name, len(busy), listSome(busy, 10))
 			return nil
 		}
 		return []Record{&RemoveMirrorRecord{MirrorID: m.ID}}
@@ -286,7 +285,7 @@ func DescribeMirrors(img *Image, req *mirrormsg.DescribeMirrorsRequest) *mirrorm
 		dm := mirrormsg.NewDescribeMirrorsResponseDescribedMirror()
 		dm.MirrorName = name
 		if _, ok := img.Mirrors[name]; !ok {
-			dm.ErrorCode = mirrorcodes.UnknownClusterMirror.Code
+			dm.ErrorCode = mirrormsg.UnknownClusterMirror.Code
 			resp.Mirrors = append(resp.Mirrors, dm)
 			continue
 		}

@@ -6,8 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/strait-io/strait/raftmeta/mirrorcodes"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // BumpLeaderEpochs: v0 (KIP-1279: the leader of a mirror partition keeps
@@ -61,7 +60,7 @@ func (c *Controller) BumpLeaderEpochs(ctx context.Context, req *mirrormsg.BumpLe
 				topicErr = kerr.UnknownTopicID
 			case img.TopicConfig(t.Name)[MirrorNameConfig] == "":
 				st.TopicName = t.Name
-				topicErr = mirrorcodes.TopicNotInClusterMirror
+				topicErr = mirrormsg.TopicNotInClusterMirror
 			default:
 				st.TopicName = t.Name
 			}

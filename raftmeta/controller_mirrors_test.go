@@ -11,9 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta/ctrlrpc"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/raftmeta/mirrorstate"
 	"github.com/strait-io/strait/storage/clock"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // mirrorClockStart is the controller's clock in these tests: CreateMirror

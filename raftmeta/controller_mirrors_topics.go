@@ -9,9 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/raftmeta/mirrorcodes"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/raftmeta/mirrorstate"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // The RPCs that move topics in and out of a mirror by writing their topic
@@ -59,15 +58,15 @@ func desiredWord(d mirrorstate.Desired) string {
 func mirrorStateError(err error) *kerr.Error {
 	switch {
 	case errors.Is(err, mirrorstate.ErrMirrorTopicAlreadyPaused):
-		return mirrorcodes.MirrorTopicAlreadyPaused
+		return mirrormsg.MirrorTopicAlreadyPaused
 	case errors.Is(err, mirrorstate.ErrMirrorTopicNotPaused):
-		return mirrorcodes.MirrorTopicNotPaused
+		return mirrormsg.MirrorTopicNotPaused
 	case errors.Is(err, mirrorstate.ErrMirrorTopicBeingStopped):
-		return mirrorcodes.MirrorTopicBeingStopped
+		return mirrormsg.MirrorTopicBeingStopped
 	case errors.Is(err, mirrorstate.ErrMirrorTopicNotStopped):
-		return mirrorcodes.MirrorTopicNotStopped
+		return mirrormsg.MirrorTopicNotStopped
 	case errors.Is(err, mirrorstate.ErrInvalidClusterMirrorStates):
-		return mirrorcodes.InvalidClusterMirrorStates
+		return mirrormsg.InvalidClusterMirrorStates
 	}
 	return kerr.UnknownServerError
 }
@@ -131,9 +130,9 @@ func changeMirrorName(img *Image, mirror string, t *Topic, desired mirrorstate.D
 	cur, d := img.TopicMirror(t.Name)
 	switch {
 	case d == mirrorstate.DesiredNone:
-		return nil, errorf(mirrorcodes.TopicNotInClusterMirror, "Topic '%s' is not in a cluster mirror.", t.Name)
+		return nil, errorf(mirrormsg.TopicNotInClusterMirror, "Topic '%s' is not in a cluster mirror.", t.Name)
 	case cur != mirror:
-		return nil, errorf(mirrorcodes.TopicNotInClusterMirror, "Topic '%s' belongs to cluster mirror '%s', not '%s'.", t.Name, cur, mirror)
+		return nil, errorf(mirrormsg.TopicNotInClusterMirror, "Topic '%s' belongs to cluster mirror '%s', not '%s'.", t.Name, cur, mirror)
 	}
 	if err := validate(desiredEndState(d)); err != nil {
 		return nil, errorf(mirrorStateError(err), "Topic '%s' is %s in cluster mirror '%s' (%s=%s).", t.Name, desiredWord(d), mirror, MirrorNameConfig, mirrorstate.FormatMirrorName(cur, d))
@@ -144,7 +143,7 @@ func changeMirrorName(img *Image, mirror string, t *Topic, desired mirrorstate.D
 // knownMirror fails the whole request for an unknown mirror.
 func knownMirror(img *Image, mirror string) *apiError {
 	if _, ok := img.Mirrors[mirror]; !ok {
-		return errorf(mirrorcodes.UnknownClusterMirror, "Cluster mirror '%s' does not exist.", mirror)
+		return errorf(mirrormsg.UnknownClusterMirror, "Cluster mirror '%s' does not exist.", mirror)
 	}
 	return nil
 }
@@ -467,7 +466,7 @@ func (c *Controller) startMirrorTopic(img *Image, mirror string, st *mirrormsg.S
 	}
 	cur, d := img.TopicMirror(name)
 	if cur != mirror && d != mirrorstate.DesiredNone && d != mirrorstate.DesiredStop {
-		return nil, errorf(mirrorcodes.TopicAlreadyInClusterMirror, "Topic '%s' is %s in cluster mirror '%s'.", name, desiredWord(d), cur)
+		return nil, errorf(mirrormsg.TopicAlreadyInClusterMirror, "Topic '%s' is %s in cluster mirror '%s'.", name, desiredWord(d), cur)
 	}
 	if err := mirrorstate.ValidateStart(desiredEndState(d)); err != nil {
 		return nil, errorf(mirrorStateError(err), "Topic '%s' is %s in cluster mirror '%s' (%s=%s).", name, desiredWord(d), cur, MirrorNameConfig, mirrorstate.FormatMirrorName(cur, d))

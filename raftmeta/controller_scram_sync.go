@@ -9,9 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/strait-io/strait/raftmeta/mirrorcodes"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/raftmeta/scramcred"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // The SCRAM user sync of a mirror (issue 25). Kafka has no way to copy a
@@ -90,7 +89,7 @@ func (c *Controller) SyncScramCredentials(ctx context.Context, req *mirrormsg.Sy
 		err = c.write(ctx, func(img *Image) []Record {
 			built = true
 			if _, ok := img.Mirrors[req.MirrorName]; !ok {
-				e = errorf(mirrorcodes.UnknownClusterMirror, "Cluster mirror '%s' does not exist.", req.MirrorName)
+				e = errorf(mirrormsg.UnknownClusterMirror, "Cluster mirror '%s' does not exist.", req.MirrorName)
 				return nil
 			}
 			cfgs := img.MirrorConfig(req.MirrorName)

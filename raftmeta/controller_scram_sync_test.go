@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/raftmeta/scramcred"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 func syncUpsertion(name string, mech int8, iterations int32, fill byte) mirrormsg.SyncScramCredentialsRequestUpsertion {

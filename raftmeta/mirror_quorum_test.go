@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // TestMirrorsOverTheControllerChannel drives the mirror RPCs through a

@@ -5,10 +5,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// ReadMirrorStates: v0 (KIP-1279, key 100; types in wire/mirrormsg)
+// ReadMirrorStates: v0 (KIP-1279, key 100; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Reads the mirror state of partitions from the __mirror_state

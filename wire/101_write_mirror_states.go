@@ -5,10 +5,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// WriteMirrorStates: v0 (KIP-1279, key 101; types in wire/mirrormsg)
+// WriteMirrorStates: v0 (KIP-1279, key 101; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Records a mirror partition's state transition in __mirror_state,

@@ -5,10 +5,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// PauseMirrorTopics: v0 (KIP-1279, key 102; types in wire/mirrormsg)
+// PauseMirrorTopics: v0 (KIP-1279, key 102; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * MIRRORING -> PAUSING -> PAUSED: fetchers removed, the topic stays

@@ -5,10 +5,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// DeleteMirror: v0 (KIP-1279, key 103; types in wire/mirrormsg)
+// DeleteMirror: v0 (KIP-1279, key 103; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Deletes a mirror and tombstones its __mirror_state records, only when

@@ -5,10 +5,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// BumpLeaderEpochs: v0 (KIP-1279, key 105; types in wire/mirrormsg)
+// BumpLeaderEpochs: v0 (KIP-1279, key 105; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Raises each partition's leader epoch to at least MinLeaderEpoch

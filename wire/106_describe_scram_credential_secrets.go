@@ -7,12 +7,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // DescribeScramCredentialSecrets: v0 (Strait's own, key 106; types in
-// wire/mirrormsg)
+// raftmeta/mirrormsg)
 //
 // Behavior:
 // * Exports this node's SCRAM credentials with their salts, StoredKeys

@@ -5,10 +5,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// CreateMirror: v0 (KIP-1279, key 94; types in wire/mirrormsg)
+// CreateMirror: v0 (KIP-1279, key 94; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Creates a named mirror with its source-connection configs, stored as

@@ -5,10 +5,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// StartMirrorTopics: v0 (KIP-1279, key 95; types in wire/mirrormsg)
+// StartMirrorTopics: v0 (KIP-1279, key 95; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Adds the topics matching IncludePatterns, minus ExcludePatterns (tag

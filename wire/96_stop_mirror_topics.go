@@ -5,10 +5,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// StopMirrorTopics: v0 (KIP-1279, key 96; types in wire/mirrormsg)
+// StopMirrorTopics: v0 (KIP-1279, key 96; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Failover or migration cut-over: topics in PREPARING or MIRRORING go

@@ -5,10 +5,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// ResumeMirrorTopics: v0 (KIP-1279, key 97; types in wire/mirrormsg)
+// ResumeMirrorTopics: v0 (KIP-1279, key 97; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * PAUSED -> MIRRORING: fetching continues from the local log end, with

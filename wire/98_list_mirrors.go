@@ -6,10 +6,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// ListMirrors: v0 (KIP-1279, key 98; types in wire/mirrormsg)
+// ListMirrors: v0 (KIP-1279, key 98; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Lists every mirror with its source bootstrap, source cluster id and

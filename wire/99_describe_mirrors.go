@@ -6,10 +6,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// DescribeMirrors: v0 (KIP-1279, key 99; types in wire/mirrormsg)
+// DescribeMirrors: v0 (KIP-1279, key 99; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Per mirror, topic and partition: state, source high watermark,

@@ -9,7 +9,7 @@ import (
 
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/raftmeta/authz"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/wire/reqctx"
 )
 

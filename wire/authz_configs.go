@@ -6,7 +6,7 @@ import (
 
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/raftmeta/authz"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // configDenied is the error code of a config request on a resource the

@@ -54,5 +54,5 @@
 // KIPs. Each registers itself in init; ApiVersions is built from that
 // registry, less the keys the server's Services cannot answer: the
 // KIP-1279 mirror RPCs (94_create_mirror.go ... 105_bump_leader_epochs.go,
-// types in wire/mirrormsg) only exist for a server with a MirrorService.
+// types in raftmeta/mirrormsg) only exist for a server with a MirrorService.
 package wire

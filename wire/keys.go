@@ -3,10 +3,10 @@ package wire
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// The KIP-1279 mirror RPCs (keys 94-105, wire/mirrormsg) are not in
+// The KIP-1279 mirror RPCs (keys 94-105, raftmeta/mirrormsg) are not in
 // kmsg, and kmsg knows key 94 as UnregisterController, a KRaft controller
 // RPC Strait does not serve. Every key lookup in this package therefore
 // asks mirrormsg first, as mirrormsg.RequestForKey's documentation

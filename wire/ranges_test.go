@@ -5,7 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // kafka40Ranges are the version ranges Strait advertises: Apache Kafka 4.0's
@@ -22,7 +22,7 @@ var kafka40Ranges = map[int16][2]int16{
 }
 
 // mirrorRanges are the KIP-1279 mirror RPCs (ours, not Kafka's: DESIGN.md
-// §4, wire/mirrormsg), advertised on top of kafka40Ranges only by a server
+// §4, raftmeta/mirrormsg), advertised on top of kafka40Ranges only by a server
 // with a MirrorService.
 var mirrorRanges = map[int16][2]int16{
 	94: {0, 0}, 95: {0, 0}, 96: {0, 0}, 97: {0, 0}, 98: {0, 0}, 99: {0, 0},

@@ -6,8 +6,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/storage"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // Services are what the handlers delegate every decision to; the broker
@@ -210,7 +210,7 @@ type ShareCoordinatorService interface {
 func servesShareCoordinator(svc Services) bool { return svc.ShareCoordinator != nil }
 
 // MirrorService serves the cluster mirroring RPCs of KIP-1279 (types in
-// wire/mirrormsg). As for the other services, per-mirror, per-topic and
+// raftmeta/mirrormsg). As for the other services, per-mirror, per-topic and
 // per-partition failures are error codes in the response (mirrormsg's
 // errors.go); a nil response is a bug and closes the connection.
 type MirrorService interface {

@@ -7,9 +7,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/record"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // TestMirrorReadOnly: on a mirror topic Produce (plain and idempotent

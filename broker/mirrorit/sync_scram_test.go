@@ -19,7 +19,7 @@ import (
 	"github.com/strait-io/strait/broker/brokertest"
 	"github.com/strait-io/strait/mirror/admin"
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/wire/tlstest"
 )
 

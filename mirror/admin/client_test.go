@@ -15,7 +15,7 @@ import (
 
 	"github.com/strait-io/strait/mirror/admin"
 	"github.com/strait-io/strait/mirror/admin/admintest"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 func newClient(t *testing.T, b *admintest.Broker) *admin.Client {

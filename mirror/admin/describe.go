@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // MirrorDescription is one mirror of DescribeMirrors.

@@ -1,7 +1,7 @@
 // Package admin is the Go admin client of KIP-1279 (Cluster Mirroring): it
 // creates, deletes, lists and describes mirrors and starts, stops, pauses
 // and resumes the mirroring of topics, by sending the mirror RPCs of
-// wire/mirrormsg to the destination cluster. It plays the part of the
+// raftmeta/mirrormsg to the destination cluster. It plays the part of the
 // KIP's Admin methods (createClusterMirror, startMirrorTopics, ...; digest
 // §8.2) and is what `strait mirror` (package cli) runs.
 //
@@ -18,7 +18,7 @@
 //
 // Error codes are always named with mirrormsg.ErrorForCode, never kerr's:
 // the mirror codes 134-146 are provisional, and kerr knows 134-136 as other
-// errors (see wire/mirrormsg/errors.go).
+// errors (see raftmeta/mirrormsg/errors.go).
 //
 // # Topics and patterns
 //

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // CreateMirror creates the mirror name with its configs: the source

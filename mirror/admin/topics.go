@@ -10,7 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // TopicResult is one topic's answer to Start/Stop/Pause/ResumeMirrorTopics.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/replication/fetcher"
 	"github.com/strait-io/strait/storage"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // Cluster is one mirror's connection to its source cluster: the client,

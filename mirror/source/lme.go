@@ -11,8 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strait-io/strait/mirror/partition"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/storage"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // ErrLMEUnavailable: the source is a Strait cluster but no broker could

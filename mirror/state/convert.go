@@ -2,7 +2,7 @@ package state
 
 import (
 	"github.com/strait-io/strait/mirror/partition"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // Conversions between partition.Record and the WriteMirrorStates /

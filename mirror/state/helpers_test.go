@@ -13,8 +13,8 @@ import (
 
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/storage/clock"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 var (

@@ -6,7 +6,7 @@ import (
 
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // setMirrorName gives topic a mirror.name in the current image (a copy

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 func srcCred(name string, mech int8, fill byte) mirrormsg.DescribeScramCredentialSecretsResponseCredential {

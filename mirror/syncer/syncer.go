@@ -14,7 +14,7 @@ import (
 	"github.com/strait-io/strait/mirror/admin"
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // Config is a Syncer's dependencies.

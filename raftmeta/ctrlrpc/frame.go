@@ -21,8 +21,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/wire/kclient"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // Magic is the first byte of a controller RPC connection.
@@ -85,7 +85,7 @@ func parseRequest(b []byte) (requestHeader, kmsg.Request, error) {
 }
 
 // requestForKey returns a new request for an api key: a KIP-1279 mirror
-// RPC's first (wire/mirrormsg), since kmsg knows some of the same keys as
+// RPC's first (raftmeta/mirrormsg), since kmsg knows some of the same keys as
 // other RPCs (94 is UnregisterController, which a Strait controller never
 // serves), then kmsg's.
 func requestForKey(key int16) kmsg.Request {

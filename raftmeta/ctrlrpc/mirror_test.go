@@ -10,7 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // TestMirrorRequestsOverTheChannel: the KIP-1279 mirror RPCs cross the

@@ -4,7 +4,7 @@ import "errors"
 
 // The refusals of Validate*: they carry the names of KIP-1279's error
 // codes (digest §2.3), which the controller answers with
-// (raftmeta/mirrorcodes).
+// (raftmeta/mirrormsg).
 var (
 	ErrMirrorTopicAlreadyPaused   = errors.New("MIRROR_TOPIC_ALREADY_PAUSED: the mirror topic is already paused")
 	ErrMirrorTopicNotPaused       = errors.New("MIRROR_TOPIC_NOT_PAUSED: the mirror topic is not paused")

@@ -2,7 +2,7 @@
 // admin clients without a cluster: it answers ApiVersions (kmsg's stable
 // table plus the mirror RPCs), Metadata (itself as the only broker and the
 // controller) and the mirror RPCs, which a test scripts with Handle. It
-// follows the fake of wire/mirrormsg's kgo test and, like franz-go's kfake
+// follows the fake of raftmeta/mirrormsg's kgo test and, like franz-go's kfake
 // ControlKey, lets a test observe and answer each request key.
 package admintest
 
@@ -22,7 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // HandlerFunc answers one mirror request. A nil response closes the

@@ -14,7 +14,7 @@ import (
 
 	"github.com/strait-io/strait/mirror/admin/admintest"
 	"github.com/strait-io/strait/mirror/admin/cli"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 type result struct {

@@ -3,8 +3,18 @@
 // kmsg.Request and each response a kmsg.Response, so any franz-go client
 // sends them with kgo.Client.Request (or req.RequestWith) and kmsg's
 // RequestFormatter frames them, and the wire server decodes them with
-// RequestForKey. The error codes of the KIP are raftmeta/mirrorcodes', named again in errors.go and the keys
+// RequestForKey. The error codes of the KIP are in errors.go and the keys
 // and versions in one table, APIs (apis.go).
+//
+// # Where the package lives
+//
+// The messages are the protocol's schema, as kmsg is for Kafka's own RPCs
+// (and org.apache.kafka.common.message is for Kafka's controller): the
+// wire server decodes and dispatches them, the mirror clients send them,
+// and the controller (raftmeta) takes and answers them. The controller is
+// the lowest of those layers and may not import the wire layer above it
+// (DESIGN.md §2), so this leaf, which imports only kmsg and kerr, lives
+// with it.
 //
 // # Where the types come from
 //

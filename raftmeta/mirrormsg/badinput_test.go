@@ -8,7 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kbin"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // TestTruncated decodes every strict prefix of a message whose every field

@@ -1,10 +1,4 @@
-// Package mirrorcodes holds the KIP-1279 error codes. The controller
-// (raftmeta) answers with them and the wire layer (wire/mirrormsg) and the
-// mirror clients read them; they live here, in a leaf of raftmeta's with no
-// other dependency than kerr, so that the metadata layer does not import the
-// protocol layer above it (DESIGN.md §2: imports flow wire -> broker ->
-// replication/mirror/coordinator -> raftmeta/storage).
-package mirrorcodes
+package mirrormsg
 
 import "github.com/twmb/franz-go/pkg/kerr"
 

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // The golden encodings below are written by hand from the schemas

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // The salt and keys of a SCRAM credential never show when a message is

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strait-io/strait/wire/mirrormsg/internal/schema"
+	"github.com/strait-io/strait/raftmeta/mirrormsg/internal/schema"
 )
 
 // TestGeneratedUpToDate regenerates the package in memory and compares it
@@ -26,10 +26,10 @@ func TestGeneratedUpToDate(t *testing.T) {
 	for name, want := range files {
 		got, err := os.ReadFile(filepath.Join(pkg, name))
 		if err != nil {
-			t.Fatalf("%s: %v (run go generate in wire/mirrormsg)", name, err)
+			t.Fatalf("%s: %v (run go generate in raftmeta/mirrormsg)", name, err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from what the schemas generate (run go generate in wire/mirrormsg)", name)
+			t.Errorf("%s differs from what the schemas generate (run go generate in raftmeta/mirrormsg)", name)
 		}
 	}
 	entries, err := os.ReadDir(pkg)

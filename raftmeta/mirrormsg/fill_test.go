@@ -9,8 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
-	"github.com/strait-io/strait/wire/mirrormsg/internal/schema"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg/internal/schema"
 )
 
 // schemas are the JSON schemas by message name, parsed once per test binary.

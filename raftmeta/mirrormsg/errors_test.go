@@ -1,4 +1,4 @@
-package mirrorcodes_test
+package mirrormsg_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/strait-io/strait/raftmeta/mirrorcodes"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // TestErrors checks the codes and names of the digest §2.3, and that the
@@ -30,18 +30,18 @@ func TestErrors(t *testing.T) {
 	for code := int16(134); code <= 146; code++ {
 		name, ok := want[code]
 		if !ok {
-			if got, std := mirrorcodes.ErrorForCode(code), kerr.ErrorForCode(code); got != std {
+			if got, std := mirrormsg.ErrorForCode(code), kerr.ErrorForCode(code); got != std {
 				t.Errorf("code %d: %v, want kerr's %v", code, got, std)
 			}
 			continue
 		}
-		err := mirrorcodes.ErrorForCode(code)
+		err := mirrormsg.ErrorForCode(code)
 		var ke *kerr.Error
 		if !errors.As(err, &ke) || ke.Code != code || ke.Message != name || ke.Description == "" || ke.Retriable {
 			t.Errorf("code %d: %#v, want %s", code, err, name)
 			continue
 		}
-		if typed := mirrorcodes.TypedErrorForCode(code); typed != ke {
+		if typed := mirrormsg.TypedErrorForCode(code); typed != ke {
 			t.Errorf("code %d: TypedErrorForCode %v", code, typed)
 		}
 		found++
@@ -49,16 +49,16 @@ func TestErrors(t *testing.T) {
 	if found != len(want) {
 		t.Fatalf("%d mirror errors, want %d", found, len(want))
 	}
-	if !errors.Is(mirrorcodes.ErrorForCode(134), mirrorcodes.ReadOnlyTopic) {
+	if !errors.Is(mirrormsg.ErrorForCode(134), mirrormsg.ReadOnlyTopic) {
 		t.Error("ErrorForCode(134) is not ReadOnlyTopic")
 	}
-	if mirrorcodes.ErrorForCode(0) != nil || mirrorcodes.TypedErrorForCode(0) != nil {
+	if mirrormsg.ErrorForCode(0) != nil || mirrormsg.TypedErrorForCode(0) != nil {
 		t.Error("code 0 is not nil")
 	}
-	if mirrorcodes.ErrorForCode(3) != kerr.UnknownTopicOrPartition || mirrorcodes.ErrorForCode(9999) != kerr.UnknownServerError {
+	if mirrormsg.ErrorForCode(3) != kerr.UnknownTopicOrPartition || mirrormsg.ErrorForCode(9999) != kerr.UnknownServerError {
 		t.Error("codes outside 134-146 do not fall back to kerr")
 	}
-	if got := mirrorcodes.ReadOnlyTopic.Error(); got != "READ_ONLY_TOPIC: The topic is read-only." {
+	if got := mirrormsg.ReadOnlyTopic.Error(); got != "READ_ONLY_TOPIC: The topic is read-only." {
 		t.Errorf("ReadOnlyTopic.Error() = %q", got)
 	}
 }
