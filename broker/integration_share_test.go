@@ -14,10 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/broker/brokertest"
+	"github.com/strait-io/strait/raftmeta/kframe"
 	"github.com/strait-io/strait/replication/share"
 	"github.com/strait-io/strait/replication/share/sharetest"
 	"github.com/strait-io/strait/storage/record"
-	"github.com/strait-io/strait/wire/kclient"
 )
 
 // shareConn is a raw connection for ShareFetch and ShareAcknowledge. The
@@ -52,11 +52,11 @@ func (c *shareConn) do(req kmsg.Request, wait time.Duration) kmsg.Response {
 	if _, err := c.nc.Write(c.fmtr.AppendRequest(nil, req, c.corr)); err != nil {
 		c.t.Fatalf("%s: write: %v", kmsg.NameForKey(req.Key()), err)
 	}
-	frame, err := kclient.ReadFrame(c.r, 64<<20)
+	frame, err := kframe.ReadFrame(c.r, 64<<20)
 	if err != nil {
 		c.t.Fatalf("%s: read: %v", kmsg.NameForKey(req.Key()), err)
 	}
-	resp, err := kclient.DecodeResponse(req, frame[4:])
+	resp, err := kframe.DecodeResponse(req, frame[4:])
 	if err != nil {
 		c.t.Fatalf("%s: decode: %v", kmsg.NameForKey(req.Key()), err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/kclient"
+	"github.com/strait-io/strait/raftmeta/kframe"
 )
 
 // ErrClosed is returned by Send after Close.
@@ -396,7 +396,7 @@ func (cn *clientConn) roundTrip(ctx context.Context, fmtr *kmsg.RequestFormatter
 			cn.mu.Unlock()
 			return nil, err
 		}
-		return kclient.DecodeResponse(req, body)
+		return kframe.DecodeResponse(req, body)
 	case <-ctx.Done():
 		forget()
 		return nil, ctx.Err()

@@ -21,8 +21,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/raftmeta/kframe"
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
-	"github.com/strait-io/strait/wire/kclient"
 )
 
 // Magic is the first byte of a controller RPC connection.
@@ -36,7 +36,7 @@ const maxFrameBytes = 100 << 20
 var errFrame = errors.New("ctrlrpc: malformed frame")
 
 // readFrame reads one size-prefixed frame.
-func readFrame(r io.Reader) ([]byte, error) { return kclient.ReadFrame(r, maxFrameBytes) }
+func readFrame(r io.Reader) ([]byte, error) { return kframe.ReadFrame(r, maxFrameBytes) }
 
 // requestHeader is the request header (v1, or v2 for flexible requests).
 type requestHeader struct {
@@ -74,7 +74,7 @@ func parseRequest(b []byte) (requestHeader, kmsg.Request, error) {
 	req.SetVersion(h.version)
 	if req.IsFlexible() {
 		var err error
-		if b, err = kclient.SkipTags(b); err != nil {
+		if b, err = kframe.SkipTags(b); err != nil {
 			return h, nil, err
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"time"
@@ -22,6 +21,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
+
+	"github.com/strait-io/strait/raftmeta/kframe"
 )
 
 // DefaultMaxResponseBytes bounds a response frame before it is allocated
@@ -32,8 +33,8 @@ const DefaultMaxResponseBytes = 100 << 20
 var ErrClosed = errors.New("kclient: connection closed")
 
 // errFrame marks an answer that cannot be parsed: the connection is
-// dropped.
-var errFrame = errors.New("kclient: malformed response")
+// dropped. It is kframe's, which reads the frames.
+var errFrame = kframe.ErrFrame
 
 // Dialer opens a connection (net.Dialer.DialContext's shape).
 type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -252,7 +253,7 @@ func (c *Conn) roundTrip(ctx context.Context, nc net.Conn, req kmsg.Request, tim
 	if _, err := nc.Write(c.wbuf); err != nil {
 		return nil, err
 	}
-	frame, err := ReadFrameInto(c.r, c.cfg.MaxResponseBytes, c.rbuf) // rbuf is nil unless reused
+	frame, err := kframe.ReadFrameInto(c.r, c.cfg.MaxResponseBytes, c.rbuf) // rbuf is nil unless reused
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +266,7 @@ func (c *Conn) roundTrip(ctx context.Context, nc net.Conn, req kmsg.Request, tim
 	if got := int32(binary.BigEndian.Uint32(frame)); got != corr {
 		return nil, fmt.Errorf("%w: correlation id %d, want %d", errFrame, got, corr)
 	}
-	return DecodeResponse(req, frame[4:])
+	return kframe.DecodeResponse(req, frame[4:])
 }
 
 // drop closes nc, if it is still the connection, so the next request
@@ -277,68 +278,4 @@ func (c *Conn) drop(nc net.Conn) {
 		c.nc = nil
 	}
 	_ = nc.Close()
-}
-
-// ReadFrame reads one size-prefixed frame of at most max bytes into a new
-// buffer.
-func ReadFrame(r io.Reader, max int32) ([]byte, error) { return ReadFrameInto(r, max, nil) }
-
-// ReadFrameInto reads one size-prefixed frame of at most max bytes into
-// buf when it has the room, else into a new buffer.
-func ReadFrameInto(r io.Reader, max int32, buf []byte) ([]byte, error) {
-	var size [4]byte
-	if _, err := io.ReadFull(r, size[:]); err != nil {
-		return nil, err
-	}
-	n := int32(binary.BigEndian.Uint32(size[:]))
-	if n < 0 || n > max {
-		return nil, fmt.Errorf("%w: frame size %d (at most %d)", errFrame, n, max)
-	}
-	b := buf[:0]
-	if cap(b) < int(n) {
-		b = make([]byte, n)
-	}
-	b = b[:n]
-	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// DecodeResponse decodes an answer to req from the bytes after its
-// correlation id: the header's tagged fields of a flexible response
-// (ApiVersions always answers with header v0, KIP-511), then the body.
-func DecodeResponse(req kmsg.Request, b []byte) (kmsg.Response, error) {
-	resp := req.ResponseKind()
-	if resp.IsFlexible() && req.Key() != kmsg.ApiVersions.Int16() {
-		var err error
-		if b, err = SkipTags(b); err != nil {
-			return nil, err
-		}
-	}
-	if err := resp.ReadFrom(b); err != nil {
-		return nil, fmt.Errorf("%w: %s v%d: %v", errFrame, kmsg.NameForKey(req.Key()), req.GetVersion(), err)
-	}
-	return resp, nil
-}
-
-// SkipTags skips a tagged-field section.
-func SkipTags(b []byte) ([]byte, error) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 {
-		return nil, fmt.Errorf("%w: tag count", errFrame)
-	}
-	b = b[k:]
-	for i := uint64(0); i < n; i++ {
-		if _, k = binary.Uvarint(b); k <= 0 {
-			return nil, fmt.Errorf("%w: tag key", errFrame)
-		}
-		b = b[k:]
-		size, k := binary.Uvarint(b)
-		if k <= 0 || size > uint64(len(b)-k) {
-			return nil, fmt.Errorf("%w: tag size", errFrame)
-		}
-		b = b[k+int(size):]
-	}
-	return b, nil
 }
