@@ -194,82 +194,95 @@ func afterChange(img *Image, res ConfigResource, changes map[string]*string) map
 //   - v2: flexible
 func (c *Controller) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsRequest) *kmsg.AlterConfigsResponse {
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
-	resOf := func(i int) ConfigResource {
-		return ConfigResource{Type: ConfigResourceType(req.Resources[i].ResourceType), Name: req.Resources[i].ResourceName}
-	}
-	origin := c.requestingNode(ctx)
-	dups := resourceDuplicates(len(req.Resources), resOf)
-	errs := make([]*apiError, len(req.Resources))
+	items := make([]configAlteration, len(req.Resources))
 	for i, rr := range req.Resources {
-		var names, nulls []string
+		it := &items[i]
+		it.res = ConfigResource{Type: ConfigResourceType(rr.ResourceType), Name: rr.ResourceName}
 		for _, cfg := range rr.Configs {
-			names = append(names, cfg.Name)
+			it.keys = append(it.keys, cfg.Name)
 			if cfg.Value == nil {
-				nulls = append(nulls, cfg.Name)
+				it.nulls = append(it.nulls, cfg.Name)
 			}
 		}
-		switch {
-		case dups[resOf(i)]:
-			errs[i] = errorf(kerr.InvalidRequest, "Each resource must appear at most once.")
-		case duplicateKeys(names):
-			errs[i] = errorf(kerr.InvalidRequest, "Error due to duplicate config keys")
-		case len(nulls) > 0:
-			errs[i] = errorf(kerr.InvalidRequest, "Null value not supported for : %s", strings.Join(nulls, ", "))
-		}
-	}
-	built := false
-	err := c.write(ctx, func(img *Image) []Record {
-		built = true
-		var records []Record
-		for i, rr := range req.Resources {
-			if errs[i] != nil {
-				continue
-			}
-			res := resOf(i)
-			if e := c.checkConfigResource(img, res, origin); e != nil {
-				errs[i] = e
-				continue
-			}
+		// Keys left out are deleted (but mirror.name, which only the
+		// mirror RPCs change).
+		it.changes = func(img *Image) (map[string]*string, *apiError) {
 			changes := map[string]*string{}
-			for k := range img.Configs[res] {
-				if !isMirrorName(res, k) {
+			for k := range img.Configs[it.res] {
+				if !isMirrorName(it.res, k) {
 					changes[k] = nil
 				}
 			}
 			for _, cfg := range rr.Configs {
 				changes[cfg.Name] = cfg.Value
 			}
-			if e := guardMirrorName(img, res, changes); e != nil {
-				errs[i] = e
-				continue
-			}
-			if e := c.validateConfigs(res, afterChange(img, res, changes)); e != nil {
-				errs[i] = e
-				continue
-			}
-			records = append(records, configChangeRecords(img, res, changes)...)
+			return changes, nil
 		}
-		if req.ValidateOnly {
-			return nil
-		}
-		return records
-	})
-	werr := writeError(err)
+	}
+	errs, werr, built := c.alterConfigs(ctx, items, req.ValidateOnly)
 	for i, rr := range req.Resources {
 		st := kmsg.NewAlterConfigsResponseResource()
 		st.ResourceType = rr.ResourceType
 		st.ResourceName = rr.ResourceName
-		e := errs[i]
-		if e == nil && (werr != nil || !built) {
-			e = werr
-		}
-		if e != nil {
-			st.ErrorCode = e.code
-			st.ErrorMessage = e.message()
-		}
+		st.ErrorCode, st.ErrorMessage = itemResult(errs[i], werr, built)
 		resp.Resources = append(resp.Resources, st)
 	}
 	return resp
+}
+
+// configAlteration is one resource of an AlterConfigs or
+// IncrementalAlterConfigs request.
+type configAlteration struct {
+	res ConfigResource
+	// keys are the keys the request names, nulls those with a null value
+	// where the operation needs one.
+	keys, nulls []string
+	// badOp is the first unknown incremental operation, if any.
+	badOp *kmsg.IncrementalAlterConfigOp
+	// changes is the new value of each key the request touches (nil:
+	// delete), on the current image.
+	changes func(img *Image) (map[string]*string, *apiError)
+}
+
+// alterConfigs is what AlterConfigs and IncrementalAlterConfigs share
+// (ConfigurationControlManager's incrementalAlterConfigs and
+// legacyAlterConfigs both end in validateAlterConfig): the checks that need
+// no image, then per resource the resource check, its changes, the
+// mirror.name guard and the ConfigValidator on the result, all the valid
+// resources' records in one write. Failures are per resource.
+func (c *Controller) alterConfigs(ctx context.Context, items []configAlteration, validateOnly bool) ([]*apiError, *apiError, bool) {
+	origin := c.requestingNode(ctx)
+	dups := resourceDuplicates(len(items), func(i int) ConfigResource { return items[i].res })
+	pre := make([]*apiError, len(items))
+	for i, it := range items {
+		switch {
+		case dups[it.res]:
+			pre[i] = errorf(kerr.InvalidRequest, "Each resource must appear at most once.")
+		case duplicateKeys(it.keys):
+			pre[i] = errorf(kerr.InvalidRequest, "Error due to duplicate config keys")
+		case len(it.nulls) > 0:
+			pre[i] = errorf(kerr.InvalidRequest, "Null value not supported for : %s", strings.Join(it.nulls, ", "))
+		case it.badOp != nil:
+			pre[i] = errorf(kerr.InvalidRequest, "Unknown operations type %d", int8(*it.badOp))
+		}
+	}
+	return c.writeItems(ctx, pre, validateOnly, func(img *Image, i, _ int) ([]Record, *apiError) {
+		res := items[i].res
+		if e := c.checkConfigResource(img, res, origin); e != nil {
+			return nil, e
+		}
+		changes, e := items[i].changes(img)
+		if e == nil {
+			e = guardMirrorName(img, res, changes)
+		}
+		if e == nil {
+			e = c.validateConfigs(res, afterChange(img, res, changes))
+		}
+		if e != nil {
+			return nil, e
+		}
+		return configChangeRecords(img, res, changes), nil
+	})
 }
 
 // IncrementalAlterConfigs: v0-1 (ConfigAdminManager.preprocess +
@@ -302,80 +315,30 @@ func (c *Controller) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsReq
 //   - v1: flexible
 func (c *Controller) IncrementalAlterConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-	resOf := func(i int) ConfigResource {
-		return ConfigResource{Type: ConfigResourceType(req.Resources[i].ResourceType), Name: req.Resources[i].ResourceName}
-	}
-	origin := c.requestingNode(ctx)
-	dups := resourceDuplicates(len(req.Resources), resOf)
-	errs := make([]*apiError, len(req.Resources))
+	items := make([]configAlteration, len(req.Resources))
 	for i, rr := range req.Resources {
-		var names, nulls []string
-		var badOp *kmsg.IncrementalAlterConfigOp
+		it := &items[i]
+		it.res = ConfigResource{Type: ConfigResourceType(rr.ResourceType), Name: rr.ResourceName}
 		for _, cfg := range rr.Configs {
-			names = append(names, cfg.Name)
+			it.keys = append(it.keys, cfg.Name)
 			if cfg.Op != kmsg.IncrementalAlterConfigOpDelete && cfg.Value == nil {
-				nulls = append(nulls, cfg.Name)
+				it.nulls = append(it.nulls, cfg.Name)
 			}
-			if cfg.Op > kmsg.IncrementalAlterConfigOpSubtract && badOp == nil {
+			if cfg.Op > kmsg.IncrementalAlterConfigOpSubtract && it.badOp == nil {
 				op := cfg.Op
-				badOp = &op
+				it.badOp = &op
 			}
 		}
-		switch {
-		case dups[resOf(i)]:
-			errs[i] = errorf(kerr.InvalidRequest, "Each resource must appear at most once.")
-		case duplicateKeys(names):
-			errs[i] = errorf(kerr.InvalidRequest, "Error due to duplicate config keys")
-		case len(nulls) > 0:
-			errs[i] = errorf(kerr.InvalidRequest, "Null value not supported for : %s", strings.Join(nulls, ", "))
-		case badOp != nil:
-			errs[i] = errorf(kerr.InvalidRequest, "Unknown operations type %d", int8(*badOp))
+		it.changes = func(img *Image) (map[string]*string, *apiError) {
+			return c.incrementalChanges(img, it.res, rr.Configs)
 		}
 	}
-	built := false
-	err := c.write(ctx, func(img *Image) []Record {
-		built = true
-		var records []Record
-		for i, rr := range req.Resources {
-			if errs[i] != nil {
-				continue
-			}
-			res := resOf(i)
-			if e := c.checkConfigResource(img, res, origin); e != nil {
-				errs[i] = e
-				continue
-			}
-			changes, e := c.incrementalChanges(img, res, rr.Configs)
-			if e == nil {
-				e = guardMirrorName(img, res, changes)
-			}
-			if e == nil {
-				e = c.validateConfigs(res, afterChange(img, res, changes))
-			}
-			if e != nil {
-				errs[i] = e
-				continue
-			}
-			records = append(records, configChangeRecords(img, res, changes)...)
-		}
-		if req.ValidateOnly {
-			return nil
-		}
-		return records
-	})
-	werr := writeError(err)
+	errs, werr, built := c.alterConfigs(ctx, items, req.ValidateOnly)
 	for i, rr := range req.Resources {
 		st := kmsg.NewIncrementalAlterConfigsResponseResource()
 		st.ResourceType = rr.ResourceType
 		st.ResourceName = rr.ResourceName
-		e := errs[i]
-		if e == nil && (werr != nil || !built) {
-			e = werr
-		}
-		if e != nil {
-			st.ErrorCode = e.code
-			st.ErrorMessage = e.message()
-		}
+		st.ErrorCode, st.ErrorMessage = itemResult(errs[i], werr, built)
 		resp.Resources = append(resp.Resources, st)
 	}
 	return resp

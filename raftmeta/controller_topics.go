@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -46,100 +45,69 @@ func (c *Controller) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsReq
 	ctx, cancel := withTimeout(ctx, req.TimeoutMillis)
 	defer cancel()
 
-	counts := map[string]int{}
-	for _, rt := range req.Topics {
-		counts[rt.Topic]++
+	names := make([]string, len(req.Topics))
+	for i := range req.Topics {
+		names[i] = req.Topics[i].Topic
 	}
-	type outcome struct {
-		rt   *kmsg.CreateTopicsRequestTopic
-		err  *apiError
+	pre, dups := duplicateTopics(names)
+	type created struct {
 		id   Uuid
 		np   int32
 		rf   int16
 		cfgs map[string]string
 	}
-	var outs []*outcome
-	for i := range req.Topics {
-		if counts[req.Topics[i].Topic] == 1 {
-			outs = append(outs, &outcome{rt: &req.Topics[i]})
-		}
-	}
-
-	built := false
-	err := c.write(ctx, func(img *Image) []Record {
-		built = true
-		var records []Record
-		// Normalised names of the topics this request creates, for the
-		// collision check.
-		created := map[string]string{}
-		for _, o := range outs {
-			recs, e := c.createTopic(img, o.rt, created)
-			if e != nil {
-				o.err = e
-				continue
-			}
-			if len(records)+len(recs) > maxRecordsPerOp {
-				o.err = errorf(kerr.InvalidPartitions, "Creating topic '%s' would append more than %d metadata records in one request.", o.rt.Topic, maxRecordsPerOp)
-				continue
-			}
-			tr := recs[0].(*TopicRecord)
-			created[unifyCollisionChars(tr.Name)] = tr.Name
-			o.id = tr.TopicID
-			o.cfgs = map[string]string{}
-			for _, r := range recs[1:] {
-				switch r := r.(type) {
-				case *ConfigRecord:
-					o.cfgs[r.Name] = *r.Value
-				case *PartitionRecord:
-					o.np++
-					o.rf = int16(len(r.Replicas))
-				}
-			}
-			records = append(records, recs...)
-		}
-		if req.ValidateOnly {
-			return nil
-		}
-		return records
-	})
-
-	var werr *apiError
-	if err != nil {
-		code, msg := writeErrorCode(err)
-		werr = &apiError{code: code, msg: msg}
-	}
-	for _, o := range outs {
-		st := kmsg.NewCreateTopicsResponseTopic()
-		st.Topic = o.rt.Topic
-		e := o.err
-		if e == nil && (werr != nil || !built) {
-			e = werr
-		}
+	outs := make([]created, len(req.Topics))
+	// Normalised names of the topics this request creates, for the
+	// collision check.
+	collide := map[string]string{}
+	errs, werr, built := c.writeItems(ctx, pre, req.ValidateOnly, func(img *Image, i, pending int) ([]Record, *apiError) {
+		rt := &req.Topics[i]
+		recs, e := c.createTopic(img, rt, collide)
 		if e != nil {
-			st.ErrorCode = e.code
-			if req.Version >= 1 {
-				st.ErrorMessage = e.message()
+			return nil, e
+		}
+		if pending+len(recs) > maxRecordsPerOp {
+			return nil, errorf(kerr.InvalidPartitions, "Creating topic '%s' would append more than %d metadata records in one request.", rt.Topic, maxRecordsPerOp)
+		}
+		tr := recs[0].(*TopicRecord)
+		collide[unifyCollisionChars(tr.Name)] = tr.Name
+		o := &outs[i]
+		o.id = tr.TopicID
+		o.cfgs = map[string]string{}
+		for _, r := range recs[1:] {
+			switch r := r.(type) {
+			case *ConfigRecord:
+				o.cfgs[r.Name] = *r.Value
+			case *PartitionRecord:
+				o.np++
+				o.rf = int16(len(r.Replicas))
 			}
-			resp.Topics = append(resp.Topics, st)
+		}
+		return recs, nil
+	})
+	for i, rt := range req.Topics {
+		if _, dup := slices.BinarySearch(dups, rt.Topic); dup {
 			continue
 		}
-		if req.Version >= 7 && !req.ValidateOnly {
-			st.TopicID = o.id
+		st := kmsg.NewCreateTopicsResponseTopic()
+		st.Topic = rt.Topic
+		var msg *string
+		if st.ErrorCode, msg = itemResult(errs[i], werr, built); st.ErrorCode == 0 {
+			o := outs[i]
+			if req.Version >= 7 && !req.ValidateOnly {
+				st.TopicID = o.id
+			}
+			if req.Version >= 5 {
+				st.NumPartitions = o.np
+				st.ReplicationFactor = o.rf
+				st.Configs = c.describeNewTopicConfigs(rt.Topic, o.cfgs)
+			}
 		}
-		if req.Version >= 5 {
-			st.NumPartitions = o.np
-			st.ReplicationFactor = o.rf
-			st.Configs = c.describeNewTopicConfigs(o.rt.Topic, o.cfgs)
+		if req.Version >= 1 {
+			st.ErrorMessage = msg
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	dups := make([]string, 0)
-	for name, n := range counts {
-		if n > 1 {
-			dups = append(dups, name)
-		}
-	}
-	sort.Strings(dups)
 	for _, name := range dups {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = name
@@ -454,65 +422,28 @@ func (c *Controller) CreatePartitions(ctx context.Context, req *kmsg.CreateParti
 	ctx, cancel := withTimeout(ctx, req.TimeoutMillis)
 	defer cancel()
 
-	counts := map[string]int{}
-	for _, rt := range req.Topics {
-		counts[rt.Topic]++
-	}
-	type outcome struct {
-		rt  *kmsg.CreatePartitionsRequestTopic
-		err *apiError
-	}
-	var outs []*outcome
+	names := make([]string, len(req.Topics))
 	for i := range req.Topics {
-		if counts[req.Topics[i].Topic] == 1 {
-			outs = append(outs, &outcome{rt: &req.Topics[i]})
-		}
+		names[i] = req.Topics[i].Topic
 	}
-	built := false
-	err := c.write(ctx, func(img *Image) []Record {
-		built = true
-		var records []Record
-		for _, o := range outs {
-			recs, e := c.createPartitions(img, o.rt)
-			if e == nil && len(records)+len(recs) > maxRecordsPerOp {
-				e = errorf(kerr.InvalidPartitions, "Adding partitions to '%s' would append more than %d metadata records in one request.", o.rt.Topic, maxRecordsPerOp)
-			}
-			if e != nil {
-				o.err = e
-				continue
-			}
-			records = append(records, recs...)
+	pre, dups := duplicateTopics(names)
+	errs, werr, built := c.writeItems(ctx, pre, req.ValidateOnly, func(img *Image, i, pending int) ([]Record, *apiError) {
+		rt := &req.Topics[i]
+		recs, e := c.createPartitions(img, rt)
+		if e == nil && pending+len(recs) > maxRecordsPerOp {
+			e = errorf(kerr.InvalidPartitions, "Adding partitions to '%s' would append more than %d metadata records in one request.", rt.Topic, maxRecordsPerOp)
 		}
-		if req.ValidateOnly {
-			return nil
-		}
-		return records
+		return recs, e
 	})
-	var werr *apiError
-	if err != nil {
-		code, msg := writeErrorCode(err)
-		werr = &apiError{code: code, msg: msg}
-	}
-	for _, o := range outs {
+	for i, rt := range req.Topics {
+		if _, dup := slices.BinarySearch(dups, rt.Topic); dup {
+			continue
+		}
 		st := kmsg.NewCreatePartitionsResponseTopic()
-		st.Topic = o.rt.Topic
-		e := o.err
-		if e == nil && (werr != nil || !built) {
-			e = werr
-		}
-		if e != nil {
-			st.ErrorCode = e.code
-			st.ErrorMessage = e.message()
-		}
+		st.Topic = rt.Topic
+		st.ErrorCode, st.ErrorMessage = itemResult(errs[i], werr, built)
 		resp.Topics = append(resp.Topics, st)
 	}
-	dups := make([]string, 0)
-	for name, n := range counts {
-		if n > 1 {
-			dups = append(dups, name)
-		}
-	}
-	sort.Strings(dups)
 	for _, name := range dups {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = name
