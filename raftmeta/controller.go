@@ -68,6 +68,9 @@ type Controller struct {
 	// bootstrapped is set once Config.BootstrapRecords are in the log
 	// (bootstrap.go); only write (holding the write slot) touches it.
 	bootstrapped bool
+
+	// The control managers, one per domain (controller_managers.go).
+	acls *aclControl
 }
 
 func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controller {
@@ -75,10 +78,12 @@ func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controlle
 	if r == nil {
 		r = rand.Reader
 	}
-	return &Controller{
+	c := &Controller{
 		cfg: cfg, log: log, logger: logger, rand: r, sem: make(chan struct{}, 1),
 		sessions: newSessions(cfg.Clock, cfg.BrokerSessionTimeout),
 	}
+	c.acls = &aclControl{c}
+	return c
 }
 
 // sessionsFor returns the broker sessions, started afresh when this

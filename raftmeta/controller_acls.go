@@ -25,7 +25,7 @@ import (
 // Version notes:
 //   - v1: ResourcePatternType (KIP-290; v0 means LITERAL)
 //   - v2: flexible
-func (c *Controller) CreateACLs(ctx context.Context, req *kmsg.CreateACLsRequest) *kmsg.CreateACLsResponse {
+func (c *aclControl) CreateACLs(ctx context.Context, req *kmsg.CreateACLsRequest) *kmsg.CreateACLsResponse {
 	resp := req.ResponseKind().(*kmsg.CreateACLsResponse)
 	errs := make([]*apiError, len(req.Creations))
 	creations := slices.Clone(req.Creations)
@@ -94,7 +94,7 @@ func (c *Controller) CreateACLs(ctx context.Context, req *kmsg.CreateACLsRequest
 // Version notes:
 //   - v1: ResourcePatternType filter (v0 means LITERAL)
 //   - v2: flexible
-func (c *Controller) DescribeACLs(ctx context.Context, req *kmsg.DescribeACLsRequest) *kmsg.DescribeACLsResponse {
+func (c *aclControl) DescribeACLs(ctx context.Context, req *kmsg.DescribeACLsRequest) *kmsg.DescribeACLsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeACLsResponse)
 	f := aclFilter{
 		resourceType: normResourceType(req.ResourceType),
@@ -161,7 +161,7 @@ func (c *Controller) DescribeACLs(ctx context.Context, req *kmsg.DescribeACLsReq
 // Version notes:
 //   - v1: ResourcePatternType filter (v0 means LITERAL)
 //   - v2: flexible
-func (c *Controller) DeleteACLs(ctx context.Context, req *kmsg.DeleteACLsRequest) *kmsg.DeleteACLsResponse {
+func (c *aclControl) DeleteACLs(ctx context.Context, req *kmsg.DeleteACLsRequest) *kmsg.DeleteACLsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteACLsResponse)
 	errs := make([]*apiError, len(req.Filters))
 	filters := make([]aclFilter, len(req.Filters))
