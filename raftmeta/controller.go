@@ -70,7 +70,9 @@ type Controller struct {
 	bootstrapped bool
 
 	// The control managers, one per domain (controller_managers.go).
-	acls *aclControl
+	acls    *aclControl
+	scram   *scramControl
+	configs *configurationControl
 }
 
 func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controller {
@@ -83,6 +85,8 @@ func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controlle
 		sessions: newSessions(cfg.Clock, cfg.BrokerSessionTimeout),
 	}
 	c.acls = &aclControl{c}
+	c.scram = &scramControl{c}
+	c.configs = &configurationControl{c}
 	return c
 }
 

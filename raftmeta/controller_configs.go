@@ -22,7 +22,7 @@ var listTopicConfigs = map[string]bool{
 	"follower.replication.throttled.replicas": true,
 }
 
-func (c *Controller) isListConfig(t ConfigResourceType, key string) bool {
+func (c *configurationControl) isListConfig(t ConfigResourceType, key string) bool {
 	if t == ConfigResourceMirror {
 		return mirrorListConfigs[key]
 	}
@@ -32,7 +32,7 @@ func (c *Controller) isListConfig(t ConfigResourceType, key string) bool {
 	return t == ConfigResourceTopic && listTopicConfigs[key]
 }
 
-func (c *Controller) configDefault(t ConfigResourceType, key string) (string, bool) {
+func (c *configurationControl) configDefault(t ConfigResourceType, key string) (string, bool) {
 	if t == ConfigResourceMirror {
 		return MirrorConfigDefault(key)
 	}
@@ -48,7 +48,7 @@ func (c *Controller) configDefault(t ConfigResourceType, key string) (string, bo
 // validateConfigs runs the ConfigValidator: its error is INVALID_CONFIG
 // for a topic or a group, INVALID_REQUEST for a broker (ConfigAdminManager's
 // validateBrokerConfigChange, KAFKA-13609), or the kerr code it wraps.
-func (c *Controller) validateConfigs(res ConfigResource, configs map[string]*string) *apiError {
+func (c *configurationControl) validateConfigs(res ConfigResource, configs map[string]*string) *apiError {
 	if res.Type == ConfigResourceMirror {
 		// The controller owns the mirror configs' definitions
 		// (mirror_config.go), as CreateMirror validates them.
@@ -77,7 +77,7 @@ func (c *Controller) validateConfigs(res ConfigResource, configs map[string]*str
 // a broker resource is the cluster default "" or the id of the node the
 // request came from (origin); a group resource names a group, which need
 // not exist.
-func (c *Controller) checkConfigResource(img *Image, res ConfigResource, origin int32) *apiError {
+func (c *configurationControl) checkConfigResource(img *Image, res ConfigResource, origin int32) *apiError {
 	switch res.Type {
 	case ConfigResourceTopic:
 		if res.Name == "" {
@@ -192,7 +192,7 @@ func afterChange(img *Image, res ConfigResource, changes map[string]*string) map
 //
 // Version notes:
 //   - v2: flexible
-func (c *Controller) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsRequest) *kmsg.AlterConfigsResponse {
+func (c *configurationControl) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsRequest) *kmsg.AlterConfigsResponse {
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
 	items := make([]configAlteration, len(req.Resources))
 	for i, rr := range req.Resources {
@@ -250,7 +250,7 @@ type configAlteration struct {
 // no image, then per resource the resource check, its changes, the
 // mirror.name guard and the ConfigValidator on the result, all the valid
 // resources' records in one write. Failures are per resource.
-func (c *Controller) alterConfigs(ctx context.Context, items []configAlteration, validateOnly bool) ([]*apiError, *apiError, bool) {
+func (c *configurationControl) alterConfigs(ctx context.Context, items []configAlteration, validateOnly bool) ([]*apiError, *apiError, bool) {
 	origin := c.requestingNode(ctx)
 	dups := resourceDuplicates(len(items), func(i int) ConfigResource { return items[i].res })
 	pre := make([]*apiError, len(items))
@@ -313,7 +313,7 @@ func (c *Controller) alterConfigs(ctx context.Context, items []configAlteration,
 //
 // Version notes:
 //   - v1: flexible
-func (c *Controller) IncrementalAlterConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse {
+func (c *configurationControl) IncrementalAlterConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 	items := make([]configAlteration, len(req.Resources))
 	for i, rr := range req.Resources {
@@ -346,7 +346,7 @@ func (c *Controller) IncrementalAlterConfigs(ctx context.Context, req *kmsg.Incr
 
 // incrementalChanges computes the new value of each key an incremental
 // alter touches (nil: delete), as incrementalAlterConfigResource does.
-func (c *Controller) incrementalChanges(img *Image, res ConfigResource, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]*string, *apiError) {
+func (c *configurationControl) incrementalChanges(img *Image, res ConfigResource, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]*string, *apiError) {
 	cur := img.Configs[res]
 	changes := map[string]*string{}
 	for _, op := range ops {

@@ -35,3 +35,32 @@ func (c *Controller) DescribeACLs(ctx context.Context, req *kmsg.DescribeACLsReq
 func (c *Controller) DeleteACLs(ctx context.Context, req *kmsg.DeleteACLsRequest) *kmsg.DeleteACLsResponse {
 	return c.acls.DeleteACLs(ctx, req)
 }
+
+// scramControl is ScramControlManager: the SCRAM credentials
+// (controller_scram.go, and their sync from a mirror's source in
+// controller_scram_sync.go).
+type scramControl struct{ *Controller }
+
+// AlterUserScramCredentials is scramControl.AlterUserScramCredentials.
+func (c *Controller) AlterUserScramCredentials(ctx context.Context, req *kmsg.AlterUserSCRAMCredentialsRequest) *kmsg.AlterUserSCRAMCredentialsResponse {
+	return c.scram.AlterUserScramCredentials(ctx, req)
+}
+
+// DescribeUserScramCredentials is scramControl.DescribeUserScramCredentials.
+func (c *Controller) DescribeUserScramCredentials(ctx context.Context, req *kmsg.DescribeUserSCRAMCredentialsRequest) *kmsg.DescribeUserSCRAMCredentialsResponse {
+	return c.scram.DescribeUserScramCredentials(ctx, req)
+}
+
+// configurationControl is ConfigurationControlManager: dynamic configs of
+// topics, brokers, groups and mirrors (controller_configs.go).
+type configurationControl struct{ *Controller }
+
+// AlterConfigs is configurationControl.AlterConfigs.
+func (c *Controller) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsRequest) *kmsg.AlterConfigsResponse {
+	return c.configs.AlterConfigs(ctx, req)
+}
+
+// IncrementalAlterConfigs is configurationControl.IncrementalAlterConfigs.
+func (c *Controller) IncrementalAlterConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse {
+	return c.configs.IncrementalAlterConfigs(ctx, req)
+}

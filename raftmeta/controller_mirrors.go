@@ -45,7 +45,7 @@ func (c *Controller) serveMirrorRequest(ctx context.Context, req kmsg.Request) k
 	case *mirrormsg.BumpLeaderEpochsRequest:
 		return c.BumpLeaderEpochs(ctx, req)
 	case *mirrormsg.SyncScramCredentialsRequest:
-		return c.SyncScramCredentials(ctx, req)
+		return c.scram.SyncScramCredentials(ctx, req)
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ import (
 //     password.
 //   - The valid alterations of the request are one atomic batch; each user
 //     gets its own result.
-func (c *Controller) AlterUserScramCredentials(ctx context.Context, req *kmsg.AlterUserSCRAMCredentialsRequest) *kmsg.AlterUserSCRAMCredentialsResponse {
+func (c *scramControl) AlterUserScramCredentials(ctx context.Context, req *kmsg.AlterUserSCRAMCredentialsRequest) *kmsg.AlterUserSCRAMCredentialsResponse {
 	resp := req.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
 	// Kafka's userToDeletion / userToUpsert / userToError, in request order.
 	var order []string
@@ -143,7 +143,7 @@ func validateUpsertion(u *kmsg.AlterUserSCRAMCredentialsRequestUpsertion) *apiEr
 //     more than once DUPLICATE_RESOURCE (one result each).
 //   - Each user's result lists its mechanisms and iterations, never the
 //     salt or keys. Results are sorted by user, credentials by mechanism.
-func (c *Controller) DescribeUserScramCredentials(_ context.Context, req *kmsg.DescribeUserSCRAMCredentialsRequest) *kmsg.DescribeUserSCRAMCredentialsResponse {
+func (c *scramControl) DescribeUserScramCredentials(_ context.Context, req *kmsg.DescribeUserSCRAMCredentialsRequest) *kmsg.DescribeUserSCRAMCredentialsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
 	img := c.log.Image()
 	duplicated := map[string]bool{}

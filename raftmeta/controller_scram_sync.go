@@ -80,7 +80,7 @@ func DescribeScramCredentialSecrets(img *Image, req *mirrormsg.DescribeScramCred
 //     skipped (the destination already has what the syncer wanted).
 //   - The request is one atomic batch of at most maxRecordsPerOp records
 //     (POLICY_VIOLATION beyond): all of it is written, or none of it.
-func (c *Controller) SyncScramCredentials(ctx context.Context, req *mirrormsg.SyncScramCredentialsRequest) *mirrormsg.SyncScramCredentialsResponse {
+func (c *scramControl) SyncScramCredentials(ctx context.Context, req *mirrormsg.SyncScramCredentialsRequest) *mirrormsg.SyncScramCredentialsResponse {
 	resp := req.ResponseKind().(*mirrormsg.SyncScramCredentialsResponse)
 	e := validateScramSync(req)
 	built := false

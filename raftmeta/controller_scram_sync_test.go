@@ -21,7 +21,7 @@ func syncUpsertion(name string, mech int8, iterations int32, fill byte) mirrorms
 func syncScram(c *Controller, mirror string, dels []mirrormsg.SyncScramCredentialsRequestDeletion, ups ...mirrormsg.SyncScramCredentialsRequestUpsertion) (string, string) {
 	req := mirrormsg.NewPtrSyncScramCredentialsRequest()
 	req.MirrorName, req.Upsertions, req.Deletions = mirror, ups, dels
-	resp := c.SyncScramCredentials(context.Background(), req)
+	resp := c.scram.SyncScramCredentials(context.Background(), req)
 	return mirrorCode(resp.ErrorCode), deref(resp.ErrorMessage)
 }
 

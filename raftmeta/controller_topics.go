@@ -169,7 +169,7 @@ func (c *Controller) createTopicWithID(img *Image, rt *kmsg.CreateTopicsRequestT
 		return nil, errorf(kerr.InvalidConfig, "Null value not supported for topic configs: %s", strings.Join(nulls, ","))
 	}
 	if len(configs) > 0 {
-		if e := c.validateConfigs(ConfigResource{Type: ConfigResourceTopic, Name: name}, configs); e != nil {
+		if e := c.configs.validateConfigs(ConfigResource{Type: ConfigResourceTopic, Name: name}, configs); e != nil {
 			return nil, e
 		}
 	}
