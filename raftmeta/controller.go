@@ -62,9 +62,6 @@ type Controller struct {
 	// sem is the write slot: a channel so that waiting for it honours the
 	// caller's context.
 	sem chan struct{}
-	// sessions are the broker sessions; only build functions (holding the
-	// write slot) touch them.
-	sessions *sessions
 	// bootstrapped is set once Config.BootstrapRecords are in the log
 	// (bootstrap.go); only write (holding the write slot) touches it.
 	bootstrapped bool
@@ -73,6 +70,7 @@ type Controller struct {
 	acls    *aclControl
 	scram   *scramControl
 	configs *configurationControl
+	cluster *clusterControl
 }
 
 func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controller {
@@ -80,23 +78,12 @@ func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controlle
 	if r == nil {
 		r = rand.Reader
 	}
-	c := &Controller{
-		cfg: cfg, log: log, logger: logger, rand: r, sem: make(chan struct{}, 1),
-		sessions: newSessions(cfg.Clock, cfg.BrokerSessionTimeout),
-	}
+	c := &Controller{cfg: cfg, log: log, logger: logger, rand: r, sem: make(chan struct{}, 1)}
 	c.acls = &aclControl{c}
 	c.scram = &scramControl{c}
 	c.configs = &configurationControl{c}
+	c.cluster = &clusterControl{Controller: c, sessions: newSessions(cfg.Clock, cfg.BrokerSessionTimeout)}
 	return c
-}
-
-// sessionsFor returns the broker sessions, started afresh when this
-// controller's leadership is new. Call it from a build function only.
-func (c *Controller) sessionsFor(img *Image) *sessions {
-	if t := c.log.Term(); c.sessions.term != t {
-		c.sessions.activate(t, img)
-	}
-	return c.sessions
 }
 
 // write runs build on the newest image and appends the records it returns

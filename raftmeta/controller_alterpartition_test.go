@@ -21,7 +21,7 @@ func alterPartitionController(t *testing.T) (*Controller, *memLog) {
 	rt.ReplicaAssignment = []kmsg.CreateTopicsRequestTopicReplicaAssignment{{Partition: 0, Replicas: []int32{1, 2, 3, 4}}}
 	mustCreate(t, c, rt)
 	ctx := context.Background()
-	if err := c.write(ctx, func(img *Image) []Record { return c.fenceRecords(img, img.Brokers[4]) }); err != nil {
+	if err := c.write(ctx, func(img *Image) []Record { return c.cluster.fenceRecords(img, img.Brokers[4]) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.write(ctx, func(img *Image) []Record {

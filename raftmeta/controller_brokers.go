@@ -47,7 +47,7 @@ func SecurityProtocolID(name string) int16 {
 //     Kafka instead refuses the new incarnation with
 //     DUPLICATE_BROKER_REGISTRATION until the old session expires, which
 //     makes a restart wait up to broker.session.timeout.ms.
-func (c *Controller) BrokerRegistration(ctx context.Context, req *kmsg.BrokerRegistrationRequest) *kmsg.BrokerRegistrationResponse {
+func (c *clusterControl) BrokerRegistration(ctx context.Context, req *kmsg.BrokerRegistrationRequest) *kmsg.BrokerRegistrationResponse {
 	resp := req.ResponseKind().(*kmsg.BrokerRegistrationResponse)
 	fail := func(e *kerr.Error) *kmsg.BrokerRegistrationResponse {
 		resp.ErrorCode = e.Code
@@ -174,7 +174,7 @@ func currentState(b *Broker) brokerState {
 //   - Shutting down now fences the broker as a session expiry does.
 //   - The answer says IsCaughtUp (offset ≥ registration offset), IsFenced
 //     and ShouldShutdown after the change.
-func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartbeatRequest) *kmsg.BrokerHeartbeatResponse {
+func (c *clusterControl) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartbeatRequest) *kmsg.BrokerHeartbeatResponse {
 	resp := req.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
 	var (
 		stale bool
@@ -220,7 +220,7 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartb
 }
 
 // nextState is BrokerHeartbeatManager.calculateNextBrokerState.
-func (c *Controller) nextState(img *Image, s *sessions, b *Broker, cur brokerState, req *kmsg.BrokerHeartbeatRequest) brokerState {
+func (c *clusterControl) nextState(img *Image, s *sessions, b *Broker, cur brokerState, req *kmsg.BrokerHeartbeatRequest) brokerState {
 	switch cur {
 	case stateFenced:
 		switch {
@@ -258,7 +258,7 @@ func (c *Controller) nextState(img *Image, s *sessions, b *Broker, cur brokerSta
 // fenceRecords fences a broker: out of every ISR it is not the last member
 // of, new leaders for its partitions, then the FenceBrokerRecord
 // (ReplicationControlManager.handleBrokerFenced).
-func (c *Controller) fenceRecords(img *Image, b *Broker) []Record {
+func (c *clusterControl) fenceRecords(img *Image, b *Broker) []Record {
 	records := c.leaderAndISRUpdates(img, b.ID, NoLeader, inISROrLeading(b.ID))
 	c.logger.Info("fencing broker", "broker", b.ID, "epoch", b.Epoch, "partitionChanges", len(records))
 	return append(records, &FenceBrokerRecord{ID: b.ID, Epoch: b.Epoch})
@@ -267,7 +267,7 @@ func (c *Controller) fenceRecords(img *Image, b *Broker) []Record {
 // unfenceRecords unfences a broker and makes it the leader of the
 // leaderless partitions whose ISR holds it
 // (ReplicationControlManager.handleBrokerUnfenced).
-func (c *Controller) unfenceRecords(img *Image, b *Broker) []Record {
+func (c *clusterControl) unfenceRecords(img *Image, b *Broker) []Record {
 	records := []Record{&UnfenceBrokerRecord{ID: b.ID, Epoch: b.Epoch}}
 	return append(records, c.leaderAndISRUpdates(img, NoLeader, b.ID, leaderless)...)
 }
@@ -277,7 +277,7 @@ func (c *Controller) unfenceRecords(img *Image, b *Broker) []Record {
 // (ReplicationControlManager.maybeFenceOneStaleBroker), and returns how many.
 // The quorum calls it periodically on the active controller; tests call it
 // after moving a manual clock.
-func (c *Controller) FenceStaleBrokers(ctx context.Context) (int, error) {
+func (c *clusterControl) FenceStaleBrokers(ctx context.Context) (int, error) {
 	n := 0
 	for {
 		fenced := false
@@ -301,7 +301,7 @@ func (c *Controller) FenceStaleBrokers(ctx context.Context) (int, error) {
 }
 
 // allocateProducerIDs answers AllocateProducerIds (67) v0.
-func (c *Controller) allocateProducerIDs(ctx context.Context, req *kmsg.AllocateProducerIDsRequest) *kmsg.AllocateProducerIDsResponse {
+func (c *clusterControl) allocateProducerIDs(ctx context.Context, req *kmsg.AllocateProducerIDsRequest) *kmsg.AllocateProducerIDsResponse {
 	resp := req.ResponseKind().(*kmsg.AllocateProducerIDsResponse)
 	first, n, err := c.AllocateProducerIDs(ctx, req.BrokerID, req.BrokerEpoch)
 	var ke *kerr.Error

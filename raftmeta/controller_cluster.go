@@ -23,7 +23,7 @@ const ProducerIDBlockSize = 1000
 // never heartbeating is fenced when its session expires, unless
 // Config.BrokerSessionTimeout is negative; BrokerLifecycle registers and
 // heartbeats through the controller channel instead.
-func (c *Controller) RegisterBroker(ctx context.Context, b Broker) error {
+func (c *clusterControl) RegisterBroker(ctx context.Context, b Broker) error {
 	if b.ID < 0 {
 		return fmt.Errorf("raftmeta: register broker: invalid broker id %d", b.ID)
 	}
@@ -63,7 +63,7 @@ func (c *Controller) RegisterBroker(ctx context.Context, b Broker) error {
 // the AllocateProducerIds RPC). The broker must be registered at
 // brokerEpoch, else the error wraps kerr.StaleBrokerEpoch; on a follower it
 // is ErrNotController.
-func (c *Controller) AllocateProducerIDs(ctx context.Context, brokerID int32, brokerEpoch int64) (first int64, count int32, err error) {
+func (c *clusterControl) AllocateProducerIDs(ctx context.Context, brokerID int32, brokerEpoch int64) (first int64, count int32, err error) {
 	var stale error
 	err = c.write(ctx, func(img *Image) []Record {
 		b, ok := img.Brokers[brokerID]

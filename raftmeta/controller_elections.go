@@ -249,7 +249,7 @@ func (c *Controller) RebalanceLeaders(ctx context.Context) (int, error) {
 // unclean elections, and the leader rebalance when it is due by the
 // controller's clock.
 func (c *Controller) tick(ctx context.Context) error {
-	if _, err := c.FenceStaleBrokers(ctx); err != nil {
+	if _, err := c.cluster.FenceStaleBrokers(ctx); err != nil {
 		return err
 	}
 	if _, err := c.ElectUncleanLeaders(ctx); err != nil {
@@ -260,7 +260,7 @@ func (c *Controller) tick(ctx context.Context) error {
 	}
 	due := false
 	if err := c.write(ctx, func(img *Image) []Record {
-		s := c.sessionsFor(img)
+		s := c.cluster.sessionsFor(img)
 		if now := c.cfg.Clock.Now(); now.Sub(s.lastRebalance) >= c.cfg.LeaderImbalanceCheckInterval {
 			s.lastRebalance = now
 			due = true

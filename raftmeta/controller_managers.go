@@ -64,3 +64,51 @@ func (c *Controller) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsReq
 func (c *Controller) IncrementalAlterConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse {
 	return c.configs.IncrementalAlterConfigs(ctx, req)
 }
+
+// clusterControl is ClusterControlManager with ProducerIdControlManager:
+// broker registrations, heartbeats and sessions, fencing, and producer id
+// blocks (controller_brokers.go, controller_cluster.go).
+type clusterControl struct {
+	*Controller
+	// sessions are the broker sessions; only build functions (holding the
+	// write slot) touch them.
+	sessions *sessions
+}
+
+// sessionsFor returns the broker sessions, started afresh when this
+// controller's leadership is new. Call it from a build function only.
+func (c *clusterControl) sessionsFor(img *Image) *sessions {
+	if t := c.log.Term(); c.sessions.term != t {
+		c.sessions.activate(t, img)
+	}
+	return c.sessions
+}
+
+// BrokerRegistration is clusterControl.BrokerRegistration.
+func (c *Controller) BrokerRegistration(ctx context.Context, req *kmsg.BrokerRegistrationRequest) *kmsg.BrokerRegistrationResponse {
+	return c.cluster.BrokerRegistration(ctx, req)
+}
+
+// BrokerHeartbeat is clusterControl.BrokerHeartbeat.
+func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartbeatRequest) *kmsg.BrokerHeartbeatResponse {
+	return c.cluster.BrokerHeartbeat(ctx, req)
+}
+
+// FenceStaleBrokers is clusterControl.FenceStaleBrokers.
+func (c *Controller) FenceStaleBrokers(ctx context.Context) (int, error) {
+	return c.cluster.FenceStaleBrokers(ctx)
+}
+
+// RegisterBroker is clusterControl.RegisterBroker.
+func (c *Controller) RegisterBroker(ctx context.Context, b Broker) error {
+	return c.cluster.RegisterBroker(ctx, b)
+}
+
+// AllocateProducerIDs is clusterControl.AllocateProducerIDs.
+func (c *Controller) AllocateProducerIDs(ctx context.Context, brokerID int32, brokerEpoch int64) (first int64, count int32, err error) {
+	return c.cluster.AllocateProducerIDs(ctx, brokerID, brokerEpoch)
+}
+
+func (c *Controller) allocateProducerIDs(ctx context.Context, req *kmsg.AllocateProducerIDsRequest) *kmsg.AllocateProducerIDsResponse {
+	return c.cluster.allocateProducerIDs(ctx, req)
+}
