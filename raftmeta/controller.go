@@ -67,10 +67,11 @@ type Controller struct {
 	bootstrapped bool
 
 	// The control managers, one per domain (controller_managers.go).
-	acls    *aclControl
-	scram   *scramControl
-	configs *configurationControl
-	cluster *clusterControl
+	acls        *aclControl
+	scram       *scramControl
+	configs     *configurationControl
+	cluster     *clusterControl
+	replication *replicationControl
 }
 
 func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controller {
@@ -82,6 +83,7 @@ func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controlle
 	c.acls = &aclControl{c}
 	c.scram = &scramControl{c}
 	c.configs = &configurationControl{c}
+	c.replication = &replicationControl{c}
 	c.cluster = &clusterControl{Controller: c, sessions: newSessions(cfg.Clock, cfg.BrokerSessionTimeout)}
 	return c
 }

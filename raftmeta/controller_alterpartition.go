@@ -34,7 +34,7 @@ const leaderRecoveryRecovering int8 = 1
 //     partition epoch +1, leader and leader epoch unchanged. The answer
 //     carries the resulting state (also for a request that changes
 //     nothing).
-func (c *Controller) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse {
+func (c *replicationControl) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
 	var stale bool
 	var topics []kmsg.AlterPartitionResponseTopic
@@ -92,7 +92,7 @@ func (c *Controller) AlterPartition(ctx context.Context, req *kmsg.AlterPartitio
 
 // alterPartition validates one partition's change
 // (validateAlterPartitionData) and builds its record (nil: no change).
-func (c *Controller) alterPartition(img *Image, req *kmsg.AlterPartitionRequest, t *Topic, rp *kmsg.AlterPartitionRequestTopicPartition) (*Partition, *PartitionChangeRecord, *kerr.Error) {
+func (c *replicationControl) alterPartition(img *Image, req *kmsg.AlterPartitionRequest, t *Topic, rp *kmsg.AlterPartitionRequestTopicPartition) (*Partition, *PartitionChangeRecord, *kerr.Error) {
 	if rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions) {
 		return nil, nil, kerr.UnknownTopicOrPartition
 	}

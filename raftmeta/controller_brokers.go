@@ -113,7 +113,7 @@ func (c *clusterControl) BrokerRegistration(ctx context.Context, req *kmsg.Broke
 		}
 		var records []Record
 		if ok {
-			records = c.leaderAndISRUpdates(img, req.BrokerID, NoLeader, inISROrLeading(req.BrokerID))
+			records = c.replication.leaderAndISRUpdates(img, req.BrokerID, NoLeader, inISROrLeading(req.BrokerID))
 			c.logger.Info("registering a new incarnation of broker", "broker", req.BrokerID,
 				"previousEpoch", cur.Epoch, "partitionChanges", len(records))
 		}
@@ -203,7 +203,7 @@ func (c *clusterControl) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHe
 				records = c.unfenceRecords(img, b)
 			case stateControlledShutdown:
 				records = append(records, &BrokerRegistrationChangeRecord{BrokerID: b.ID, BrokerEpoch: b.Epoch, InControlledShutdown: 1})
-				records = append(records, c.leaderAndISRUpdates(img, b.ID, NoLeader, inISROrLeading(b.ID))...)
+				records = append(records, c.replication.leaderAndISRUpdates(img, b.ID, NoLeader, inISROrLeading(b.ID))...)
 				sess.controlledShutdownOffset = int64(img.Offset) + 1
 				c.logger.Info("broker entered controlled shutdown", "broker", b.ID, "partitionChanges", len(records)-1)
 			}
@@ -259,7 +259,7 @@ func (c *clusterControl) nextState(img *Image, s *sessions, b *Broker, cur broke
 // of, new leaders for its partitions, then the FenceBrokerRecord
 // (ReplicationControlManager.handleBrokerFenced).
 func (c *clusterControl) fenceRecords(img *Image, b *Broker) []Record {
-	records := c.leaderAndISRUpdates(img, b.ID, NoLeader, inISROrLeading(b.ID))
+	records := c.replication.leaderAndISRUpdates(img, b.ID, NoLeader, inISROrLeading(b.ID))
 	c.logger.Info("fencing broker", "broker", b.ID, "epoch", b.Epoch, "partitionChanges", len(records))
 	return append(records, &FenceBrokerRecord{ID: b.ID, Epoch: b.Epoch})
 }
@@ -269,7 +269,7 @@ func (c *clusterControl) fenceRecords(img *Image, b *Broker) []Record {
 // (ReplicationControlManager.handleBrokerUnfenced).
 func (c *clusterControl) unfenceRecords(img *Image, b *Broker) []Record {
 	records := []Record{&UnfenceBrokerRecord{ID: b.ID, Epoch: b.Epoch}}
-	return append(records, c.leaderAndISRUpdates(img, NoLeader, b.ID, leaderless)...)
+	return append(records, c.replication.leaderAndISRUpdates(img, NoLeader, b.ID, leaderless)...)
 }
 
 // FenceStaleBrokers fences, one batch each, the unfenced brokers whose

@@ -22,7 +22,7 @@ const maxElectionsPerImbalance = 1000
 // unclean.leader.election.enable: the topic's config, else the cluster-wide
 // dynamic broker config, else the static one
 // (ConfigurationControlManager.uncleanLeaderElectionEnabledForTopic).
-func (c *Controller) uncleanLeaderElection(img *Image, topic string) bool {
+func (c *replicationControl) uncleanLeaderElection(img *Image, topic string) bool {
 	for _, m := range []map[string]string{
 		img.TopicConfig(topic),
 		img.Configs[ConfigResource{Type: ConfigResourceBroker, Name: ""}],
@@ -55,7 +55,7 @@ const (
 //     (UNCLEAN); PREFERRED_LEADER_NOT_AVAILABLE /
 //     ELIGIBLE_LEADERS_NOT_AVAILABLE when no record would change anything.
 //   - TimeoutMillis > 0 bounds the write (REQUEST_TIMED_OUT).
-func (c *Controller) ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersRequest) *kmsg.ElectLeadersResponse {
+func (c *replicationControl) ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersRequest) *kmsg.ElectLeadersResponse {
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
 	ctx, cancel := withTimeout(ctx, req.TimeoutMillis)
 	defer cancel()
@@ -142,7 +142,7 @@ func (c *Controller) ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersReq
 }
 
 // electLeader is ReplicationControlManager.electLeader for one partition.
-func (c *Controller) electLeader(img *Image, topic string, partition int32, typ int8) (*PartitionChangeRecord, *kerr.Error) {
+func (c *replicationControl) electLeader(img *Image, topic string, partition int32, typ int8) (*PartitionChangeRecord, *kerr.Error) {
 	p, ok := img.Partition(topic, partition)
 	if !ok {
 		return nil, kerr.UnknownTopicOrPartition
@@ -169,7 +169,7 @@ func (c *Controller) electLeader(img *Image, topic string, partition int32, typ 
 // (maybeElectUncleanLeaders), in one batch; it returns how many it
 // changed. The quorum calls it periodically: a topic may allow unclean
 // elections only after its partitions went offline.
-func (c *Controller) ElectUncleanLeaders(ctx context.Context) (int, error) {
+func (c *replicationControl) ElectUncleanLeaders(ctx context.Context) (int, error) {
 	n := 0
 	err := c.write(ctx, func(img *Image) []Record {
 		var records []Record
@@ -204,7 +204,7 @@ func (c *Controller) ElectUncleanLeaders(ctx context.Context) (int, error) {
 // maybeBalancePartitionLeaders ignores the percentage). A preferred replica
 // is elected only when it is an active ISR member. It returns how many
 // partitions changed.
-func (c *Controller) RebalanceLeaders(ctx context.Context) (int, error) {
+func (c *replicationControl) RebalanceLeaders(ctx context.Context) (int, error) {
 	n := 0
 	err := c.write(ctx, func(img *Image) []Record {
 		preferred := map[int32]int{}
@@ -252,7 +252,7 @@ func (c *Controller) tick(ctx context.Context) error {
 	if _, err := c.cluster.FenceStaleBrokers(ctx); err != nil {
 		return err
 	}
-	if _, err := c.ElectUncleanLeaders(ctx); err != nil {
+	if _, err := c.replication.ElectUncleanLeaders(ctx); err != nil {
 		return err
 	}
 	if !c.cfg.AutoLeaderRebalanceEnable {
@@ -269,6 +269,6 @@ func (c *Controller) tick(ctx context.Context) error {
 	}); err != nil || !due {
 		return err
 	}
-	_, err := c.RebalanceLeaders(ctx)
+	_, err := c.replication.RebalanceLeaders(ctx)
 	return err
 }

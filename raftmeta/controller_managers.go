@@ -112,3 +112,44 @@ func (c *Controller) AllocateProducerIDs(ctx context.Context, brokerID int32, br
 func (c *Controller) allocateProducerIDs(ctx context.Context, req *kmsg.AllocateProducerIDsRequest) *kmsg.AllocateProducerIDsResponse {
 	return c.cluster.allocateProducerIDs(ctx, req)
 }
+
+// replicationControl is ReplicationControlManager: topics, partitions,
+// their ISR and leader elections (controller_topics.go,
+// controller_alterpartition.go, controller_elections.go,
+// partition_change.go).
+type replicationControl struct{ *Controller }
+
+// CreateTopics is replicationControl.CreateTopics.
+func (c *Controller) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
+	return c.replication.CreateTopics(ctx, req)
+}
+
+// DeleteTopics is replicationControl.DeleteTopics.
+func (c *Controller) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
+	return c.replication.DeleteTopics(ctx, req)
+}
+
+// CreatePartitions is replicationControl.CreatePartitions.
+func (c *Controller) CreatePartitions(ctx context.Context, req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
+	return c.replication.CreatePartitions(ctx, req)
+}
+
+// AlterPartition is replicationControl.AlterPartition.
+func (c *Controller) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse {
+	return c.replication.AlterPartition(ctx, req)
+}
+
+// ElectLeaders is replicationControl.ElectLeaders.
+func (c *Controller) ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersRequest) *kmsg.ElectLeadersResponse {
+	return c.replication.ElectLeaders(ctx, req)
+}
+
+// ElectUncleanLeaders is replicationControl.ElectUncleanLeaders.
+func (c *Controller) ElectUncleanLeaders(ctx context.Context) (int, error) {
+	return c.replication.ElectUncleanLeaders(ctx)
+}
+
+// RebalanceLeaders is replicationControl.RebalanceLeaders.
+func (c *Controller) RebalanceLeaders(ctx context.Context) (int, error) {
+	return c.replication.RebalanceLeaders(ctx)
+}

@@ -148,7 +148,7 @@ func (c *Controller) mirrorStateTopicRecords(img *Image) ([]Record, *apiError) {
 	cfg := kmsg.NewCreateTopicsRequestTopicConfig()
 	cfg.Name, cfg.Value = "cleanup.policy", strp("compact")
 	rt.Configs = append(rt.Configs, cfg)
-	recs, e := c.createTopicWithID(img, &rt, map[string]string{}, Uuid{})
+	recs, e := c.replication.createTopicWithID(img, &rt, map[string]string{}, Uuid{})
 	if e != nil {
 		return nil, &apiError{code: e.code, msg: "Creating " + MirrorStateTopic + " with the first mirror: " + e.msg}
 	}

@@ -452,7 +452,7 @@ func (c *Controller) startMirrorTopic(img *Image, mirror string, st *mirrormsg.S
 	if !exists {
 		rt := kmsg.NewCreateTopicsRequestTopic()
 		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, st.NumPartitions, -1
-		recs, e := c.createTopicWithID(img, &rt, created, id)
+		recs, e := c.replication.createTopicWithID(img, &rt, created, id)
 		if e != nil {
 			return nil, e
 		}

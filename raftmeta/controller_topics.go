@@ -40,7 +40,7 @@ import (
 //   - v4: -1 defaults (KIP-464)
 //   - v5: NumPartitions, ReplicationFactor, Configs in the response (KIP-525)
 //   - v7: TopicID (KIP-516)
-func (c *Controller) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
+func (c *replicationControl) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	ctx, cancel := withTimeout(ctx, req.TimeoutMillis)
 	defer cancel()
@@ -122,7 +122,7 @@ func (c *Controller) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsReq
 
 // createTopic validates one topic and returns its records: the
 // TopicRecord, its ConfigRecords, its PartitionRecords.
-func (c *Controller) createTopic(img *Image, rt *kmsg.CreateTopicsRequestTopic, created map[string]string) ([]Record, *apiError) {
+func (c *replicationControl) createTopic(img *Image, rt *kmsg.CreateTopicsRequestTopic, created map[string]string) ([]Record, *apiError) {
 	for _, cfg := range rt.Configs {
 		if cfg.Name == MirrorNameConfig {
 			return nil, errorf(kerr.InvalidConfig, "%s is set by StartMirrorTopics, not by CreateTopics.", MirrorNameConfig)
@@ -134,7 +134,7 @@ func (c *Controller) createTopic(img *Image, rt *kmsg.CreateTopicsRequestTopic, 
 // createTopicWithID is createTopic with the topic id given (a zero id draws
 // a new one): StartMirrorTopics creates a mirror topic with its source
 // topic's id (KIP-1279). An id in use is TOPIC_ALREADY_EXISTS.
-func (c *Controller) createTopicWithID(img *Image, rt *kmsg.CreateTopicsRequestTopic, created map[string]string, id Uuid) ([]Record, *apiError) {
+func (c *replicationControl) createTopicWithID(img *Image, rt *kmsg.CreateTopicsRequestTopic, created map[string]string, id Uuid) ([]Record, *apiError) {
 	name := rt.Topic
 	if name == ClusterMetadataTopic {
 		return nil, errorf(kerr.InvalidRequest, "Creation of internal topic %s is prohibited.", ClusterMetadataTopic)
@@ -254,7 +254,7 @@ func (c *Controller) createTopicWithID(img *Image, rt *kmsg.CreateTopicsRequestT
 }
 
 // describeNewTopicConfigs is the Configs of a CreateTopics v5+ answer.
-func (c *Controller) describeNewTopicConfigs(topic string, dynamic map[string]string) []kmsg.CreateTopicsResponseTopicConfig {
+func (c *replicationControl) describeNewTopicConfigs(topic string, dynamic map[string]string) []kmsg.CreateTopicsResponseTopicConfig {
 	if c.cfg.DescribeTopicConfigs != nil {
 		return c.cfg.DescribeTopicConfigs(topic, dynamic)
 	}
@@ -283,7 +283,7 @@ func (c *Controller) describeNewTopicConfigs(topic string, dynamic map[string]st
 // Version notes:
 //   - v5: ErrorMessage
 //   - v6: Topics with TopicID (KIP-516)
-func (c *Controller) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
+func (c *replicationControl) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	ctx, cancel := withTimeout(ctx, req.TimeoutMillis)
 	defer cancel()
@@ -417,7 +417,7 @@ func (c *Controller) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsReq
 //
 // Version notes:
 //   - v2: flexible
-func (c *Controller) CreatePartitions(ctx context.Context, req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
+func (c *replicationControl) CreatePartitions(ctx context.Context, req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	ctx, cancel := withTimeout(ctx, req.TimeoutMillis)
 	defer cancel()
@@ -454,7 +454,7 @@ func (c *Controller) CreatePartitions(ctx context.Context, req *kmsg.CreateParti
 	return resp
 }
 
-func (c *Controller) createPartitions(img *Image, rt *kmsg.CreatePartitionsRequestTopic) ([]Record, *apiError) {
+func (c *replicationControl) createPartitions(img *Image, rt *kmsg.CreatePartitionsRequestTopic) ([]Record, *apiError) {
 	t, ok := img.Topics[rt.Topic]
 	if !ok {
 		return nil, errorf(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")

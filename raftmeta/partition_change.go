@@ -138,7 +138,7 @@ func without(s []int32, id int32) []int32 {
 // img). Unclean elections follow each topic's unclean.leader.election.enable.
 // Partitions are visited by topic name and index, so the records are the
 // same on every run.
-func (c *Controller) leaderAndISRUpdates(img *Image, brokerToRemove, brokerToAdd int32, match func(*Partition) bool) []Record {
+func (c *replicationControl) leaderAndISRUpdates(img *Image, brokerToRemove, brokerToAdd int32, match func(*Partition) bool) []Record {
 	mayLead := func(r int32) bool {
 		return r != brokerToRemove && (r == brokerToAdd || img.BrokerActive(r))
 	}
