@@ -45,8 +45,9 @@ const maxRecordsPerOp = 10000
 // the records that carry them out (Kafka's QuorumController with its
 // ReplicationControlManager, ConfigurationControlManager,
 // AclControlManager, ProducerIdControlManager and ClusterControlManager).
-// Its methods take and return kmsg messages like the wire.AdminService
-// they serve. Writes are valid on the raft leader only (NOT_CONTROLLER
+// Each domain's requests go to its control manager (controller_managers.go);
+// the Controller keeps what they share, the write slot below. Its methods
+// take and return kmsg messages like the wire.AdminService they serve. Writes are valid on the raft leader only (NOT_CONTROLLER
 // elsewhere; issue 4 forwards them).
 //
 // Writes run one at a time: each reads the image, builds its records,
@@ -72,6 +73,7 @@ type Controller struct {
 	configs     *configurationControl
 	cluster     *clusterControl
 	replication *replicationControl
+	mirrors     *mirrorControl
 }
 
 func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controller {
@@ -84,6 +86,7 @@ func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controlle
 	c.scram = &scramControl{c}
 	c.configs = &configurationControl{c}
 	c.replication = &replicationControl{c}
+	c.mirrors = &mirrorControl{c}
 	c.cluster = &clusterControl{Controller: c, sessions: newSessions(cfg.Clock, cfg.BrokerSessionTimeout)}
 	return c
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // The control managers. Kafka's QuorumController hands each request to
@@ -152,4 +154,60 @@ func (c *Controller) ElectUncleanLeaders(ctx context.Context) (int, error) {
 // RebalanceLeaders is replicationControl.RebalanceLeaders.
 func (c *Controller) RebalanceLeaders(ctx context.Context) (int, error) {
 	return c.replication.RebalanceLeaders(ctx)
+}
+
+// mirrorControl is the controller side of KIP-1279 cluster mirrors:
+// creating and deleting mirrors, their topics' mirror.name, and leader
+// epoch bumps (controller_mirrors.go, controller_mirrors_topics.go,
+// controller_mirrors_epochs.go).
+type mirrorControl struct{ *Controller }
+
+// serveMirrorRequest is mirrorControl.serveMirrorRequest.
+func (c *Controller) serveMirrorRequest(ctx context.Context, req kmsg.Request) kmsg.Response {
+	return c.mirrors.serveMirrorRequest(ctx, req)
+}
+
+// CreateMirror is mirrorControl.CreateMirror.
+func (c *Controller) CreateMirror(ctx context.Context, req *mirrormsg.CreateMirrorRequest) *mirrormsg.CreateMirrorResponse {
+	return c.mirrors.CreateMirror(ctx, req)
+}
+
+// DeleteMirror is mirrorControl.DeleteMirror.
+func (c *Controller) DeleteMirror(ctx context.Context, req *mirrormsg.DeleteMirrorRequest) *mirrormsg.DeleteMirrorResponse {
+	return c.mirrors.DeleteMirror(ctx, req)
+}
+
+// ListMirrors is mirrorControl.ListMirrors.
+func (c *Controller) ListMirrors(ctx context.Context, req *mirrormsg.ListMirrorsRequest) *mirrormsg.ListMirrorsResponse {
+	return c.mirrors.ListMirrors(ctx, req)
+}
+
+// DescribeMirrors is mirrorControl.DescribeMirrors.
+func (c *Controller) DescribeMirrors(ctx context.Context, req *mirrormsg.DescribeMirrorsRequest) *mirrormsg.DescribeMirrorsResponse {
+	return c.mirrors.DescribeMirrors(ctx, req)
+}
+
+// StartMirrorTopics is mirrorControl.StartMirrorTopics.
+func (c *Controller) StartMirrorTopics(ctx context.Context, req *mirrormsg.StartMirrorTopicsRequest) *mirrormsg.StartMirrorTopicsResponse {
+	return c.mirrors.StartMirrorTopics(ctx, req)
+}
+
+// StopMirrorTopics is mirrorControl.StopMirrorTopics.
+func (c *Controller) StopMirrorTopics(ctx context.Context, req *mirrormsg.StopMirrorTopicsRequest) *mirrormsg.StopMirrorTopicsResponse {
+	return c.mirrors.StopMirrorTopics(ctx, req)
+}
+
+// PauseMirrorTopics is mirrorControl.PauseMirrorTopics.
+func (c *Controller) PauseMirrorTopics(ctx context.Context, req *mirrormsg.PauseMirrorTopicsRequest) *mirrormsg.PauseMirrorTopicsResponse {
+	return c.mirrors.PauseMirrorTopics(ctx, req)
+}
+
+// ResumeMirrorTopics is mirrorControl.ResumeMirrorTopics.
+func (c *Controller) ResumeMirrorTopics(ctx context.Context, req *mirrormsg.ResumeMirrorTopicsRequest) *mirrormsg.ResumeMirrorTopicsResponse {
+	return c.mirrors.ResumeMirrorTopics(ctx, req)
+}
+
+// BumpLeaderEpochs is mirrorControl.BumpLeaderEpochs.
+func (c *Controller) BumpLeaderEpochs(ctx context.Context, req *mirrormsg.BumpLeaderEpochsRequest) *mirrormsg.BumpLeaderEpochsResponse {
+	return c.mirrors.BumpLeaderEpochs(ctx, req)
 }

@@ -24,7 +24,7 @@ import (
 
 // serveMirrorRequest answers the mirror requests of the controller
 // channel; nil for another request.
-func (c *Controller) serveMirrorRequest(ctx context.Context, req kmsg.Request) kmsg.Response {
+func (c *mirrorControl) serveMirrorRequest(ctx context.Context, req kmsg.Request) kmsg.Response {
 	switch req := req.(type) {
 	case *mirrormsg.CreateMirrorRequest:
 		return c.CreateMirror(ctx, req)
@@ -67,7 +67,7 @@ func (c *Controller) serveMirrorRequest(ctx context.Context, req kmsg.Request) k
 //     cleanup.policy=compact), as the seed's step 4 says;
 //     if that topic cannot be placed the mirror is not created either.
 //   - The request has no ValidateOnly field (the prototype's schema).
-func (c *Controller) CreateMirror(ctx context.Context, req *mirrormsg.CreateMirrorRequest) *mirrormsg.CreateMirrorResponse {
+func (c *mirrorControl) CreateMirror(ctx context.Context, req *mirrormsg.CreateMirrorRequest) *mirrormsg.CreateMirrorResponse {
 	resp := req.ResponseKind().(*mirrormsg.CreateMirrorResponse)
 	fail := func(e *apiError) *mirrormsg.CreateMirrorResponse {
 		resp.ErrorCode, resp.ErrorMessage = e.code, e.message()
@@ -140,7 +140,7 @@ func (c *Controller) CreateMirror(ctx context.Context, req *mirrormsg.CreateMirr
 }
 
 // mirrorStateTopicRecords creates __mirror_state.
-func (c *Controller) mirrorStateTopicRecords(img *Image) ([]Record, *apiError) {
+func (c *mirrorControl) mirrorStateTopicRecords(img *Image) ([]Record, *apiError) {
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic = MirrorStateTopic
 	rt.NumPartitions = c.cfg.MirrorStateTopicPartitions
@@ -168,7 +168,7 @@ func (c *Controller) mirrorStateTopicRecords(img *Image) ([]Record, *apiError) {
 //     Stopped topics keep "<mirror>.removed": it tells their brokers the
 //     topic stays stopped (clearing it would make them DesiredNone), and a
 //     mirror created again under the name can start them again.
-func (c *Controller) DeleteMirror(ctx context.Context, req *mirrormsg.DeleteMirrorRequest) *mirrormsg.DeleteMirrorResponse {
+func (c *mirrorControl) DeleteMirror(ctx context.Context, req *mirrormsg.DeleteMirrorRequest) *mirrormsg.DeleteMirrorResponse {
 	resp := req.ResponseKind().(*mirrormsg.DeleteMirrorResponse)
 	var e *apiError
 	built := false
@@ -213,7 +213,7 @@ func listSome(names []string, n int) string {
 // a forwarded read sees every write acknowledged before it. Brokers
 // answer from their own image with the functions ListMirrors and
 // DescribeMirrors instead.
-func (c *Controller) readImage(ctx context.Context) (*Image, *apiError) {
+func (c *mirrorControl) readImage(ctx context.Context) (*Image, *apiError) {
 	if !c.log.IsLeader() {
 		return nil, writeError(ErrNotController)
 	}
@@ -225,7 +225,7 @@ func (c *Controller) readImage(ctx context.Context) (*Image, *apiError) {
 
 // ListMirrors answers ListMirrors on the controller channel (see
 // readImage); NOT_CONTROLLER elsewhere.
-func (c *Controller) ListMirrors(ctx context.Context, req *mirrormsg.ListMirrorsRequest) *mirrormsg.ListMirrorsResponse {
+func (c *mirrorControl) ListMirrors(ctx context.Context, req *mirrormsg.ListMirrorsRequest) *mirrormsg.ListMirrorsResponse {
 	img, e := c.readImage(ctx)
 	if e != nil {
 		resp := req.ResponseKind().(*mirrormsg.ListMirrorsResponse)
@@ -253,7 +253,7 @@ func ListMirrors(img *Image, req *mirrormsg.ListMirrorsRequest) *mirrormsg.ListM
 
 // DescribeMirrors answers DescribeMirrors on the controller channel (see
 // readImage); NOT_CONTROLLER elsewhere.
-func (c *Controller) DescribeMirrors(ctx context.Context, req *mirrormsg.DescribeMirrorsRequest) *mirrormsg.DescribeMirrorsResponse {
+func (c *mirrorControl) DescribeMirrors(ctx context.Context, req *mirrormsg.DescribeMirrorsRequest) *mirrormsg.DescribeMirrorsResponse {
 	img, e := c.readImage(ctx)
 	if e != nil {
 		resp := req.ResponseKind().(*mirrormsg.DescribeMirrorsResponse)

@@ -34,7 +34,7 @@ import (
 //     default) asks for one bump, current epoch + 1. math.MaxInt32 is
 //     INVALID_REQUEST: the next election could not raise it.
 //   - A partition listed twice is judged against the first one's result.
-func (c *Controller) BumpLeaderEpochs(ctx context.Context, req *mirrormsg.BumpLeaderEpochsRequest) *mirrormsg.BumpLeaderEpochsResponse {
+func (c *mirrorControl) BumpLeaderEpochs(ctx context.Context, req *mirrormsg.BumpLeaderEpochsRequest) *mirrormsg.BumpLeaderEpochsResponse {
 	resp := req.ResponseKind().(*mirrormsg.BumpLeaderEpochsResponse)
 	broker := req.BrokerID
 	if broker == -1 {

@@ -184,7 +184,7 @@ func resolveTopicRef(img *Image, ref topicRef) (*Topic, *apiError) {
 // Duplicates are INVALID_REQUEST; an unknown name is
 // UNKNOWN_TOPIC_OR_PARTITION, an unknown or mismatched id
 // UNKNOWN_TOPIC_ID. extra, if set, adds topics found in the image.
-func (c *Controller) changeTopics(ctx context.Context, mirror string, refs []topicRef, desired mirrorstate.Desired,
+func (c *mirrorControl) changeTopics(ctx context.Context, mirror string, refs []topicRef, desired mirrorstate.Desired,
 	validate func(mirrorstate.State) error, extra func(img *Image) []topicRef) *mirrorTopicsResult {
 	r := &mirrorTopicsResult{}
 	built := false
@@ -254,7 +254,7 @@ func (c *Controller) changeTopics(ctx context.Context, mirror string, refs []top
 //     then mirrorstate.ValidateStop of its desired end state: mirroring and
 //     paused topics stop, a stopped one is INVALID_CLUSTER_MIRROR_STATES.
 //   - StateOffset is not checked: the brokers validate partition states.
-func (c *Controller) StopMirrorTopics(ctx context.Context, req *mirrormsg.StopMirrorTopicsRequest) *mirrormsg.StopMirrorTopicsResponse {
+func (c *mirrorControl) StopMirrorTopics(ctx context.Context, req *mirrormsg.StopMirrorTopicsRequest) *mirrormsg.StopMirrorTopicsResponse {
 	resp := req.ResponseKind().(*mirrormsg.StopMirrorTopicsResponse)
 	resp.MirrorName = req.MirrorName
 	var refs []topicRef
@@ -301,7 +301,7 @@ func (c *Controller) StopMirrorTopics(ctx context.Context, req *mirrormsg.StopMi
 // mirrorstate.ValidatePause: a mirroring topic pauses, a paused one is
 // MIRROR_TOPIC_ALREADY_PAUSED, a stopped one
 // INVALID_CLUSTER_MIRROR_STATES.
-func (c *Controller) PauseMirrorTopics(ctx context.Context, req *mirrormsg.PauseMirrorTopicsRequest) *mirrormsg.PauseMirrorTopicsResponse {
+func (c *mirrorControl) PauseMirrorTopics(ctx context.Context, req *mirrormsg.PauseMirrorTopicsRequest) *mirrormsg.PauseMirrorTopicsResponse {
 	resp := req.ResponseKind().(*mirrormsg.PauseMirrorTopicsResponse)
 	resp.MirrorName = req.MirrorName
 	var refs []topicRef
@@ -320,7 +320,7 @@ func (c *Controller) PauseMirrorTopics(ctx context.Context, req *mirrormsg.Pause
 // ResumeMirrorTopics: v0 (mirror.name=<mirror> again). As Pause, with
 // mirrorstate.ValidateResume: a paused topic resumes, a mirroring or stopped
 // one is MIRROR_TOPIC_NOT_PAUSED.
-func (c *Controller) ResumeMirrorTopics(ctx context.Context, req *mirrormsg.ResumeMirrorTopicsRequest) *mirrormsg.ResumeMirrorTopicsResponse {
+func (c *mirrorControl) ResumeMirrorTopics(ctx context.Context, req *mirrormsg.ResumeMirrorTopicsRequest) *mirrormsg.ResumeMirrorTopicsResponse {
 	resp := req.ResponseKind().(*mirrormsg.ResumeMirrorTopicsResponse)
 	resp.MirrorName = req.MirrorName
 	var refs []topicRef
@@ -366,7 +366,7 @@ func (c *Controller) ResumeMirrorTopics(ctx context.Context, req *mirrormsg.Resu
 //     with fewer gets the missing ones, placed as CreatePartitions does.
 //   - The controller does not edit mirror.topics.include/exclude.
 //   - TimeoutMs > 0 bounds the wait for the write (REQUEST_TIMED_OUT).
-func (c *Controller) StartMirrorTopics(ctx context.Context, req *mirrormsg.StartMirrorTopicsRequest) *mirrormsg.StartMirrorTopicsResponse {
+func (c *mirrorControl) StartMirrorTopics(ctx context.Context, req *mirrormsg.StartMirrorTopicsRequest) *mirrormsg.StartMirrorTopicsResponse {
 	resp := req.ResponseKind().(*mirrormsg.StartMirrorTopicsResponse)
 	resp.MirrorName = req.MirrorName
 	if len(req.Topics) == 0 {
@@ -432,7 +432,7 @@ func (c *Controller) StartMirrorTopics(ctx context.Context, req *mirrormsg.Start
 
 // startMirrorTopic validates one source topic and returns the records that
 // make its destination topic a mirror topic of mirror.
-func (c *Controller) startMirrorTopic(img *Image, mirror string, st *mirrormsg.StartMirrorTopicsRequestSourceTopic, created map[string]string) ([]Record, *apiError) {
+func (c *mirrorControl) startMirrorTopic(img *Image, mirror string, st *mirrormsg.StartMirrorTopicsRequestSourceTopic, created map[string]string) ([]Record, *apiError) {
 	name, id := st.Name, Uuid(st.TopicID)
 	if internalTopics[name] {
 		return nil, errorf(kerr.InvalidTopicException, "Internal topic '%s' cannot be mirrored.", name)
