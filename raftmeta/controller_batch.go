@@ -41,20 +41,24 @@ func (c *Controller) writeItems(ctx context.Context, pre []*apiError, validateOn
 	return errs, writeError(err), built
 }
 
-// duplicateTopics marks the topics a CreateTopics or CreatePartitions
-// request names more than once: each is answered once, INVALID_REQUEST
-// "Duplicate topic name.", after the others and sorted by name, as Kafka's
-// ControllerApis does. pre is nil for a topic named once, and set for the
-// others so that writeItems skips them.
-func duplicateTopics(names []string) (pre []*apiError, dups []string) {
+// writeTopics is writeItems for the topics of a CreateTopics or
+// CreatePartitions request, named by names. A topic named more than once
+// is answered once, INVALID_REQUEST "Duplicate topic name.", after the
+// others and sorted by name, as Kafka's ControllerApis does, and is not
+// built; answer is called for each other topic in request order with its
+// index i, then for each duplicated name with i = -1.
+func (c *Controller) writeTopics(ctx context.Context, names []string, validateOnly bool,
+	build func(img *Image, i, pending int) ([]Record, *apiError), answer func(i int, name string, code int16, msg *string)) {
 	counts := map[string]int{}
 	for _, name := range names {
 		counts[name]++
 	}
-	pre = make([]*apiError, len(names))
+	dup := errorf(kerr.InvalidRequest, "Duplicate topic name.")
+	pre := make([]*apiError, len(names))
+	var dups []string
 	for i, name := range names {
 		if counts[name] > 1 {
-			pre[i] = errorf(kerr.InvalidRequest, "Duplicate topic name.")
+			pre[i] = dup
 		}
 	}
 	for name, n := range counts {
@@ -63,5 +67,14 @@ func duplicateTopics(names []string) (pre []*apiError, dups []string) {
 		}
 	}
 	sort.Strings(dups)
-	return pre, dups
+	errs, werr, built := c.writeItems(ctx, pre, validateOnly, build)
+	for i, name := range names {
+		if errs[i] != dup {
+			code, msg := itemResult(errs[i], werr, built)
+			answer(i, name, code, msg)
+		}
+	}
+	for _, name := range dups {
+		answer(-1, name, dup.code, dup.message())
+	}
 }

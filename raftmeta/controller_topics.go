@@ -49,7 +49,6 @@ func (c *replicationControl) CreateTopics(ctx context.Context, req *kmsg.CreateT
 	for i := range req.Topics {
 		names[i] = req.Topics[i].Topic
 	}
-	pre, dups := duplicateTopics(names)
 	type created struct {
 		id   Uuid
 		np   int32
@@ -60,7 +59,7 @@ func (c *replicationControl) CreateTopics(ctx context.Context, req *kmsg.CreateT
 	// Normalised names of the topics this request creates, for the
 	// collision check.
 	collide := map[string]string{}
-	errs, werr, built := c.writeItems(ctx, pre, req.ValidateOnly, func(img *Image, i, pending int) ([]Record, *apiError) {
+	build := func(img *Image, i, pending int) ([]Record, *apiError) {
 		rt := &req.Topics[i]
 		recs, e := c.createTopic(img, rt, collide)
 		if e != nil {
@@ -84,15 +83,11 @@ func (c *replicationControl) CreateTopics(ctx context.Context, req *kmsg.CreateT
 			}
 		}
 		return recs, nil
-	})
-	for i, rt := range req.Topics {
-		if _, dup := slices.BinarySearch(dups, rt.Topic); dup {
-			continue
-		}
+	}
+	c.writeTopics(ctx, names, req.ValidateOnly, build, func(i int, name string, code int16, msg *string) {
 		st := kmsg.NewCreateTopicsResponseTopic()
-		st.Topic = rt.Topic
-		var msg *string
-		if st.ErrorCode, msg = itemResult(errs[i], werr, built); st.ErrorCode == 0 {
+		st.Topic, st.ErrorCode = name, code
+		if i >= 0 && code == 0 {
 			o := outs[i]
 			if req.Version >= 7 && !req.ValidateOnly {
 				st.TopicID = o.id
@@ -100,23 +95,14 @@ func (c *replicationControl) CreateTopics(ctx context.Context, req *kmsg.CreateT
 			if req.Version >= 5 {
 				st.NumPartitions = o.np
 				st.ReplicationFactor = o.rf
-				st.Configs = c.describeNewTopicConfigs(rt.Topic, o.cfgs)
+				st.Configs = c.describeNewTopicConfigs(name, o.cfgs)
 			}
 		}
 		if req.Version >= 1 {
 			st.ErrorMessage = msg
 		}
 		resp.Topics = append(resp.Topics, st)
-	}
-	for _, name := range dups {
-		st := kmsg.NewCreateTopicsResponseTopic()
-		st.Topic = name
-		st.ErrorCode = kerr.InvalidRequest.Code
-		if req.Version >= 1 {
-			st.ErrorMessage = strp("Duplicate topic name.")
-		}
-		resp.Topics = append(resp.Topics, st)
-	}
+	})
 	return resp
 }
 
@@ -426,31 +412,19 @@ func (c *replicationControl) CreatePartitions(ctx context.Context, req *kmsg.Cre
 	for i := range req.Topics {
 		names[i] = req.Topics[i].Topic
 	}
-	pre, dups := duplicateTopics(names)
-	errs, werr, built := c.writeItems(ctx, pre, req.ValidateOnly, func(img *Image, i, pending int) ([]Record, *apiError) {
+	build := func(img *Image, i, pending int) ([]Record, *apiError) {
 		rt := &req.Topics[i]
 		recs, e := c.createPartitions(img, rt)
 		if e == nil && pending+len(recs) > maxRecordsPerOp {
 			e = errorf(kerr.InvalidPartitions, "Adding partitions to '%s' would append more than %d metadata records in one request.", rt.Topic, maxRecordsPerOp)
 		}
 		return recs, e
+	}
+	c.writeTopics(ctx, names, req.ValidateOnly, build, func(_ int, name string, code int16, msg *string) {
+		st := kmsg.NewCreatePartitionsResponseTopic()
+		st.Topic, st.ErrorCode, st.ErrorMessage = name, code, msg
+		resp.Topics = append(resp.Topics, st)
 	})
-	for i, rt := range req.Topics {
-		if _, dup := slices.BinarySearch(dups, rt.Topic); dup {
-			continue
-		}
-		st := kmsg.NewCreatePartitionsResponseTopic()
-		st.Topic = rt.Topic
-		st.ErrorCode, st.ErrorMessage = itemResult(errs[i], werr, built)
-		resp.Topics = append(resp.Topics, st)
-	}
-	for _, name := range dups {
-		st := kmsg.NewCreatePartitionsResponseTopic()
-		st.Topic = name
-		st.ErrorCode = kerr.InvalidRequest.Code
-		st.ErrorMessage = strp("Duplicate topic name.")
-		resp.Topics = append(resp.Topics, st)
-	}
 	return resp
 }
 
