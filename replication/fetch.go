@@ -8,9 +8,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/wire"
-	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // Fetch: v4-18 (the wire layer gates versions)

@@ -10,9 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/record"
-	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // Produce: v3-13 (the wire layer gates versions)
