@@ -24,7 +24,7 @@ const offsetsTopic = "__consumer_offsets"
 func (n *Node) services() wire.Services {
 	svc := wire.Services{
 		Cluster:      clusterView{n},
-		Replicas:     n.replicas,
+		Replicas:     replicaService{n.replicas},
 		Admin:        admin{n},
 		Groups:       groupsAndTransactions{GroupCoordinator: n.groups, txns: n.txns, shares: n.shares},
 		Producers:    producerIDsService{groups: n.groups, txns: n.txns},

@@ -46,6 +46,14 @@ type wireNode struct {
 	dialer *cuttableDialer
 }
 
+// wireReplicas serves a ReplicaManager as wire.ReplicaService, as
+// broker/'s replicaService does.
+type wireReplicas struct{ *ReplicaManager }
+
+func (s wireReplicas) Fetch(ctx context.Context, req *kmsg.FetchRequest) *wire.FetchResult {
+	return (*wire.FetchResult)(s.ReplicaManager.Fetch(ctx, req))
+}
+
 // cuttableDialer dials through net.Dialer until cut, which also closes
 // the connections it made.
 type cuttableDialer struct {
@@ -118,7 +126,7 @@ func newWireCluster(t *testing.T, n int, lagMs int64) *wireCluster {
 			t.Fatal(err)
 		}
 		node.srv = wire.NewServer(wire.Config{Listeners: []wire.Listener{{Name: "PLAINTEXT", Host: "127.0.0.1"}}, EventLoops: 1},
-			wire.Services{Replicas: node.rm, Cluster: clusterView{id, c}}, logger, nil)
+			wire.Services{Replicas: wireReplicas{node.rm}, Cluster: clusterView{id, c}}, logger, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if err := node.srv.Start(ctx); err != nil {
 			t.Fatal(err)
@@ -264,7 +272,7 @@ func readAll(t *testing.T, l *storage.Log) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := &wire.FetchResult{Resp: &kmsg.FetchResponse{Topics: []kmsg.FetchResponseTopic{{Partitions: []kmsg.FetchResponseTopicPartition{{}}}}},
+		res := &FetchResult{Resp: &kmsg.FetchResponse{Topics: []kmsg.FetchResponseTopic{{Partitions: []kmsg.FetchResponseTopicPartition{{}}}}},
 			Slices: [][]storage.FileSlice{{info.Records}}}
 		parts := decodeFetch(t, res)
 		if len(parts[0].offsets) == 0 {
