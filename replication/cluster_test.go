@@ -21,6 +21,7 @@ import (
 	"github.com/strait-io/strait/storage/clock"
 	"github.com/strait-io/strait/storage/vfs"
 	"github.com/strait-io/strait/wire"
+	"github.com/strait-io/strait/wire/kclient"
 )
 
 // wireCluster is n ReplicaManagers, each behind its own wire.Server on
@@ -52,6 +53,14 @@ type wireReplicas struct{ *ReplicaManager }
 
 func (s wireReplicas) Fetch(ctx context.Context, req *kmsg.FetchRequest) *wire.FetchResult {
 	return (*wire.FetchResult)(s.ReplicaManager.Fetch(ctx, req))
+}
+
+// kclientLeader connects followers to leaders with wire/kclient through
+// dial (nil: net.Dialer), as broker/ does.
+func kclientLeader(dial kclient.Dialer) func(LeaderConnConfig) LeaderConn {
+	return func(c LeaderConnConfig) LeaderConn {
+		return kclient.New(kclient.Config{Addr: c.Addr, ClientID: c.ClientID, Timeout: c.Timeout, Dialer: dial, ReuseResponseBuffer: true})
+	}
 }
 
 // cuttableDialer dials through net.Dialer until cut, which also closes
@@ -119,7 +128,7 @@ func newWireCluster(t *testing.T, n int, lagMs int64) *wireCluster {
 		node := &wireNode{id: id, logs: logs, dialer: &cuttableDialer{}}
 		epoch := int64(100 + id)
 		node.rm, err = NewReplicaManager(Config{NodeID: id, Logs: logs, Clock: clock.Real{}, Logger: logger,
-			ControllerChannel: c, BrokerEpoch: func() int64 { return epoch }, Dialer: node.dialer.dial,
+			ControllerChannel: c, BrokerEpoch: func() int64 { return epoch }, DialLeader: kclientLeader(node.dialer.dial),
 			ReplicaLagTimeMaxMs: lagMs, ReplicaFetchWaitMaxMs: 50, ReplicaFetchBackoffMs: 20, AlterPartitionRetryBackoffMs: 10,
 			MinInsyncReplicasFor: func(string, *raftmeta.Image) int32 { return 2 }})
 		if err != nil {

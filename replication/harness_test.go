@@ -61,7 +61,7 @@ func (h *harness) open(opts ...harnessOption) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	cfg := Config{NodeID: localNode, Logs: logs, Clock: h.clock, Metrics: h.metrics,
+	cfg := Config{NodeID: localNode, Logs: logs, Clock: h.clock, Metrics: h.metrics, DialLeader: kclientLeader(nil),
 		MinInsyncReplicasFor: func(topic string, img *raftmeta.Image) int32 {
 			if v, ok := img.TopicConfig(topic)["min.insync.replicas"]; ok {
 				var n int32
