@@ -18,7 +18,7 @@ import (
 )
 
 // offsetsTopic is Kafka's consumer offsets topic.
-const offsetsTopic = "__consumer_offsets"
+const offsetsTopic = raftmeta.ConsumerOffsetsTopic
 
 // services wires the protocol handlers to the node's components.
 func (n *Node) services() wire.Services {

@@ -118,7 +118,7 @@ func (r *ReplicaManager) Produce(ctx context.Context, req *kmsg.ProduceRequest) 
 			sp := &st.Partitions[j]
 			tp := storage.TopicPartition{Topic: topic, Partition: rp.Partition}
 			p, err := r.getPartitionOrError(tp, img)
-			if err == nil && IsInternalTopic(topic) {
+			if err == nil && raftmeta.IsInternalTopic(topic) {
 				err = kerr.InvalidTopicException
 			}
 			if err == nil {

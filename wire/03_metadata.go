@@ -111,7 +111,7 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 		mt := kmsg.NewMetadataResponseTopic()
 		mt.Topic = kmsg.StringPtr(t.Name)
 		mt.TopicID = t.ID
-		mt.IsInternal = isInternalTopic(t.Name)
+		mt.IsInternal = raftmeta.IsInternalTopic(t.Name)
 		if req.IncludeTopicAuthorizedOperations {
 			mt.AuthorizedOperations = allTopicOperations
 			if ops, ok := c.authorizedOps(resTopic, t.Name); ok {
@@ -175,7 +175,7 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 			t, ok = img.Topics[*rt.Topic]
 			if !ok {
 				code := kerr.UnknownTopicOrPartition.Code
-				if c.on && s.cfg.AutoCreateTopicsEnable && (req.AllowAutoTopicCreation || req.Version < 4) && !isInternalTopic(*rt.Topic) && !mayAutoCreate(c, *rt.Topic) {
+				if c.on && s.cfg.AutoCreateTopicsEnable && (req.AllowAutoTopicCreation || req.Version < 4) && !raftmeta.IsInternalTopic(*rt.Topic) && !mayAutoCreate(c, *rt.Topic) {
 					code = errTopicAuth
 				}
 				topicError(rt.Topic, rt.TopicID, code)
@@ -234,7 +234,7 @@ func (s *Server) missingTopics(img *raftmeta.Image, req *kmsg.MetadataRequest) [
 		if _, ok := img.Topics[*rt.Topic]; ok {
 			continue
 		}
-		if raftmeta.ValidateTopicName(*rt.Topic) == nil && !isInternalTopic(*rt.Topic) {
+		if raftmeta.ValidateTopicName(*rt.Topic) == nil && !raftmeta.IsInternalTopic(*rt.Topic) {
 			missing = append(missing, *rt.Topic)
 		}
 	}
@@ -250,12 +250,6 @@ func endpointFor(b *raftmeta.Broker, listener string) (raftmeta.Endpoint, bool) 
 		}
 	}
 	return raftmeta.Endpoint{}, false
-}
-
-// isInternalTopic reports Kafka's internal topics (Topic.isInternal):
-// the coordinators' state topics, KIP-932's __share_group_state with them.
-func isInternalTopic(name string) bool {
-	return name == "__consumer_offsets" || name == "__transaction_state" || name == "__share_group_state"
 }
 
 // mayAutoCreate reports whether Metadata may create the topic for the
