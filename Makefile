@@ -14,7 +14,7 @@ FUZZTIME  ?= 30s
 # The race detector needs cgo and a C compiler.
 export CGO_ENABLED := 1
 
-.PHONY: all build run test test-long bench fuzz lint clean check-cc check-kcat check-kafka-python check-kafkajs
+.PHONY: all build run test test-long bench bench-peer fuzz lint clean check-cc check-kcat check-kafka-python check-kafkajs
 
 all: build
 
@@ -113,7 +113,13 @@ BENCH_STORAGE_TIME ?= 1s
 BENCH_LOAD = --record-size 1KiB --batch-bytes 16KiB --limits=false --json
 BENCH_PEERS = --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE)" --peer kfake
 BENCH_PEERS_TLS = --tls --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE_TLS)" --peer kfake
-bench: build
+# The kfake peer is its own program (bench/cmd/kfake-serve) so that kfake
+# stays out of the shipped strait binary; --peer kfake finds it beside
+# bin/strait.
+bench-peer:
+	$(GO) build -o bin/kfake-serve ./bench/cmd/kfake-serve
+
+bench: build bench-peer
 	rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
 	{ $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCH_STORAGE_TIME) -timeout 30m ./storage/... 2>&1 \
 		|| echo 05-storage-bench >> $(BENCH_OUT)/FAILED; } | tee $(BENCH_OUT)/05-storage-bench.txt

@@ -2,9 +2,8 @@ module github.com/strait-io/strait
 
 go 1.26.0
 
+// What the strait binary is built from.
 require (
-	github.com/IBM/sarama v1.61.1
-	github.com/cockroachdb/datadriven v1.0.3
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/raft v1.8.0
@@ -12,12 +11,21 @@ require (
 	github.com/panjf2000/gnet/v2 v2.9.7
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/prometheus/client_golang v1.25.0
-	github.com/segmentio/kafka-go v0.4.51
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kadm v1.20.0
-	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	golang.org/x/sys v0.50.0
+)
+
+// Tests and the benchmark's peer only, never in the strait binary: other
+// clients for the compatibility tests (sarama, kafka-go), pebble's
+// datadriven test format, and franz-go's kfake (the side-by-side peer,
+// bench/cmd/kfake-serve, and a mirror source in tests).
+require (
+	github.com/IBM/sarama v1.61.1
+	github.com/cockroachdb/datadriven v1.0.3
+	github.com/segmentio/kafka-go v0.4.51
+	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
 )
 
 require (

@@ -2,16 +2,18 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/strait-io/strait/bench/limits"
-	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 // commonFlags are the flags of every workload: where to run, the producer
@@ -22,7 +24,6 @@ type commonFlags struct {
 	targetCmd  string
 	brokerPID  int
 	peer       string
-	peerProc   bool
 	peerExec   string
 	peerNodes  int
 	tls        bool
@@ -63,8 +64,7 @@ func (c *commonFlags) registerTargets(fs *flag.FlagSet) {
 	fs.StringVar(&c.targetCmd, "target-cmd", "", "start the target with this command line (split on spaces) and measure it")
 	fs.IntVar(&c.brokerPID, "broker-pid", 0, "pid of the --target broker, to measure its CPU and memory from /proc")
 	fs.StringVar(&c.peer, "peer", "", `"kfake": run the same workload against franz-go's kfake too`)
-	fs.BoolVar(&c.peerProc, "peer-process", true, "run kfake in a child process, measured like the target (false: in this process, unmeasured)")
-	fs.StringVar(&c.peerExec, "peer-exec", "", `command line reaching "strait bench" for the kfake child (default: this executable + " bench")`)
+	fs.StringVar(&c.peerExec, "peer-exec", "", `command line of the kfake child, the kfake-serve program (default: kfake-serve beside this executable, else on PATH; make bench builds bin/kfake-serve)`)
 	fs.IntVar(&c.peerNodes, "peer-brokers", 1, "kfake brokers")
 	fs.BoolVar(&c.tls, "tls", false, "reach the brokers over TLS: a CA and a broker certificate made for the run, kfake listening with TLS, "+
 		"--target-cmd given --set ssl.keystore.*/ssl.truststore.* (PEM) for its SSL listener")
@@ -243,7 +243,7 @@ func (c *commonFlags) execute(ctx context.Context, cmd string, fs *flag.FlagSet,
 func (c *commonFlags) describe(fs *flag.FlagSet) string {
 	skip := map[string]bool{
 		"target": true, "target-name": true, "target-cmd": true, "broker-pid": true,
-		"peer": true, "peer-process": true, "peer-exec": true, "peer-brokers": true,
+		"peer": true, "peer-exec": true, "peer-brokers": true,
 		"json": true, "quiet": true, "limits": true, "limits-dir": true, "limits-time": true,
 		"serve-cmd": true, "data-dir": true, "keep-data": true,
 	}
@@ -298,26 +298,32 @@ func (c *commonFlags) startKfake(ctx context.Context, stderr io.Writer) (b *Brok
 			}
 		}()
 	}
-	if !c.peerProc {
-		var opts []kfake.Opt
-		if m := c.tlsFiles; m != nil {
-			tc, err := serverTLS(m.keystore)
-			if err != nil {
-				return nil, err
-			}
-			opts = append(opts, kfake.TLS(tc))
-		}
-		return StartKfakeInProcess(c.peerNodes, opts...)
-	}
 	argv := strings.Fields(c.peerExec)
 	if len(argv) == 0 {
-		exe, err := os.Executable()
+		exe, err := kfakeServeProgram()
 		if err != nil {
-			return nil, fmt.Errorf("bench: find this executable for kfake-serve: %w", err)
+			return nil, err
 		}
-		argv = []string{exe, "bench"}
+		argv = []string{exe}
 	}
 	return StartKfakeProcess(ctx, argv, c.peerNodes, stderr, serveArgs...)
+}
+
+// kfakeServeProgram finds the kfake-serve program: beside this executable
+// (bin/kfake-serve next to bin/strait, as make bench builds them), else on
+// PATH.
+func kfakeServeProgram() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "kfake-serve")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath("kfake-serve"); err == nil {
+		return p, nil
+	}
+	return "", errors.New(`bench: --peer kfake: no kfake-serve program beside this executable or on PATH; ` +
+		`build it with "make bench-peer" (go build -o bin/kfake-serve ./bench/cmd/kfake-serve) or give --peer-exec`)
 }
 
 // fetchFlags are the consumer settings of consume and e2e.

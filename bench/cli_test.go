@@ -56,7 +56,7 @@ func TestCLIFlagErrors(t *testing.T) {
 
 func TestCLIHelp(t *testing.T) {
 	code, stdout, _ := runMain(t, "produce", "-h")
-	if code != 0 || !strings.Contains(stdout, "-record-size") || !strings.Contains(stdout, "-peer-process") {
+	if code != 0 || !strings.Contains(stdout, "-record-size") || !strings.Contains(stdout, "-peer-exec") {
 		t.Fatalf("produce -h: exit %d, stdout %q", code, stdout)
 	}
 	if strings.Contains(runHelp(t), "kfake-serve") {
@@ -69,10 +69,21 @@ func runHelp(t *testing.T) string {
 	return stdout
 }
 
-// TestCLIProduceJSON runs produce against an in-process kfake and checks
-// the JSON report.
+// TestCLIPeerProgramMissing: kfake is not in the strait binary; without
+// the kfake-serve program beside it or on PATH, --peer kfake says how to
+// build it instead of failing obscurely.
+func TestCLIPeerProgramMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	code, stdout, stderr := runMain(t, "produce", "--peer", "kfake", "--records", "10", "--limits=false", "--quiet")
+	if code == 0 || !strings.Contains(stdout, "no kfake-serve program") || !strings.Contains(stdout, "make bench-peer") {
+		t.Fatalf("exit %d, stdout %q stderr %q: want a failure saying how to build kfake-serve", code, stdout, stderr)
+	}
+}
+
+// TestCLIProduceJSON runs produce against a kfake child and checks the
+// JSON report.
 func TestCLIProduceJSON(t *testing.T) {
-	code, stdout, stderr := runMain(t, "produce", "--peer", "kfake", "--peer-process=false",
+	code, stdout, stderr := runMain(t, "produce", "--peer", "kfake", "--peer-exec", os.Args[0]+" kfake-serve",
 		"--records", "300", "--partitions", "2", "--limits=false", "--quiet", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -98,7 +109,7 @@ func TestCLIProduceJSON(t *testing.T) {
 func TestCLISideBySide(t *testing.T) {
 	target := startKfake(t)
 	code, stdout, stderr := runMain(t, "consume", "--target", target.Addrs[0], "--target-name", "stand-in",
-		"--peer", "kfake", "--peer-exec", os.Args[0],
+		"--peer", "kfake", "--peer-exec", os.Args[0]+" kfake-serve",
 		"--bytes", "512KiB", "--tail-duration", "600ms", "--tail-rate", "1000",
 		"--limits-time", "50ms", "--limits-dir", t.TempDir())
 	if code != 0 {
@@ -137,7 +148,7 @@ func TestCLISideBySide(t *testing.T) {
 }
 
 func TestCLIE2E(t *testing.T) {
-	code, stdout, stderr := runMain(t, "e2e", "--peer", "kfake", "--peer-process=false",
+	code, stdout, stderr := runMain(t, "e2e", "--peer", "kfake", "--peer-exec", os.Args[0]+" kfake-serve",
 		"--rate", "1000", "--records", "200", "--limits=false", "--quiet", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -48,7 +48,8 @@
 // Broker cost (CPU seconds per GiB, resident memory) is read from
 // /proc/<pid>, so it is only known for a broker running as a separate
 // process: a --broker-pid, a --target-cmd child, kfake started as a child
-// with the hidden `kfake-serve` subcommand (the default for --peer kfake),
+// (the kfake-serve program of bench/cmd/kfake-serve, kept out of the strait
+// binary so that a test broker does not ship in it: package kfakepeer),
 // or each node of `strait bench cluster` (Result.NodeCosts).
 // Timings are measured here and printed; no test asserts one (DESIGN.md §5).
 package bench

@@ -69,9 +69,6 @@ func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return cmdLimits(ctx, args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(ctx, args[1:], stdout, stderr)
-	case "kfake-serve":
-		// Hidden: the child process of --peer kfake.
-		return cmdKfakeServe(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -253,26 +250,6 @@ func cmdLimits(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "strait bench limits: %v\n", err)
-		return 1
-	}
-	return 0
-}
-
-func cmdKfakeServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("strait bench kfake-serve", flag.ContinueOnError)
-	port := fs.Int("port", 0, "first port to listen on (0: random)")
-	brokers := fs.Int("brokers", 1, "kfake brokers")
-	watch := fs.Bool("exit-on-stdin-eof", false, "exit when stdin closes (set by the parent bench)")
-	keystore := fs.String("tls-keystore", "", "listen with TLS: a PEM file of the private key and certificate chain (set by the parent bench's --tls)")
-	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
-		return code
-	}
-	if *brokers < 1 {
-		fmt.Fprintf(stderr, "%s: --brokers %d < 1\n", fs.Name(), *brokers)
-		return 2
-	}
-	if err := serveKfake(ctx, *port, *brokers, *keystore, *watch, stdout); err != nil {
-		fmt.Fprintf(stderr, "strait bench kfake-serve: %v\n", err)
 		return 1
 	}
 	return 0

@@ -8,13 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 // Broker is a broker a workload runs against, possibly one this process
@@ -42,35 +39,27 @@ func (b *Broker) Close() error {
 	return stop()
 }
 
-// StartKfakeInProcess starts franz-go's kfake inside this process with
-// brokers nodes on random loopback ports, and opts (kfake.TLS). Its PID is
-// 0: its CPU is this process's.
-func StartKfakeInProcess(brokers int, opts ...kfake.Opt) (*Broker, error) {
-	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(brokers)}, opts...)...)
-	if err != nil {
-		return nil, fmt.Errorf("bench: start kfake: %w", err)
-	}
-	return &Broker{Label: "kfake", Addrs: c.ListenAddrs(), stop: func() error { c.Close(); return nil }}, nil
-}
-
-// listenPrefix starts the line kfake-serve prints once it listens.
-const listenPrefix = "kfake-serve listening on "
+// kfakeListenPrefix starts the line kfake-serve prints once it listens:
+// kfakepeer.ListenPrefix, spelled again here because importing kfakepeer
+// would pull kfake into the strait binary (TestKfakeListenPrefix keeps the
+// two equal).
+const kfakeListenPrefix = "kfake-serve listening on "
 
 // childStopWait is how long a child gets to exit after SIGTERM before it is
 // killed.
 const childStopWait = 5 * time.Second
 
-// StartKfakeProcess starts kfake in a child process, running the hidden
-// subcommand `kfake-serve` through argv (the command line that reaches
-// Main: ["/path/to/strait", "bench"] for the strait binary), so that its
-// CPU and memory are measured from /proc exactly as a strait broker's are.
+// StartKfakeProcess starts kfake in a child process, the kfake-serve
+// program run through argv (["/path/to/kfake-serve"]; see package
+// kfakepeer), so that its CPU and memory are measured from /proc exactly
+// as a strait broker's are.
 // The child exits when its stdin closes, so it dies with this process.
 // serveArgs are more flags of kfake-serve (--tls-keystore F).
 func StartKfakeProcess(ctx context.Context, argv []string, brokers int, stderr io.Writer, serveArgs ...string) (*Broker, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("bench: no command to start kfake-serve with")
 	}
-	args := append(append([]string(nil), argv[1:]...), "kfake-serve", "--brokers", fmt.Sprint(brokers), "--exit-on-stdin-eof")
+	args := append(append([]string(nil), argv[1:]...), "--brokers", fmt.Sprint(brokers), "--exit-on-stdin-eof")
 	args = append(args, serveArgs...)
 	cmd := exec.Command(argv[0], args...)
 	cmd.Stderr = stderr
@@ -93,7 +82,7 @@ func StartKfakeProcess(ctx context.Context, argv []string, brokers int, stderr i
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), listenPrefix); ok {
+			if a, ok := strings.CutPrefix(sc.Text(), kfakeListenPrefix); ok {
 				lines <- a
 				break
 			}
@@ -185,43 +174,4 @@ func stopChild(cmd *exec.Cmd, stdin io.Closer) func() error {
 		}
 		return nil
 	}
-}
-
-// serveKfake is the hidden `kfake-serve` subcommand: kfake until ctx ends
-// or, with watchStdin, until stdin closes. With a keystore (a PEM file of
-// key and chain) it listens with TLS.
-func serveKfake(ctx context.Context, port, brokers int, keystore string, watchStdin bool, stdout io.Writer) error {
-	opts := []kfake.Opt{kfake.NumBrokers(brokers)}
-	if keystore != "" {
-		tc, err := serverTLS(keystore)
-		if err != nil {
-			return err
-		}
-		opts = append(opts, kfake.TLS(tc))
-	}
-	if port != 0 {
-		ports := make([]int, brokers)
-		for i := range ports {
-			ports[i] = port + i
-		}
-		opts = append(opts, kfake.Ports(ports...))
-	}
-	c, err := kfake.NewCluster(opts...)
-	if err != nil {
-		return fmt.Errorf("bench: kfake: %w", err)
-	}
-	defer c.Close()
-	fmt.Fprintf(stdout, "%s%s\n", listenPrefix, strings.Join(c.ListenAddrs(), ","))
-	eof := make(chan struct{})
-	if watchStdin {
-		go func() {
-			_, _ = io.Copy(io.Discard, os.Stdin)
-			close(eof)
-		}()
-	}
-	select {
-	case <-ctx.Done():
-	case <-eof:
-	}
-	return nil
 }

@@ -106,7 +106,7 @@ func TestCLIProduceTransactionalOnStrait(t *testing.T) {
 	serve := fmt.Sprintf("%s serve --set log.dirs=%s --set listeners=PLAINTEXT://%s,CONTROLLER://127.0.0.1:%d --set controller.quorum.voters=1@127.0.0.1:%d --set metrics.listener=",
 		os.Args[0], t.TempDir(), addr, ports[1], ports[1])
 	code, stdout, stderr := runMain(t, "produce", "--target", addr, "--target-cmd", serve,
-		"--peer", "kfake", "--peer-process=false", "--transactional", "--txn-records", "50",
+		"--peer", "kfake", "--peer-exec", os.Args[0]+" kfake-serve", "--transactional", "--txn-records", "50",
 		"--records", "400", "--partitions", "2", "--limits=false", "--quiet", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, tail(stderr, 4000))
@@ -141,7 +141,7 @@ func tail(s string, n int) string {
 }
 
 func TestCLIProduceTransactionalText(t *testing.T) {
-	code, stdout, stderr := runMain(t, "produce", "--peer", "kfake", "--peer-process=false", "--transactional",
+	code, stdout, stderr := runMain(t, "produce", "--peer", "kfake", "--peer-exec", os.Args[0]+" kfake-serve", "--transactional",
 		"--records", "200", "--partitions", "2", "--limits=false", "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -144,21 +144,3 @@ func (m *tlsMaterial) close() error {
 	}
 	return os.RemoveAll(m.dir)
 }
-
-// serverTLS is the server side of a PEM keystore (key and chain in one
-// file) for kfake: TLS 1.2 and 1.3 as Strait's SSL listener serves, with
-// Go's default cipher suites, so both peers negotiate the same cipher.
-func serverTLS(keystore string) (*tls.Config, error) {
-	b, err := os.ReadFile(keystore)
-	if err != nil {
-		return nil, fmt.Errorf("bench: tls: %w", err)
-	}
-	// X509KeyPair takes the CERTIFICATE blocks of its first argument and
-	// the key block of its second, skipping the rest: one file serves as
-	// both.
-	cert, err := tls.X509KeyPair(b, b)
-	if err != nil {
-		return nil, fmt.Errorf("bench: tls: %s: %w", keystore, err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
-}

@@ -38,7 +38,7 @@ func TestCLITLSOnStraitAndKfake(t *testing.T) {
 				cmd = "consume"
 			}
 			args := append([]string{cmd, "--tls", "--target", addr, "--target-cmd", serve,
-				"--peer", "kfake", "--peer-exec", os.Args[0],
+				"--peer", "kfake", "--peer-exec", os.Args[0] + " kfake-serve",
 				"--partitions", "2", "--limits=false", "--quiet", "--json"}, tc.args...)
 			code, stdout, stderr := runMain(t, args...)
 			if code != 0 {

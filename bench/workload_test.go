@@ -9,17 +9,19 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strait-io/strait/bench/kfakepeer"
 )
 
 // startKfake starts an in-process kfake closed at the end of the test.
 func startKfake(t *testing.T) *Broker {
 	t.Helper()
-	b, err := StartKfakeInProcess(1)
+	c, err := kfakepeer.Start(1, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = b.Close() })
-	return b
+	t.Cleanup(c.Close)
+	return &Broker{Label: "kfake", Addrs: c.Addrs}
 }
 
 func testProducer(b *Broker, topic string) ProducerConfig {
@@ -213,11 +215,17 @@ func TestProduceConfigErrors(t *testing.T) {
 	}
 }
 
+func TestKfakeListenPrefix(t *testing.T) {
+	if kfakeListenPrefix != kfakepeer.ListenPrefix {
+		t.Fatalf("bench reads %q, kfake-serve prints %q", kfakeListenPrefix, kfakepeer.ListenPrefix)
+	}
+}
+
 // TestKfakeChildProcess runs kfake as a child (this test binary, through
 // TestMain) and checks its cost is measured and it is gone after Close.
 func TestKfakeChildProcess(t *testing.T) {
 	ctx := ctxT(t)
-	b, err := StartKfakeProcess(ctx, []string{os.Args[0]}, 1, os.Stderr)
+	b, err := StartKfakeProcess(ctx, []string{os.Args[0], "kfake-serve"}, 1, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func (n *Node) mirrorManagerConfig() manager.Config {
 		NodeID:       cfg.NodeID,
 		ClusterID:    n.clusterID,
 		Image:        n.quorum.Image,
-		Destination:  n.replicas,
+		Destination:  mirrorDestination{n.replicas},
 		States:       mirrorStateStore{n},
 		Controller:   mirrorController{n},
 		Retry: partition.Config{

@@ -18,14 +18,14 @@ import (
 )
 
 // offsetsTopic is Kafka's consumer offsets topic.
-const offsetsTopic = "__consumer_offsets"
+const offsetsTopic = raftmeta.ConsumerOffsetsTopic
 
 // services wires the protocol handlers to the node's components.
 func (n *Node) services() wire.Services {
 	svc := wire.Services{
 		Cluster:      clusterView{n},
 		Topics:       topicPolicy{autoCreate: n.cfg.AutoCreateTopicsEnable},
-		Replicas:     n.replicas,
+		Replicas:     replicaService{n.replicas},
 		Admin:        admin{n},
 		Groups:       groupsAndTransactions{GroupCoordinator: n.groups, txns: n.txns, shares: n.shares},
 		Producers:    producerIDsService{groups: n.groups, txns: n.txns},
@@ -59,11 +59,9 @@ func (c clusterView) CatchUpMetadata(ctx context.Context) bool { return c.n.quor
 // auto.create.topics.enable.
 type topicPolicy struct{ autoCreate bool }
 
-// IsInternalTopic reports Kafka's internal topics (Topic.isInternal): the
-// coordinators' state topics, KIP-932's __share_group_state with them.
-func (topicPolicy) IsInternalTopic(name string) bool {
-	return name == offsetsTopic || name == "__transaction_state" || name == "__share_group_state"
-}
+// IsInternalTopic reports Kafka's internal topics (Topic.isInternal;
+// raftmeta's one list of them).
+func (topicPolicy) IsInternalTopic(name string) bool { return raftmeta.IsInternalTopic(name) }
 
 // AutoCreatesTopic: with auto.create.topics.enable on, Metadata creates a
 // missing topic whose name is valid and not internal; the coordinators

@@ -14,7 +14,7 @@ import (
 
 // OffsetsTopic is the internal topic holding committed offsets and group
 // metadata (Kafka's Topic.GROUP_METADATA_TOPIC_NAME).
-const OffsetsTopic = "__consumer_offsets"
+const OffsetsTopic = raftmeta.ConsumerOffsetsTopic
 
 // OffsetsLog is how the coordinator reads and writes its partitions of
 // __consumer_offsets. The broker adapts replication's ReplicaManager to it.

@@ -1,10 +1,9 @@
 package coordinator
 
 import (
-	"context"
-	"errors"
-
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strait-io/strait/coordinator/runtime"
 )
 
 // Error codes used throughout, by their Kafka names.
@@ -38,36 +37,6 @@ var (
 	unsupportedVersion        = kerr.UnsupportedVersion.Code
 )
 
-// appendErrorCode maps a failed append to the error the client gets
-// (CoordinatorOperationExceptionHelper.handleOperationException and
-// GroupMetadataManager.appendGroupMetadataErrorToResponseError): errors a
-// client would not retry correctly become coordinator errors, which make
-// it look the coordinator up again.
-func appendErrorCode(err error) int16 {
-	if err == nil {
-		return 0
-	}
-	var ke *kerr.Error
-	if !errors.As(err, &ke) {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return coordinatorNotAvailable
-		}
-		return unknownServerError
-	}
-	switch ke {
-	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
-		return coordinatorNotAvailable
-	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
-		return notCoordinator
-	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
-		return unknownServerError
-	case kerr.NetworkException:
-		return coordinatorLoadInProgress
-	}
-	return ke.Code
-}
-
-// AppendErrorCode is appendErrorCode for the other coordinators over
-// coordinator/runtime (the share coordinator), which map their failed
-// appends the same way.
-func AppendErrorCode(err error) int16 { return appendErrorCode(err) }
+// appendErrorCode maps a failed append to the error the client gets: the
+// mapping every coordinator over coordinator/runtime shares.
+func appendErrorCode(err error) int16 { return runtime.AppendErrorCode(err) }

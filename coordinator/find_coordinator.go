@@ -7,7 +7,7 @@ import (
 
 	"github.com/strait-io/strait/raftmeta"
 
-	"github.com/strait-io/strait/wire/reqctx"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 )
 
 // Coordinator key types (CoordinatorType).

@@ -14,9 +14,9 @@ import (
 
 	"github.com/strait-io/strait/coordinator/runtime/runtimetest"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 	"github.com/strait-io/strait/storage/clock"
 	"github.com/strait-io/strait/storage/record"
-	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // memLog is an in-memory OffsetsLog: each partition is a list of batches

@@ -71,16 +71,6 @@ func mirrorStateError(err error) *kerr.Error {
 	return kerr.UnknownServerError
 }
 
-// internalTopics cannot be mirrored: a mirror topic is read-only, and
-// these belong to the destination cluster itself.
-var internalTopics = map[string]bool{
-	ClusterMetadataTopic:  true,
-	MirrorStateTopic:      true,
-	"__consumer_offsets":  true,
-	"__transaction_state": true,
-	"__share_group_state": true,
-}
-
 // topicOutcome is one topic of a Start/Stop/Pause/Resume answer.
 type topicOutcome struct {
 	name string
@@ -434,7 +424,7 @@ func (c *mirrorControl) StartMirrorTopics(ctx context.Context, req *mirrormsg.St
 // make its destination topic a mirror topic of mirror.
 func (c *mirrorControl) startMirrorTopic(img *Image, mirror string, st *mirrormsg.StartMirrorTopicsRequestSourceTopic, created map[string]string) ([]Record, *apiError) {
 	name, id := st.Name, Uuid(st.TopicID)
-	if internalTopics[name] {
+	if IsUnmirrorable(name) {
 		return nil, errorf(kerr.InvalidTopicException, "Internal topic '%s' cannot be mirrored.", name)
 	}
 	if err := ValidateTopicName(name); err != nil {

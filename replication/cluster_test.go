@@ -21,6 +21,7 @@ import (
 	"github.com/strait-io/strait/storage/clock"
 	"github.com/strait-io/strait/storage/vfs"
 	"github.com/strait-io/strait/wire"
+	"github.com/strait-io/strait/wire/kclient"
 )
 
 // wireCluster is n ReplicaManagers, each behind its own wire.Server on
@@ -44,6 +45,22 @@ type wireNode struct {
 	rm     *ReplicaManager
 	srv    *wire.Server
 	dialer *cuttableDialer
+}
+
+// wireReplicas serves a ReplicaManager as wire.ReplicaService, as
+// broker/'s replicaService does.
+type wireReplicas struct{ *ReplicaManager }
+
+func (s wireReplicas) Fetch(ctx context.Context, req *kmsg.FetchRequest) *wire.FetchResult {
+	return (*wire.FetchResult)(s.ReplicaManager.Fetch(ctx, req))
+}
+
+// kclientLeader connects followers to leaders with wire/kclient through
+// dial (nil: net.Dialer), as broker/ does.
+func kclientLeader(dial kclient.Dialer) func(LeaderConnConfig) LeaderConn {
+	return func(c LeaderConnConfig) LeaderConn {
+		return kclient.New(kclient.Config{Addr: c.Addr, ClientID: c.ClientID, Timeout: c.Timeout, Dialer: dial, ReuseResponseBuffer: true})
+	}
 }
 
 // cuttableDialer dials through net.Dialer until cut, which also closes
@@ -111,14 +128,14 @@ func newWireCluster(t *testing.T, n int, lagMs int64) *wireCluster {
 		node := &wireNode{id: id, logs: logs, dialer: &cuttableDialer{}}
 		epoch := int64(100 + id)
 		node.rm, err = NewReplicaManager(Config{NodeID: id, Logs: logs, Clock: clock.Real{}, Logger: logger,
-			ControllerChannel: c, BrokerEpoch: func() int64 { return epoch }, Dialer: node.dialer.dial,
+			ControllerChannel: c, BrokerEpoch: func() int64 { return epoch }, DialLeader: kclientLeader(node.dialer.dial),
 			ReplicaLagTimeMaxMs: lagMs, ReplicaFetchWaitMaxMs: 50, ReplicaFetchBackoffMs: 20, AlterPartitionRetryBackoffMs: 10,
 			MinInsyncReplicasFor: func(string, *raftmeta.Image) int32 { return 2 }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		node.srv = wire.NewServer(wire.Config{Listeners: []wire.Listener{{Name: "PLAINTEXT", Host: "127.0.0.1"}}, EventLoops: 1},
-			wire.Services{Replicas: node.rm, Cluster: clusterView{id, c}}, logger, nil)
+			wire.Services{Replicas: wireReplicas{node.rm}, Cluster: clusterView{id, c}}, logger, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if err := node.srv.Start(ctx); err != nil {
 			t.Fatal(err)
@@ -264,7 +281,7 @@ func readAll(t *testing.T, l *storage.Log) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := &wire.FetchResult{Resp: &kmsg.FetchResponse{Topics: []kmsg.FetchResponseTopic{{Partitions: []kmsg.FetchResponseTopicPartition{{}}}}},
+		res := &FetchResult{Resp: &kmsg.FetchResponse{Topics: []kmsg.FetchResponseTopic{{Partitions: []kmsg.FetchResponseTopicPartition{{}}}}},
 			Slices: [][]storage.FileSlice{{info.Records}}}
 		parts := decodeFetch(t, res)
 		if len(parts[0].offsets) == 0 {

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/replication/fetcher"
@@ -127,15 +125,15 @@ type Config struct {
 	// InterBrokerListener is inter.broker.listener.name: followers connect
 	// to the leader's endpoint of this listener (default PLAINTEXT).
 	InterBrokerListener string
-	// Dialer dials leaders for the followers' fetchers (nil: net.Dialer);
-	// tests inject faults with it.
-	Dialer func(ctx context.Context, network, host string) (net.Conn, error)
-	// SASL logs the followers' fetchers in to a SASL_* inter-broker
-	// listener (franz-go's mechanism, driven by kclient); nil: none.
-	SASL sasl.Mechanism
+	// DialLeader opens a follower fetcher's connection to a leader's
+	// inter-broker endpoint (broker/ passes wire/kclient with the
+	// inter-broker listener's dialer and SASL login; replication may not
+	// import wire). Nil with NewLeaderEndPoint nil: followers cannot
+	// fetch (errNoDialLeader).
+	DialLeader func(LeaderConnConfig) LeaderConn
 	// NewLeaderEndPoint overrides how a follower reaches a leader (tests
-	// and simulations); nil opens a blocking connection (wire/kclient)
-	// to the leader's inter-broker endpoint.
+	// and simulations); nil opens a blocking connection (DialLeader) to
+	// the leader's inter-broker endpoint.
 	NewLeaderEndPoint func(leader fetcher.BrokerEndPoint) (fetcher.LeaderEndPoint, error)
 	// Scheduler runs AlterPartition sends off the request path; nil runs
 	// each in a goroutine. A simulation queues them to run when it likes.

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/storage"
 )
 
@@ -46,7 +47,7 @@ func (r *ReplicaManager) DeleteRecords(ctx context.Context, req *kmsg.DeleteReco
 			*sp = kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			p, err := r.getPartitionOrError(storage.TopicPartition{Topic: t.Topic, Partition: rp.Partition}, img)
-			if err == nil && IsInternalTopic(t.Topic) {
+			if err == nil && raftmeta.IsInternalTopic(t.Topic) {
 				err = kerr.InvalidTopicException
 			}
 			var target int64

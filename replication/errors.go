@@ -34,14 +34,3 @@ func errorCode(err error) int16 {
 	}
 	return kerr.UnknownServerError.Code
 }
-
-// internalTopics are the topics clients may not produce to or delete
-// records from (Kafka's Topic.isInternal).
-var internalTopics = map[string]bool{
-	"__consumer_offsets":  true,
-	"__transaction_state": true,
-	"__share_group_state": true,
-}
-
-// IsInternalTopic reports whether topic is one of Kafka's internal topics.
-func IsInternalTopic(topic string) bool { return internalTopics[topic] }

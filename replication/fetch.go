@@ -8,9 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 	"github.com/strait-io/strait/storage"
-	"github.com/strait-io/strait/wire"
-	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // Fetch: v4-18 (the wire layer gates versions)
@@ -102,9 +101,9 @@ func (r *ReplicaManager) fetchParams(req *kmsg.FetchRequest) fetchParams {
 }
 
 // Fetch answers a Fetch request, waiting up to MaxWaitMillis for MinBytes.
-func (r *ReplicaManager) Fetch(ctx context.Context, req *kmsg.FetchRequest) *wire.FetchResult {
+func (r *ReplicaManager) Fetch(ctx context.Context, req *kmsg.FetchRequest) *FetchResult {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	out := &wire.FetchResult{Resp: resp}
+	out := &FetchResult{Resp: resp}
 	img := r.currentImage()
 	params := r.fetchParams(req)
 	parts, forget := requestPartitions(req, img)
@@ -236,7 +235,7 @@ func newSessionKey(usesIDs bool, id [16]byte, topic string, partition int32) ses
 // buildFetchResponse lays the entries out as response topics, consecutive
 // partitions of one topic sharing an entry (Kafka's FetchResponse.of), and
 // puts each partition's data in the matching Slices cell.
-func (r *ReplicaManager) buildFetchResponse(out *wire.FetchResult, params *fetchParams, entries []fetchEntry, img *raftmeta.Image, listener string) {
+func (r *ReplicaManager) buildFetchResponse(out *FetchResult, params *fetchParams, entries []fetchEntry, img *raftmeta.Image, listener string) {
 	resp := out.Resp
 	leaders := map[int32]bool{}
 	for i := range entries {

@@ -7,8 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 	"github.com/strait-io/strait/storage"
-	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // readResult is one partition's read (Kafka's LogReadResult). The offsets

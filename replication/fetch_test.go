@@ -14,7 +14,6 @@ import (
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/record"
-	"github.com/strait-io/strait/wire"
 )
 
 func TestFetchReadsData(t *testing.T) {
@@ -198,10 +197,10 @@ func TestFetchMaxBytes(t *testing.T) {
 func TestFetchLongPoll(t *testing.T) {
 	h := newHarness(t)
 	h.createTopic("t", topicSpec{partitions: 2})
-	poll := func(ctx context.Context, maxWait int32, minBytes int32) (chan *wire.FetchResult, time.Time) {
+	poll := func(ctx context.Context, maxWait int32, minBytes int32) (chan *FetchResult, time.Time) {
 		req := fetchReq(12, fp("t", 0, 0), fp("t", 1, 0))
 		req.MaxWaitMillis, req.MinBytes = maxWait, minBytes
-		ch := make(chan *wire.FetchResult, 1)
+		ch := make(chan *FetchResult, 1)
 		start := time.Now()
 		go func() { ch <- h.rm.Fetch(ctx, req) }()
 		return ch, start
@@ -261,12 +260,12 @@ func TestFetchLongPoll(t *testing.T) {
 
 	// Leadership moving away answers at once: a client that knows the
 	// epoch is fenced (with the new leader, v12+)...
-	pollEpoch := func(version int16) chan *wire.FetchResult {
+	pollEpoch := func(version int16) chan *FetchResult {
 		p := fp("t", 0, 1)
 		p.currentEpoch = h.partition("t", 0).LeaderEpoch()
 		req := fetchReq(version, p)
 		req.MaxWaitMillis, req.MinBytes = 20000, 1<<20
-		ch := make(chan *wire.FetchResult, 1)
+		ch := make(chan *FetchResult, 1)
 		go func() { ch <- h.rm.Fetch(context.Background(), req) }()
 		return ch
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/strait-io/strait/wire"
 )
 
 // TestFollowerFetchNudgedByNewPartition: a follower's long poll on the
@@ -25,11 +23,11 @@ func TestFollowerFetchNudgedByNewPartition(t *testing.T) {
 		}
 	}
 	follow("old", 0)
-	poll := func() (chan *wire.FetchResult, context.CancelFunc) {
+	poll := func() (chan *FetchResult, context.CancelFunc) {
 		req := fetchReq(12, fp("old", 0, 1))
 		req.ReplicaID, req.MaxWaitMillis, req.MinBytes = 2, 20000, 1
 		ctx, cancel := context.WithCancel(context.Background())
-		ch := make(chan *wire.FetchResult, 1)
+		ch := make(chan *FetchResult, 1)
 		go func() { ch <- h.rm.Fetch(ctx, req) }()
 		time.Sleep(20 * time.Millisecond)
 		select {

@@ -16,7 +16,6 @@ import (
 	"github.com/strait-io/strait/storage/clock"
 	"github.com/strait-io/strait/storage/record"
 	"github.com/strait-io/strait/storage/vfs"
-	"github.com/strait-io/strait/wire"
 )
 
 const localNode = int32(1)
@@ -62,7 +61,7 @@ func (h *harness) open(opts ...harnessOption) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	cfg := Config{NodeID: localNode, Logs: logs, Clock: h.clock, Metrics: h.metrics,
+	cfg := Config{NodeID: localNode, Logs: logs, Clock: h.clock, Metrics: h.metrics, DialLeader: kclientLeader(nil),
 		MinInsyncReplicasFor: func(topic string, img *raftmeta.Image) int32 {
 			if v, ok := img.TopicConfig(topic)["min.insync.replicas"]; ok {
 				var n int32
@@ -289,7 +288,7 @@ func fetchReq(version int16, parts ...fetchPart) *kmsg.FetchRequest {
 	return req
 }
 
-func (h *harness) fetch(req *kmsg.FetchRequest) *wire.FetchResult {
+func (h *harness) fetch(req *kmsg.FetchRequest) *FetchResult {
 	h.t.Helper()
 	return h.rm.Fetch(context.Background(), req)
 }
@@ -305,7 +304,7 @@ type fetchedPartition struct {
 
 // decodeFetch checks the result's shape (Records nil, one slice per
 // partition) and decodes every partition's data.
-func decodeFetch(t *testing.T, res *wire.FetchResult) []fetchedPartition {
+func decodeFetch(t *testing.T, res *FetchResult) []fetchedPartition {
 	t.Helper()
 	if len(res.Slices) != len(res.Resp.Topics) {
 		t.Fatalf("%d slice rows for %d topics", len(res.Slices), len(res.Resp.Topics))

@@ -14,11 +14,10 @@ import (
 	"github.com/strait-io/strait/replication/fetcher"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/clock"
-	"github.com/strait-io/strait/wire"
 )
 
 // ReplicaManager owns the local replicas of this broker (Kafka's
-// ReplicaManager). It implements wire.ReplicaService.
+// ReplicaManager). broker/ serves it as wire.ReplicaService.
 type ReplicaManager struct {
 	cfg     Config
 	nodeID  int32
@@ -60,8 +59,6 @@ type ReplicaManager struct {
 	done      chan struct{}
 	wg        sync.WaitGroup
 }
-
-var _ wire.ReplicaService = (*ReplicaManager)(nil)
 
 // LeadershipListener hears that this node became (leader=true) or stopped
 // being (leader=false) the leader of tp, or leads it in a new epoch.

@@ -8,8 +8,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/strait-io/strait/wire"
 )
 
 // TestUnknownTopicWaitsForTheDeltaBeingApplied: a produce or fetch naming
@@ -21,7 +19,7 @@ func TestUnknownTopicWaitsForTheDeltaBeingApplied(t *testing.T) {
 	end := h.rm.beginApplying() // a delta is being applied
 	produced := make(chan kmsg.ProduceResponseTopicPartition, 1)
 	go func() { produced <- h.produce(1, "late", 0, h.batch("x", 1)) }()
-	fetched := make(chan *wire.FetchResult, 1)
+	fetched := make(chan *FetchResult, 1)
 	go func() { fetched <- h.rm.Fetch(context.Background(), fetchReq(12, fp("late", 0, 0))) }()
 	select {
 	case <-produced:

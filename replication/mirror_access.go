@@ -5,10 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/storage"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // Read-only mirror topics (KIP-1279): a topic whose mirror.name is set is
@@ -21,19 +19,33 @@ import (
 // the machine decided. Fetch, ListOffsets, OffsetForLeaderEpoch and the
 // coordinators' appends are not affected.
 
+// MirrorAccess is the write access the mirror partition's machine set for
+// a partition in one leader epoch (mirror/partition.Access, which broker/
+// translates: replication may not import mirror).
+type MirrorAccess int8
+
+const (
+	// MirrorAccessUnknown: not decided in the current leader epoch.
+	MirrorAccessUnknown MirrorAccess = iota
+	// MirrorAccessReadOnly: client writes fail with READ_ONLY_TOPIC.
+	MirrorAccessReadOnly
+	// MirrorAccessWritable: client writes are accepted.
+	MirrorAccessWritable
+)
+
 // mirrorAccess is the access the mirror set for one leader epoch.
 type mirrorAccess struct {
 	leaderEpoch int32
-	access      partition.Access
+	access      MirrorAccess
 }
 
-// SetMirrorAccess sets tp's write access for leaderEpoch (the
-// mirror/manager.Destination method). A call for another leader epoch than
+// SetMirrorAccess sets tp's write access for leaderEpoch (broker/ serves
+// it as the mirror/manager.Destination method). A call for another leader epoch than
 // the partition's current one, or for a partition that is not local, is
 // ignored and returns false. It takes the partition's lock exclusively:
 // once it returns, no client append that passed an older access check is
 // still in flight.
-func (r *ReplicaManager) SetMirrorAccess(tp storage.TopicPartition, leaderEpoch int32, a partition.Access) bool {
+func (r *ReplicaManager) SetMirrorAccess(tp storage.TopicPartition, leaderEpoch int32, a MirrorAccess) bool {
 	p, ok := r.Partition(tp)
 	if !ok {
 		return false
@@ -48,12 +60,12 @@ func (r *ReplicaManager) SetMirrorAccess(tp storage.TopicPartition, leaderEpoch 
 }
 
 // mirrorAccessIn is the access set for st's leader epoch: a new leader
-// epoch starts with AccessUnknown.
-func (p *Partition) mirrorAccessIn(st *partitionState) partition.Access {
+// epoch starts with MirrorAccessUnknown.
+func (p *Partition) mirrorAccessIn(st *partitionState) MirrorAccess {
 	if a := p.mirrorAccess.Load(); a != nil && a.leaderEpoch == st.leaderEpoch {
 		return a.access
 	}
-	return partition.AccessUnknown
+	return MirrorAccessUnknown
 }
 
 // checkMirrorWrite refuses a client write to a mirror topic's partition
@@ -66,9 +78,9 @@ func (p *Partition) checkMirrorWrite(img *raftmeta.Image, st *partitionState) er
 		return nil
 	}
 	switch p.mirrorAccessIn(st) {
-	case partition.AccessWritable:
+	case MirrorAccessWritable:
 		return nil
-	case partition.AccessReadOnly:
+	case MirrorAccessReadOnly:
 		return &readOnlyTopicError{topic: p.tp.Topic, mirror: mirror}
 	}
 	return fmt.Errorf("replication: %s is in mirror %q and its write access in leader epoch %d is not decided yet: %w",
@@ -85,4 +97,9 @@ func (e *readOnlyTopicError) Error() string {
 	return fmt.Sprintf("topic %s is read-only: it is a mirror topic of cluster mirror %s", e.topic, e.mirror)
 }
 
-func (e *readOnlyTopicError) Unwrap() error { return mirrormsg.ReadOnlyTopic }
+func (e *readOnlyTopicError) Unwrap() error { return readOnlyTopic }
+
+// readOnlyTopic is KIP-1279's READ_ONLY_TOPIC (134), which kerr does not
+// know. replication names it itself rather than import wire/mirrormsg,
+// whose table holds the same code (TestMirrorAccess checks they agree).
+var readOnlyTopic = &kerr.Error{Message: "READ_ONLY_TOPIC", Code: 134, Description: "The topic is read-only."}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/wire/mirrormsg"
@@ -51,11 +50,11 @@ func TestMirrorAccess(t *testing.T) {
 	undecided := want{kerr.LeaderNotAvailable.Code, ""}
 
 	check("undecided", undecided, 0, 0)
-	if h.rm.SetMirrorAccess(tp, 1, partition.AccessWritable) || h.rm.SetMirrorAccess(storage.TopicPartition{Topic: "x"}, 0, partition.AccessWritable) {
+	if h.rm.SetMirrorAccess(tp, 1, MirrorAccessWritable) || h.rm.SetMirrorAccess(storage.TopicPartition{Topic: "x"}, 0, MirrorAccessWritable) {
 		t.Fatal("SetMirrorAccess for another leader epoch or an unknown partition was taken")
 	}
 	check("other epoch ignored", undecided, 0, 0)
-	if !h.rm.SetMirrorAccess(tp, 0, partition.AccessReadOnly) {
+	if !h.rm.SetMirrorAccess(tp, 0, MirrorAccessReadOnly) {
 		t.Fatal("SetMirrorAccess for the current epoch was ignored")
 	}
 	check("read-only", readOnly, 0, 0)
@@ -72,7 +71,7 @@ func TestMirrorAccess(t *testing.T) {
 		t.Fatalf("list offsets of a read-only topic: %+v", sp)
 	}
 
-	if !h.rm.SetMirrorAccess(tp, 0, partition.AccessWritable) {
+	if !h.rm.SetMirrorAccess(tp, 0, MirrorAccessWritable) {
 		t.Fatal("SetMirrorAccess writable was ignored")
 	}
 	check("writable", want{}, 3, 3)
@@ -80,7 +79,7 @@ func TestMirrorAccess(t *testing.T) {
 	// A new leader epoch starts undecided.
 	h.changePartition("m", 0, func(pp *raftmeta.Partition) { pp.LeaderEpoch = 1 })
 	check("new epoch", undecided, 3, 3)
-	h.rm.SetMirrorAccess(tp, 1, partition.AccessReadOnly)
+	h.rm.SetMirrorAccess(tp, 1, MirrorAccessReadOnly)
 	check("read-only in the new epoch", readOnly, 3, 3)
 
 	// A stopped mirror topic keeps its mirror.name (".removed"): still the

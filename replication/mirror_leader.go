@@ -6,29 +6,24 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/strait-io/strait/mirror/manager"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/record"
 )
 
-var (
-	_ manager.Destination     = (*ReplicaManager)(nil)
-	_ manager.LeaderPartition = (*mirrorLeader)(nil)
-)
-
 // MirrorLeader returns the local partition tp as the mirror writes it
-// while this node leads it in leaderEpoch (the mirror/manager.Destination
-// method; the KIP-1279 seed's destination leader, which appends the
-// source's batches as a follower would). The error wraps
+// while this node leads it in leaderEpoch (broker/ serves it as the
+// mirror/manager.Destination method, the handle as its LeaderPartition;
+// the KIP-1279 seed's destination leader, which appends the source's
+// batches as a follower would). The error wraps
 // kerr.NotLeaderForPartition when tp is not a local replica or this node
 // does not lead it, and kerr.FencedLeaderEpoch when the partition is in
 // another leader epoch.
-func (r *ReplicaManager) MirrorLeader(tp storage.TopicPartition, leaderEpoch int32) (manager.LeaderPartition, error) {
+func (r *ReplicaManager) MirrorLeader(tp storage.TopicPartition, leaderEpoch int32) (*MirrorLeaderPartition, error) {
 	p, ok := r.Partition(tp)
 	if !ok {
 		return nil, fmt.Errorf("replication: %s is not a local replica: %w", tp, kerr.NotLeaderForPartition)
 	}
-	h := &mirrorLeader{p: p, epoch: leaderEpoch}
+	h := &MirrorLeaderPartition{p: p, epoch: leaderEpoch}
 	p.leaderIsrUpdateLock.RLock()
 	err := h.fenced(p.state.Load())
 	h.since = p.fetchSeq.Load()
@@ -39,12 +34,12 @@ func (r *ReplicaManager) MirrorLeader(tp storage.TopicPartition, leaderEpoch int
 	return h, nil
 }
 
-// mirrorLeader is a partition this node leads, bound to one leader epoch.
-// Every change takes the partition's lock and re-checks the epoch and
+// MirrorLeaderPartition is a partition this node leads, bound to one
+// leader epoch. Every change takes the partition's lock and re-checks the epoch and
 // leadership under it, so a handle that outlived its epoch changes
 // nothing; a change wakes the partition's waiters (follower and consumer
 // long polls, acks=all produces) as a produce does.
-type mirrorLeader struct {
+type MirrorLeaderPartition struct {
 	p     *Partition
 	epoch int32
 	// since is Partition.fetchSeq when the handle was created: ReplicasAt
@@ -53,7 +48,7 @@ type mirrorLeader struct {
 }
 
 // fenced says why the handle may not act on st, or nil.
-func (h *mirrorLeader) fenced(st *partitionState) error {
+func (h *MirrorLeaderPartition) fenced(st *partitionState) error {
 	p := h.p
 	switch {
 	case st.leaderEpoch != h.epoch:
@@ -66,7 +61,7 @@ func (h *mirrorLeader) fenced(st *partitionState) error {
 
 // change runs fn with the partition's lock held shared if the partition
 // is still led here in the handle's epoch, then wakes its waiters.
-func (h *mirrorLeader) change(fn func(st *partitionState) error) error {
+func (h *MirrorLeaderPartition) change(fn func(st *partitionState) error) error {
 	p := h.p
 	p.leaderIsrUpdateLock.RLock()
 	st := p.state.Load()
@@ -83,7 +78,7 @@ func (h *mirrorLeader) change(fn func(st *partitionState) error) error {
 // besides the log it lowers the followers' progress and the epoch's start
 // offset (afterLeaderTruncation), which role and ISR changes must not
 // interleave with, and no follower fetch is recorded half way.
-func (h *mirrorLeader) truncate(fn func() (bool, error)) (bool, error) {
+func (h *MirrorLeaderPartition) truncate(fn func() (bool, error)) (bool, error) {
 	p := h.p
 	p.leaderIsrUpdateLock.Lock()
 	st := p.state.Load()
@@ -100,22 +95,22 @@ func (h *mirrorLeader) truncate(fn func() (bool, error)) (bool, error) {
 	return truncated, err
 }
 
-func (h *mirrorLeader) LeaderEpoch() int32         { return h.epoch }
-func (h *mirrorLeader) TopicID() storage.TopicID   { return h.p.topicID }
-func (h *mirrorLeader) HighWatermark() int64       { return h.p.log.HighWatermark() }
-func (h *mirrorLeader) LastStableOffset() int64    { return h.p.log.LastStableOffset() }
-func (h *mirrorLeader) LogStartOffset() int64      { return h.p.log.LogStartOffset() }
-func (h *mirrorLeader) LogEndOffset() int64        { return h.p.log.LogEndOffset() }
-func (h *mirrorLeader) LatestEpoch() (int32, bool) { return h.p.log.LatestEpoch() }
-func (h *mirrorLeader) LastBatchEpoch() int32      { return lastBatchEpoch(h.p.log) }
-func (h *mirrorLeader) EndOffsetForEpoch(epoch int32) (int32, int64, bool) {
+func (h *MirrorLeaderPartition) LeaderEpoch() int32         { return h.epoch }
+func (h *MirrorLeaderPartition) TopicID() storage.TopicID   { return h.p.topicID }
+func (h *MirrorLeaderPartition) HighWatermark() int64       { return h.p.log.HighWatermark() }
+func (h *MirrorLeaderPartition) LastStableOffset() int64    { return h.p.log.LastStableOffset() }
+func (h *MirrorLeaderPartition) LogStartOffset() int64      { return h.p.log.LogStartOffset() }
+func (h *MirrorLeaderPartition) LogEndOffset() int64        { return h.p.log.LogEndOffset() }
+func (h *MirrorLeaderPartition) LatestEpoch() (int32, bool) { return h.p.log.LatestEpoch() }
+func (h *MirrorLeaderPartition) LastBatchEpoch() int32      { return lastBatchEpoch(h.p.log) }
+func (h *MirrorLeaderPartition) EndOffsetForEpoch(epoch int32) (int32, int64, bool) {
 	return h.p.log.EndOffsetForEpoch(epoch)
 }
 
 // AppendAsFollower appends the source's batches byte for byte, then
 // advances the high watermark from the ISR as a produce does (Kafka's
 // maybeIncrementLeaderHW after an append).
-func (h *mirrorLeader) AppendAsFollower(records []byte) (info storage.AppendInfo, err error) {
+func (h *MirrorLeaderPartition) AppendAsFollower(records []byte) (info storage.AppendInfo, err error) {
 	err = h.change(func(*partitionState) error {
 		info, err = h.p.appendRecordsAsFollower(records)
 		if err == nil {
@@ -128,27 +123,27 @@ func (h *mirrorLeader) AppendAsFollower(records []byte) (info storage.AppendInfo
 
 // TruncateTo removes every record at or after offset from the leader's
 // log; the high watermark comes down with the log end offset.
-func (h *mirrorLeader) TruncateTo(offset int64) (bool, error) {
+func (h *MirrorLeaderPartition) TruncateTo(offset int64) (bool, error) {
 	return h.truncate(func() (bool, error) { return h.p.log.TruncateTo(offset) })
 }
 
 // TruncateFullyAndStartAt empties the leader's log and restarts it at
 // offset.
-func (h *mirrorLeader) TruncateFullyAndStartAt(offset int64) error {
+func (h *MirrorLeaderPartition) TruncateFullyAndStartAt(offset int64) error {
 	_, err := h.truncate(func() (bool, error) { return true, h.p.log.TruncateFullyAndStartAt(offset) })
 	return err
 }
 
 // MaybeIncrementHighWatermark does nothing: the destination's high
 // watermark comes from its own ISR, never from the source's.
-func (h *mirrorLeader) MaybeIncrementHighWatermark(int64) (int64, bool) {
+func (h *MirrorLeaderPartition) MaybeIncrementHighWatermark(int64) (int64, bool) {
 	return h.p.log.HighWatermark(), false
 }
 
 // MaybeIncrementLogStartOffset follows the source's log start offset,
 // capped at the high watermark (a leader's log start never passes what its
 // followers have).
-func (h *mirrorLeader) MaybeIncrementLogStartOffset(offset int64) (moved bool, err error) {
+func (h *MirrorLeaderPartition) MaybeIncrementLogStartOffset(offset int64) (moved bool, err error) {
 	err = h.change(func(*partitionState) error {
 		moved, err = h.p.log.MaybeIncrementLogStartOffset(min(offset, h.p.log.HighWatermark()))
 		return err
@@ -161,7 +156,7 @@ func (h *mirrorLeader) MaybeIncrementLogStartOffset(offset int64) (moved bool, e
 // leader epoch, in a fetch that started after the handle was created and
 // after the last truncation (the seed's checkIsrTruncationAndTransition).
 // The maximal ISR counts, so a member being added is waited for too.
-func (h *mirrorLeader) ReplicasAt(offset int64, all bool) bool {
+func (h *MirrorLeaderPartition) ReplicasAt(offset int64, all bool) bool {
 	p := h.p
 	st := p.state.Load()
 	if h.fenced(st) != nil {
@@ -198,7 +193,7 @@ func (h *mirrorLeader) ReplicasAt(offset int64, all bool) bool {
 // min.insync.replicas, and returns once the high watermark passed it
 // (NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below it meanwhile),
 // or with an error wrapping kerr.RequestTimedOut when ctx ends first.
-func (h *mirrorLeader) AppendMirrorPIDReset(ctx context.Context) error {
+func (h *MirrorLeaderPartition) AppendMirrorPIDReset(ctx context.Context) error {
 	p := h.p
 	return h.appendAcked(ctx, "MIRROR_PID_RESET", func() error {
 		b := record.MirrorPidResetBatch(record.ControlBatchSpec{ProducerID: record.NoProducerID,
@@ -216,7 +211,7 @@ func (h *mirrorLeader) AppendMirrorPIDReset(ctx context.Context) error {
 // the transactions it aborted. With none open it appends nothing and still
 // waits, so a call repeated after markers were appended but not yet
 // acknowledged answers only once they are.
-func (h *mirrorLeader) AbortOpenTransactions(ctx context.Context) ([]storage.OpenTransaction, error) {
+func (h *MirrorLeaderPartition) AbortOpenTransactions(ctx context.Context) ([]storage.OpenTransaction, error) {
 	var aborted []storage.OpenTransaction
 	err := h.appendAcked(ctx, "aborting open transactions", func() error {
 		var err error
@@ -231,7 +226,7 @@ func (h *mirrorLeader) AbortOpenTransactions(ctx context.Context) ([]storage.Ope
 // min.insync.replicas, then waits like an acks=all produce until the high
 // watermark reaches the log end offset the append left (the ISR has
 // everything up to it).
-func (h *mirrorLeader) appendAcked(ctx context.Context, what string, fn func() error) error {
+func (h *MirrorLeaderPartition) appendAcked(ctx context.Context, what string, fn func() error) error {
 	p := h.p
 	var end int64
 	err := h.change(func(st *partitionState) error {

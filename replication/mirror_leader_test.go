@@ -52,13 +52,13 @@ func (h *harness) followerFetch(topic string, offset int64, lastFetchedEpoch int
 	return decodeFetch(h.t, h.fetch(fetchReqReplica(2, p)))[0]
 }
 
-func mustMirrorLeader(t *testing.T, rm *ReplicaManager, tp storage.TopicPartition, epoch int32) *mirrorLeader {
+func mustMirrorLeader(t *testing.T, rm *ReplicaManager, tp storage.TopicPartition, epoch int32) *MirrorLeaderPartition {
 	t.Helper()
 	lp, err := rm.MirrorLeader(tp, epoch)
 	if err != nil {
 		t.Fatalf("MirrorLeader(%s, %d): %v", tp, epoch, err)
 	}
-	return lp.(*mirrorLeader)
+	return lp
 }
 
 func TestMirrorLeaderFencing(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/record"
-	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // Produce: v3-13 (the wire layer gates versions)
@@ -118,7 +118,7 @@ func (r *ReplicaManager) Produce(ctx context.Context, req *kmsg.ProduceRequest) 
 			sp := &st.Partitions[j]
 			tp := storage.TopicPartition{Topic: topic, Partition: rp.Partition}
 			p, err := r.getPartitionOrError(tp, img)
-			if err == nil && IsInternalTopic(topic) {
+			if err == nil && raftmeta.IsInternalTopic(topic) {
 				err = kerr.InvalidTopicException
 			}
 			if err == nil {

@@ -12,10 +12,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/record"
 	"github.com/strait-io/strait/storage/vfs"
-	"github.com/strait-io/strait/wire/reqctx"
 )
 
 func TestProduceAcks(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 	"github.com/strait-io/strait/storage"
-	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // waiter is one parked request (a delayed operation). Its channel holds at

@@ -8,9 +8,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/record"
-	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // WriteTxnMarkers: v1 (the wire layer gates versions)
@@ -53,9 +54,6 @@ import (
 // Version notes: v0 was removed in Kafka 4.0 (KIP-896); v1 is flexible. v2
 // (Kafka 4.2, KIP-1228) adds TransactionVersion with a stricter epoch rule
 // for TV2 markers; it is not implemented, so not advertised.
-
-// groupMetadataTopic is Kafka's GROUP_METADATA_TOPIC_NAME.
-const groupMetadataTopic = "__consumer_offsets"
 
 // TxnMarkerCompleter ends a transaction on a __consumer_offsets partition:
 // the group coordinator writes the marker through its own writer (so it is
@@ -118,7 +116,7 @@ func (r *ReplicaManager) WriteTxnMarkers(ctx context.Context, req *kmsg.WriteTxn
 				}
 				seen[tp] = true
 				res := results.add(m.ProducerID, tp)
-				if completer != nil && tp.Topic == groupMetadataTopic {
+				if completer != nil && tp.Topic == raftmeta.ConsumerOffsetsTopic {
 					anyDelegated = true
 					delegated.Add(1)
 					go func() {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/raftmeta/authz"
-	"github.com/strait-io/strait/wire/reqctx"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 )
 
 // Metadata: v0-12

@@ -7,8 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
-	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // DescribeScramCredentialSecrets: v0 (Strait's own, key 106; types in

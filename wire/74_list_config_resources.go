@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/wire/reqctx"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 )
 
 // ListConfigResources: v0-1 (ListClientMetricsResources before KIP-1142)

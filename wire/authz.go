@@ -9,8 +9,8 @@ import (
 
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/raftmeta/authz"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
-	"github.com/strait-io/strait/wire/reqctx"
 )
 
 // Resource types and operations as the handlers name them (Kafka's

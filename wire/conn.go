@@ -10,7 +10,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 
-	"github.com/strait-io/strait/wire/reqctx"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 )
 
 // maxIovecs bounds the buffers handed to one AsyncWritev: gnet passes them

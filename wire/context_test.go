@@ -8,7 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/reqctx"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 )
 
 func reqctxListener(ctx context.Context) string { return reqctx.From(ctx).Listener }

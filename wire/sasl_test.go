@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	saslplain "github.com/twmb/franz-go/pkg/sasl/plain"
 
-	"github.com/strait-io/strait/wire/reqctx"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 	"github.com/strait-io/strait/wire/sasl"
 	"github.com/strait-io/strait/wire/sasl/plain"
 	"github.com/strait-io/strait/wire/tlstest"

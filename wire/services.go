@@ -108,7 +108,8 @@ type TopicPolicy interface {
 // FetchResult is a Fetch answer whose record data stays in the segment
 // files: Slices[i][j] holds the data of Resp.Topics[i].Partitions[j] (whose
 // Records field is left nil), so the response writer can send it without
-// copying it through Go memory.
+// copying it through Go memory. (replication.FetchResult has the same
+// fields; broker/ converts it, as replication may not import wire.)
 type FetchResult struct {
 	Resp   *kmsg.FetchResponse
 	Slices [][]storage.FileSlice

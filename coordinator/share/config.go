@@ -15,7 +15,7 @@ import (
 
 // Topic is the internal topic holding share-partition state (Kafka's
 // Topic.SHARE_GROUP_STATE_TOPIC_NAME).
-const Topic = "__share_group_state"
+const Topic = raftmeta.ShareGroupStateTopic
 
 // Log reads, appends to and prunes the __share_group_state partitions this
 // broker leads. The broker adapts its replica manager.

@@ -11,7 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/coordinator"
 	"github.com/strait-io/strait/coordinator/runtime"
 	"github.com/strait-io/strait/raftmeta"
 )
@@ -164,7 +163,7 @@ func (c *Coordinator) run(ctx context.Context, group string, targets []target, v
 // failed is the outcome of an operation that failed with err, mapped as
 // Kafka's handleOperationException maps it.
 func failed(verb string, err error) outcome {
-	code := coordinator.AppendErrorCode(err)
+	code := runtime.AppendErrorCode(err)
 	desc := err.Error()
 	var ke *kerr.Error
 	if errors.As(kerr.ErrorForCode(code), &ke) {

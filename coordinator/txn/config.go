@@ -15,7 +15,7 @@ import (
 
 // Topic is the internal topic holding the transaction log (Kafka's
 // Topic.TRANSACTION_STATE_TOPIC_NAME).
-const Topic = "__transaction_state"
+const Topic = raftmeta.TransactionStateTopic
 
 // MarkerWriter sends WriteTxnMarkers to a partition leader: this broker's
 // own replica manager, or another broker over the inter-broker listener

@@ -1,8 +1,6 @@
 package state
 
 import (
-	"context"
-	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -16,7 +14,7 @@ import (
 // Routing (per partition): NOT_COORDINATOR when this broker does not lead
 // the record's __mirror_state partition (or stopped leading it),
 // COORDINATOR_LOAD_IN_PROGRESS while the shard loads, and for a failed
-// append the group coordinator's mapping (appendErrorCode).
+// append the group coordinator's mapping (runtime.AppendErrorCode).
 //
 // Fencing of WriteMirrorStates (fence.go), the digest's §2.2 [INF] codes:
 // FENCED_LEADER_EPOCH for a writer older than the record or than the
@@ -37,31 +35,6 @@ var (
 	codeInvalidRequest             = kerr.InvalidRequest.Code
 	codeInvalidClusterMirrorStates = mirrormsg.InvalidClusterMirrorStates.Code
 )
-
-// appendErrorCode maps a failed append to the error the writer gets, as
-// the group coordinator does (CoordinatorOperationExceptionHelper): errors
-// a writer would not retry correctly become coordinator errors, which make
-// it look the coordinator up again.
-func appendErrorCode(err error) int16 {
-	var ke *kerr.Error
-	if !errors.As(err, &ke) {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return codeNotAvailable
-		}
-		return codeUnknownServerError
-	}
-	switch ke {
-	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend, kerr.RequestTimedOut:
-		return codeNotAvailable
-	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
-		return codeNotCoordinator
-	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
-		return codeUnknownServerError
-	case kerr.NetworkException:
-		return codeLoadInProgress
-	}
-	return ke.Code
-}
 
 // codeError is the Go error of a per-partition outcome, for the local API:
 // nil for 0, else the *kerr.Error of code (mirrormsg's table first), also

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/strait-io/strait/coordinator/runtime"
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
@@ -55,7 +56,7 @@ func (c *Coordinator) WriteStates(ctx context.Context, writes []Write) []WriteRe
 //   - The accepted partitions of one __mirror_state partition are appended
 //     as one batch, acks=all; the response comes once it is committed,
 //     with the stored state epoch (expected + 1) per partition. A failed
-//     append fails every partition of its batch (appendErrorCode) and the
+//     append fails every partition of its batch (runtime.AppendErrorCode) and the
 //     shard reloads from its log before it serves again.
 //   - PrevState, which v0 does not carry, is derived from the record
 //     replaced (derivePrevState).
@@ -197,7 +198,7 @@ func (s *shard) write(ctx context.Context, entries []*writeEntry) {
 	}
 
 	if err := s.appendLocked(ctx, recs); err != nil {
-		code := appendErrorCode(err)
+		code := runtime.AppendErrorCode(err)
 		if s.ctx.Err() != nil {
 			code = codeNotCoordinator // resigned while appending
 		}

@@ -6,7 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/reqctx"
+	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 )
 
 // ShareAcknowledge: v1-2 (the wire layer gates versions)

@@ -1,8 +1,8 @@
 // Package mirrormsg is what is left here of the KIP-1279 message package,
 // which moved to raftmeta/mirrormsg: the controller serves those messages,
 // and raftmeta may not import the wire layer (DESIGN.md §2). It keeps the
-// one name replication/ still uses until that package stops importing it
-// (issue 26, replication layering); delete it then.
+// one name replication/mirror_access_test.go still uses; delete it once
+// that test imports raftmeta/mirrormsg.
 package mirrormsg
 
 import kip "github.com/strait-io/strait/raftmeta/mirrormsg"

@@ -1,6 +1,14 @@
 // Package reqctx carries who sent a request through a context.Context, so
 // services below the wire layer (groups, ACLs, quotas) can see the client
 // without importing the wire package.
+//
+// It lives under raftmeta/authz, below wire, replication and the
+// coordinators, because what the services read from it is the authorizer's
+// view of the request (Kafka's AuthorizableRequestContext: principal,
+// listener, client id and host, API key and version) and the read check
+// wire's authorizer decided; the connection's Unmute and Draining hooks
+// ride along with the same request. It imports only the standard library,
+// so importing it adds no layer to anyone.
 package reqctx
 
 import "context"
