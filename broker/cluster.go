@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/strait-io/strait/broker/config"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/ctrlrpc"
 	"github.com/strait-io/strait/wire"
 )
 
@@ -29,7 +32,12 @@ const controlledShutdownTimeout = 3 * time.Second
 // controller channel. When no controller answers in time, the local
 // controller answers instead: not being the active controller, it answers
 // NOT_CONTROLLER for every entity, which clients retry.
+//
+// Every attempt carries the same ForwardID: a retry of a write that did
+// commit (its answer lost with the connection, or with the controller's
+// leadership) gets the first answer back instead of being applied again.
 func (n *Node) forward(ctx context.Context, req kmsg.Request) kmsg.Response {
+	ctx = ctrlrpc.WithForwardID(ctx, n.forwardIDs.Next())
 	ctrl := n.quorum.Controller()
 	if n.quorum.IsLeader() {
 		if resp, err := ctrl.ServeControllerRequest(ctx, req); err == nil {
@@ -50,6 +58,14 @@ func (n *Node) forward(ctx context.Context, req kmsg.Request) kmsg.Response {
 		return req.ResponseKind()
 	}
 	return resp
+}
+
+// randomSession is a ForwardIDs session: random, so a restarted broker
+// never repeats an id of its previous process.
+func randomSession() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // waitForTopics waits until this node's metadata image holds the named
