@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/broker/config"
@@ -40,7 +41,11 @@ func (n *Node) forward(ctx context.Context, req kmsg.Request) kmsg.Response {
 	ctx = ctrlrpc.WithForwardID(ctx, n.forwardIDs.Next())
 	ctrl := n.quorum.Controller()
 	if n.quorum.IsLeader() {
-		if resp, err := ctrl.ServeControllerRequest(ctx, req); err == nil {
+		// NOT_CONTROLLER here means leadership moved while the write
+		// was under way, and it may still commit: the channel asks the
+		// next controller with the same id rather than the client
+		// asking again with a new one.
+		if resp, err := ctrl.ServeControllerRequest(ctx, req); err == nil && !ctrlrpc.HasErrorCode(resp, kerr.NotController.Code) {
 			return resp
 		}
 	}
