@@ -43,6 +43,8 @@ type forwardedRun struct {
 	// until it is).
 	err     error
 	pending <-chan error
+	// refuse, when set, is what every write answers, without building.
+	refuse error
 }
 
 type forwardedRunKey struct{}
@@ -57,7 +59,7 @@ func (c *Controller) serveForwarded(ctx context.Context, id ctrlrpc.ForwardID, r
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
-		return c.serveRequest(ctx, req)
+		return c.refuseForwarded(ctx, req, ctx.Err())
 	}
 	held := true
 	release := func() {
@@ -68,10 +70,17 @@ func (c *Controller) serveForwarded(ctx context.Context, id ctrlrpc.ForwardID, r
 	}
 	defer release()
 	// Not leading, or not caught up: the request answers NOT_CONTROLLER or
-	// times out as any other (its writes refuse).
-	if !c.log.IsLeader() || c.log.Sync(ctx) != nil || c.writeBootstrap(ctx) != nil {
+	// times out as any other, its write refused with that error (an
+	// ordinary write might still get through, without the request's id).
+	err := ErrNotController
+	if c.log.IsLeader() {
+		if err = c.log.Sync(ctx); err == nil {
+			err = c.writeBootstrap(ctx)
+		}
+	}
+	if err != nil {
 		release()
-		return c.serveRequest(ctx, req)
+		return c.refuseForwarded(ctx, req, err)
 	}
 	img := c.log.Image()
 	if a, ok := img.ForwardedAnswer(id); ok {
@@ -84,6 +93,9 @@ func (c *Controller) serveForwarded(ctx context.Context, id ctrlrpc.ForwardID, r
 	}
 
 	run := &forwardedRun{img: img}
+	// A handler that writes more than once is served as an ordinary
+	// request (below, without the id): none of the forwarded requests
+	// does today.
 	rctx := context.WithValue(ctx, forwardedRunKey{}, run)
 	first, err := c.serveRequest(rctx, req)
 	if err != nil {
@@ -116,10 +128,19 @@ func (c *Controller) serveForwarded(ctx context.Context, id ctrlrpc.ForwardID, r
 	return second, nil
 }
 
+// refuseForwarded answers req as its handler does when its write fails
+// with err, without writing.
+func (c *Controller) refuseForwarded(ctx context.Context, req kmsg.Request, err error) (kmsg.Response, error) {
+	return c.serveRequest(context.WithValue(ctx, forwardedRunKey{}, &forwardedRun{refuse: err}), req)
+}
+
 // writeForwarded is write within a forwarded request's run (the caller
 // holds the write slot): the first run collects the records, the second
 // proposes them with the answer.
 func (c *Controller) writeForwarded(ctx context.Context, run *forwardedRun, build func(img *Image) []Record) error {
+	if run.refuse != nil {
+		return run.refuse
+	}
 	run.writes++
 	if run.writes > 1 {
 		return errManyWrites
