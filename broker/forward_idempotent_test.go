@@ -21,14 +21,7 @@ func TestForwardedDeleteMirrorAnswerLost(t *testing.T) {
 	cl := rawClient(ctx, t, c, mirrorOpt)
 	ctrl := c.Controller()
 	via := 1 + ctrl%3
-	create := mirrormsg.NewPtrCreateMirrorRequest()
-	create.MirrorName = "m"
-	cfg := mirrormsg.NewCreateMirrorRequestMirrorConfig()
-	cfg.Name, cfg.Value = "bootstrap.servers", &[]string{src.Addr()}[0]
-	create.Config = append(create.Config, cfg)
-	if resp := brokerRequest[*mirrormsg.CreateMirrorResponse](ctx, t, cl, via, create); resp.ErrorCode != 0 {
-		t.Fatalf("CreateMirror via %d: %s", via, errName(resp.ErrorCode))
-	}
+	createMirrorVia(ctx, t, cl, via, "m", src.Addr())
 	c.WaitFor(t, 10*time.Second, fmt.Sprintf("m on node %d", via), func() bool {
 		_, ok := c.Node(via).Node().Image().Mirrors["m"]
 		return ok
