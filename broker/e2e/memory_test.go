@@ -3,10 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
@@ -21,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/storage/record"
+	"github.com/strait-io/strait/wire/rawconn"
 )
 
 // Issue 31: a handful of clients sending huge requests must not take the
@@ -348,23 +346,13 @@ func sendHugeProduce(addr string, frame []byte) error {
 	if _, err := c.Write(frame); err != nil {
 		return fmt.Errorf("write: %w", err)
 	}
-	r := bufio.NewReader(c)
-	var size [4]byte
-	if _, err := io.ReadFull(r, size[:]); err != nil {
-		return fmt.Errorf("read answer: %w", err)
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 7
+	kresp, err := rawconn.ReadResponse(bufio.NewReader(c), req, 1)
+	if err != nil {
+		return err
 	}
-	body := make([]byte, binary.BigEndian.Uint32(size[:]))
-	if _, err := io.ReadFull(r, body); err != nil {
-		return fmt.Errorf("read answer: %w", err)
-	}
-	resp := kmsg.NewPtrProduceResponse()
-	resp.Version = 7
-	if len(body) < 4 {
-		return errors.New("answer without correlation id")
-	}
-	if err := resp.ReadFrom(body[4:]); err != nil {
-		return fmt.Errorf("decode answer: %w", err)
-	}
+	resp := kresp.(*kmsg.ProduceResponse)
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		return fmt.Errorf("answer %+v", resp)
 	}
