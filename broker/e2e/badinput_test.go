@@ -1,0 +1,103 @@
+package e2e
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strait-io/strait/wire/rawconn"
+)
+
+// Issue 26: bad input against the strait binary. Each test starts a
+// broker, feeds it one kind of input no client library sends, and checks
+// what Kafka does with it (Kafka's SocketServer closes a connection whose
+// frame it cannot take or whose header it cannot parse; a request it can
+// parse gets an error code), that the process stays up and keeps serving
+// a well-behaved client after each, and that the log holds exactly what
+// that client had acknowledged.
+
+// badInputTopic is the topic the well-behaved client writes.
+const badInputTopic = "safe"
+
+// badInputBroker is one strait process under bad input.
+type badInputBroker struct {
+	n     *node
+	p     *proc
+	addr  string
+	good  *kgo.Client
+	acked []string // the values the well-behaved client got acknowledged, in order
+}
+
+func startBadInputBroker(t *testing.T, extra ...string) *badInputBroker {
+	t.Helper()
+	n := newNode(t, extra...)
+	b := &badInputBroker{n: n, p: n.start(), addr: n.kafkaAddr()}
+	createTopic(t, newAdmin(t, b.addr), badInputTopic, 1)
+	b.good = newClient(t, b.addr, kgo.DefaultProduceTopic(badInputTopic), kgo.RequiredAcks(kgo.AllISRAcks()))
+	b.stillServed(t, "start")
+	return b
+}
+
+// stillServed fails unless the process runs, answers ApiVersions on a new
+// connection, and acknowledges a record of the well-behaved client.
+func (b *badInputBroker) stillServed(t *testing.T, after string) {
+	t.Helper()
+	if b.p.exited() {
+		t.Fatalf("the broker exited after %s:\n%s", after, tail(b.p.stderr(), 3000))
+	}
+	if err := apiVersions(rawconn.Dial(t, b.addr).C); err != nil {
+		t.Fatalf("after %s, ApiVersions on a new connection: %v", after, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	value := "after " + after
+	if err := b.good.ProduceSync(ctx, kgo.StringRecord(value)).FirstErr(); err != nil {
+		t.Fatalf("after %s the well-behaved client is not served: %v", after, err)
+	}
+	b.acked = append(b.acked, value)
+}
+
+// checkLog fails unless the topic holds exactly the acknowledged records:
+// nothing lost, nothing a bad request carried added.
+func (b *badInputBroker) checkLog(t *testing.T) {
+	t.Helper()
+	recs, ends := readAll(t, b.addr, badInputTopic)
+	if ends[0] != int64(len(b.acked)) {
+		t.Fatalf("%s ends at %d, want %d: the acknowledged records and nothing else", badInputTopic, ends[0], len(b.acked))
+	}
+	for i, r := range recs {
+		if r.offset != int64(i) || r.value != b.acked[i] {
+			t.Fatalf("record %d is %q at offset %d, want %q", i, r.value, r.offset, b.acked[i])
+		}
+	}
+}
+
+// TestBadInputFrameLengths: a size prefix of 2 GiB - 1, one that is
+// negative as an int32 (2 GiB and -16), and one just over
+// socket.request.max.bytes are each refused at the prefix: the broker
+// closes the connection without reading further or answering, as Kafka's
+// NetworkReceive throws InvalidReceiveException and the Selector closes the
+// channel, and before allocating anything of that size.
+func TestBadInputFrameLengths(t *testing.T) {
+	b := startBadInputBroker(t)
+	for _, c := range []struct {
+		name   string
+		prefix uint32
+	}{
+		{"a 2 GiB - 1 length prefix", 0x7fffffff},
+		{"a 2 GiB length prefix, negative as int32", 0x80000000},
+		{"a -16 length prefix", 0xfffffff0},
+		{"a length prefix just over socket.request.max.bytes", 104857600 + 1},
+	} {
+		rc := rawconn.Dial(t, b.addr)
+		// Some bytes of a frame after the prefix: the broker must not
+		// wait for the rest.
+		rc.MustWrite(append(binary.BigEndian.AppendUint32(nil, c.prefix), 0, 18, 0, 3, 0, 0, 0, 1))
+		rc.ExpectClosed(c.name, 10*time.Second)
+		b.stillServed(t, c.name)
+	}
+	b.checkLog(t)
+}
