@@ -3,10 +3,13 @@ package e2e
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/wire/rawconn"
 )
@@ -97,6 +100,43 @@ func TestBadInputFrameLengths(t *testing.T) {
 		// wait for the rest.
 		rc.MustWrite(append(binary.BigEndian.AppendUint32(nil, c.prefix), 0, 18, 0, 3, 0, 0, 0, 1))
 		rc.ExpectClosed(c.name, 10*time.Second)
+		b.stillServed(t, c.name)
+	}
+	b.checkLog(t)
+}
+
+// TestBadInputGarbage: a mebibyte of random bytes, then a mebibyte frame
+// of random bytes, then a Produce request whose body is a mebibyte of
+// random bytes. Each connection is closed without an answer and the
+// garbage stores nothing. Where the random prefix announces a frame the
+// broker may take, it waits for the rest like Kafka, until
+// connections.max.idle.ms (here 2 s) closes the connection.
+func TestBadInputGarbage(t *testing.T) {
+	b := startBadInputBroker(t, "connections.max.idle.ms=2000")
+	rng := rand.New(rand.NewPCG(26, 1))
+	garbage := func(n int) []byte {
+		g := make([]byte, n)
+		for i := range g {
+			g[i] = byte(rng.Uint32())
+		}
+		return g
+	}
+	const mib = 1 << 20
+	stream := garbage(mib)
+	frame := binary.BigEndian.AppendUint32(nil, mib-4)
+	frame = append(frame, garbage(mib-4)...)
+	produce := rawconn.Frame(int16(kmsg.Produce), 9, 1, true, garbage(mib))
+	for _, c := range []struct {
+		name  string
+		bytes []byte
+	}{
+		{fmt.Sprintf("1 MiB of random bytes (a %d-byte length prefix)", int32(binary.BigEndian.Uint32(stream))), stream},
+		{"a 1 MiB frame of random bytes", frame},
+		{"a Produce v9 request with a 1 MiB body of random bytes", produce},
+	} {
+		rc := rawconn.Dial(t, b.addr)
+		_ = rc.Write(c.bytes) // the broker may close before taking it all
+		rc.ExpectClosed(c.name, 15*time.Second)
 		b.stillServed(t, c.name)
 	}
 	b.checkLog(t)
