@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -139,5 +140,51 @@ func TestBadInputGarbage(t *testing.T) {
 		rc.ExpectClosed(c.name, 15*time.Second)
 		b.stillServed(t, c.name)
 	}
+	b.checkLog(t)
+}
+
+// TestBadInputUnknownAPIKeyAndVersion: a request with an API key Kafka
+// does not define, one with a negative key, and a Metadata request at a
+// version above the broker's range each close the connection without an
+// answer, as Kafka's SocketServer does when parseRequestHeader finds the
+// API or version not enabled (InvalidRequestException). ApiVersions is the
+// exception (ApiKeys.isVersionEnabled accepts any version of it): an
+// ApiVersions request above our range is answered in v0 with
+// UNSUPPORTED_VERSION and ApiVersions' own range (KIP-511), and the
+// connection stays open for the client to ask again at a version we serve.
+func TestBadInputUnknownAPIKeyAndVersion(t *testing.T) {
+	b := startBadInputBroker(t)
+	for _, c := range []struct {
+		name  string
+		frame []byte
+	}{
+		{"an unknown API key (999)", rawconn.Frame(999, 0, 1, false, nil)},
+		{"a negative API key", rawconn.Frame(-1, 0, 1, false, nil)},
+		{"Metadata v99", rawconn.Frame(int16(kmsg.Metadata), 99, 1, true, []byte{1, 0, 0})},
+	} {
+		rc := rawconn.Dial(t, b.addr)
+		rc.MustWrite(c.frame)
+		rc.ExpectClosed(c.name, 10*time.Second)
+		b.stillServed(t, c.name)
+	}
+
+	rc := rawconn.Dial(t, b.addr)
+	v3 := kmsg.NewPtrApiVersionsRequest()
+	v3.Version, v3.ClientSoftwareName, v3.ClientSoftwareVersion = 3, "e2e", "1"
+	rc.MustWrite(rawconn.Frame(int16(kmsg.ApiVersions), 99, 7, true, v3.AppendTo(nil)))
+	v0 := kmsg.NewPtrApiVersionsRequest() // the answer is read as v0
+	_ = rc.C.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := rawconn.ReadResponse(rc.R, v0, 7)
+	if err != nil {
+		t.Fatalf("ApiVersions v99: %v", err)
+	}
+	av := resp.(*kmsg.ApiVersionsResponse)
+	if av.ErrorCode != kerr.UnsupportedVersion.Code || len(av.ApiKeys) != 1 || av.ApiKeys[0].ApiKey != int16(kmsg.ApiVersions) {
+		t.Fatalf("ApiVersions v99 answered %v with %+v, want UNSUPPORTED_VERSION and ApiVersions' range alone", kerr.ErrorForCode(av.ErrorCode), av.ApiKeys)
+	}
+	if got := rc.RoundTrip(v3).(*kmsg.ApiVersionsResponse); got.ErrorCode != 0 || len(got.ApiKeys) < 10 {
+		t.Fatalf("ApiVersions v3 after v99 on the same connection: %v, %d keys", kerr.ErrorForCode(got.ErrorCode), len(got.ApiKeys))
+	}
+	b.stillServed(t, "ApiVersions v99")
 	b.checkLog(t)
 }
