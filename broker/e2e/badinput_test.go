@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/storage/record"
 	"github.com/strait-io/strait/wire/rawconn"
 )
 
@@ -187,4 +189,77 @@ func TestBadInputUnknownAPIKeyAndVersion(t *testing.T) {
 	}
 	b.stillServed(t, "ApiVersions v99")
 	b.checkLog(t)
+}
+
+// TestBadInputTruncatedRequest: a frame cut short, once followed by the
+// client's half-close and once by silence, and requests whose frames are
+// whole but whose bodies end early (ApiVersions v3, Produce v9). The
+// half-closed and the short-bodied ones are closed at once without an
+// answer; the silent one when connections.max.idle.ms (here 2 s) passes,
+// as Kafka's Selector expires it. Nothing of the cut Produce is stored.
+func TestBadInputTruncatedRequest(t *testing.T) {
+	b := startBadInputBroker(t, "connections.max.idle.ms=2000")
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.Version, av.ClientSoftwareName, av.ClientSoftwareVersion = 3, "e2e", "1"
+	whole := kmsg.NewRequestFormatter().AppendRequest(nil, av, 1)
+	cut := append(binary.BigEndian.AppendUint32(nil, uint32(len(whole)-4+50)), whole[4:]...) // 50 bytes never come
+
+	rc := rawconn.Dial(t, b.addr)
+	rc.MustWrite(cut)
+	if err := rc.C.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	rc.ExpectClosed("a cut frame, then the client's half-close", 10*time.Second)
+	b.stillServed(t, "a cut frame and a half-close")
+
+	rc = rawconn.Dial(t, b.addr)
+	rc.MustWrite(cut)
+	start := time.Now()
+	rc.ExpectClosed("a cut frame, then silence", 20*time.Second)
+	t.Logf("the silent cut frame was closed after %v (connections.max.idle.ms 2000)", time.Since(start).Round(100*time.Millisecond))
+	b.stillServed(t, "a cut frame and silence")
+
+	produce := produceRequest(badInputTopic, 9, plainBatch(t, "cut"))
+	for _, c := range []struct {
+		name string
+		req  kmsg.Request
+	}{
+		{"an ApiVersions v3 body cut inside its frame", av},
+		{"a Produce v9 body cut inside its frame", produce},
+	} {
+		f := kmsg.NewRequestFormatter().AppendRequest(nil, c.req, 1)
+		f = f[:len(f)-len(f)/4] // the last quarter of the body is missing
+		binary.BigEndian.PutUint32(f, uint32(len(f)-4))
+		rc := rawconn.Dial(t, b.addr)
+		rc.MustWrite(f)
+		rc.ExpectClosed(c.name, 10*time.Second)
+		b.stillServed(t, c.name)
+	}
+	b.checkLog(t)
+}
+
+// plainBatch is an uncompressed batch of one record holding value.
+func plainBatch(t *testing.T, value string) []byte {
+	t.Helper()
+	batch, err := record.Build(record.BatchSpec{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, PartitionLeaderEpoch: -1,
+		BaseTimestamp: time.Now().UnixMilli()},
+		[]record.Record{{KeyLen: -1, ValueLen: int32(len(value)), Value: []byte(value)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return batch
+}
+
+// produceRequest is a Produce (acks=all) of batch to partition 0 of topic,
+// at the version given, or negotiated by kgo when 0.
+func produceRequest(topic string, version int16, batch []byte) *kmsg.ProduceRequest {
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = version, -1, 10000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
 }
