@@ -238,6 +238,29 @@ func TestBadInputTruncatedRequest(t *testing.T) {
 	b.checkLog(t)
 }
 
+// TestBadInputCorruptCRC: a Produce of a batch whose CRC does not match
+// its bytes is answered CORRUPT_MESSAGE for its partition, as Kafka's
+// LogValidator rejects it (InvalidRecordException → CORRUPT_MESSAGE);
+// nothing of it is stored, and the connection stays usable: a partition
+// error is an answer, not a reason to close.
+func TestBadInputCorruptCRC(t *testing.T) {
+	b := startBadInputBroker(t)
+	batch := plainBatch(t, "corrupt")
+	batch[len(batch)-2] ^= 0xff // a value byte: the CRC no longer matches
+	rc := rawconn.Dial(t, b.addr)
+	resp := rc.RoundTrip(produceRequest(badInputTopic, 9, batch)).(*kmsg.ProduceResponse)
+	if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.CorruptMessage.Code {
+		t.Fatalf("a corrupt batch: %v, want CORRUPT_MESSAGE", kerr.ErrorForCode(code))
+	}
+	good := rc.RoundTrip(produceRequest(badInputTopic, 9, plainBatch(t, "after a corrupt batch, on its connection"))).(*kmsg.ProduceResponse)
+	if code := good.Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("a good batch on the corrupt batch's connection: %v", kerr.ErrorForCode(code))
+	}
+	b.acked = append(b.acked, "after a corrupt batch, on its connection")
+	b.stillServed(t, "a corrupt batch")
+	b.checkLog(t)
+}
+
 // plainBatch is an uncompressed batch of one record holding value.
 func plainBatch(t *testing.T, value string) []byte {
 	t.Helper()
