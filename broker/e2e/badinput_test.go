@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -285,4 +286,110 @@ func produceRequest(topic string, version int16, batch []byte) *kmsg.ProduceRequ
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	return req
+}
+
+// TestBadInputDecompressionBombs: a gzip batch whose one record expands to
+// 512 MiB of zeros and a zstd batch whose one record expands to 1 GiB,
+// each well under message.max.bytes compressed, are produced three times
+// each. The broker refuses them MESSAGE_TOO_LARGE once decompressing
+// passes its bound and stores nothing, and its resident set rises by less
+// than bombRiseFactor × message.max.bytes over the idle figure: the
+// records are decompressed as a stream, never held whole. (Kafka keeps
+// such a batch, its validator streaming the records without a bound;
+// storage/validator bounds the decompressed size too.) The peak is the
+// process's VmHWM, reset after the broker warmed up.
+func TestBadInputDecompressionBombs(t *testing.T) {
+	const (
+		maxMessageBytes = 1048588 // Kafka's default message.max.bytes
+		bombRiseFactor  = 16
+	)
+	b := startBadInputBroker(t)
+	pid := b.p.cmd.Process.Pid
+	bombs := []struct {
+		name  string
+		codec record.Codec
+		zeros int64
+	}{
+		{"gzip", record.CodecGzip, 512 << 20},
+		{"zstd", record.CodecZstd, 1 << 30},
+	}
+	batches := make([][]byte, len(bombs))
+	for i, bomb := range bombs {
+		batches[i] = bombBatch(t, bomb.codec, bomb.zeros)
+		if len(batches[i]) >= maxMessageBytes {
+			t.Fatalf("the %s bomb is %d bytes, not under message.max.bytes", bomb.name, len(batches[i]))
+		}
+	}
+	resetPeakRSS(t, pid)
+	idle := procStatusBytes(t, pid, "VmRSS")
+	for i, bomb := range bombs {
+		rc := rawconn.Dial(t, b.addr)
+		for range 3 {
+			resp := rc.RoundTrip(produceRequest(badInputTopic, 9, batches[i])).(*kmsg.ProduceResponse)
+			if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.MessageTooLarge.Code {
+				t.Fatalf("a %d-byte %s batch expanding to %d MiB: %v, want MESSAGE_TOO_LARGE", len(batches[i]), bomb.name, bomb.zeros>>20, kerr.ErrorForCode(code))
+			}
+		}
+		b.stillServed(t, "a "+bomb.name+" bomb")
+	}
+	peak := procStatusBytes(t, pid, "VmHWM")
+	t.Logf("bombs of %d (gzip) and %d (zstd) bytes: idle VmRSS %d MiB, peak VmHWM %d MiB, a rise of %.1f MiB (bound %d MiB, %d × message.max.bytes)",
+		len(batches[0]), len(batches[1]), idle>>20, peak>>20, float64(peak-idle)/(1<<20), bombRiseFactor*maxMessageBytes>>20, bombRiseFactor)
+	if rise := peak - idle; rise > bombRiseFactor*maxMessageBytes {
+		t.Errorf("the resident set rose by %d MiB under the bombs, want at most %d MiB", rise>>20, bombRiseFactor*maxMessageBytes>>20)
+	}
+	b.checkLog(t)
+}
+
+// bombBatch is a batch compressed with codec holding one record whose
+// value is zeros zero bytes (null key, no headers). The compressed
+// records are a stream of independently compressed pieces (gzip members,
+// zstd frames), which both codecs decode as one: the record's prefix, then
+// the same compressed mebibyte of zeros over and over, then the rest.
+func bombBatch(t *testing.T, codec record.Codec, zeros int64) []byte {
+	t.Helper()
+	c := record.NewCompressor()
+	compress := func(raw []byte) []byte {
+		out, err := c.Compress(codec, nil, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	var rec []byte
+	rec = append(rec, 0)                  // attributes
+	rec = binary.AppendVarint(rec, 0)     // timestamp delta
+	rec = binary.AppendVarint(rec, 0)     // offset delta
+	rec = binary.AppendVarint(rec, -1)    // null key
+	rec = binary.AppendVarint(rec, zeros) // value length
+	length := int64(len(rec)) + zeros + 1 // the value, then the header count (a zero)
+	body := compress(append(binary.AppendVarint(nil, length), rec...))
+	const mib = 1 << 20
+	mibOfZeros := compress(make([]byte, mib))
+	for range zeros / mib {
+		body = append(body, mibOfZeros...)
+	}
+	body = append(body, compress(make([]byte, zeros%mib+1))...)
+
+	// A batch with the header of a compressed one-record batch, around
+	// these records.
+	batch, err := record.Build(record.BatchSpec{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, PartitionLeaderEpoch: -1,
+		Codec: codec, BaseTimestamp: time.Now().UnixMilli()}, []record.Record{{KeyLen: -1, ValueLen: -1}}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch = append(batch[:record.HeaderSize:record.HeaderSize], body...)
+	binary.BigEndian.PutUint32(batch[8:], uint32(len(batch)-record.LogOverhead)) // batchLength
+	record.Batch(batch).SetCRC()
+	return batch
+}
+
+// resetPeakRSS resets the VmHWM of process pid to its current resident
+// set (proc(5): writing 5 to clear_refs), so that VmHWM is the peak from
+// now on; it skips the test where that is not allowed.
+func resetPeakRSS(t *testing.T, pid int) {
+	t.Helper()
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+		t.Skipf("*** resetting VmHWM of the broker: %v: SKIPPING ***", err)
+	}
 }
