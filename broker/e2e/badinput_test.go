@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -392,4 +393,37 @@ func resetPeakRSS(t *testing.T, pid int) {
 	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
 		t.Skipf("*** resetting VmHWM of the broker: %v: SKIPPING ***", err)
 	}
+}
+
+// TestBadInputRecordOverMessageMaxBytes: with message.max.bytes at 64 KiB,
+// a 100 kB record is refused MESSAGE_TOO_LARGE and not stored, as Kafka's
+// LogValidator refuses a batch larger than the topic's max.message.bytes
+// (which defaults to the broker's message.max.bytes); a 60 kB record goes
+// through, and so does the 100 kB record to a topic whose
+// max.message.bytes is 200 kB.
+func TestBadInputRecordOverMessageMaxBytes(t *testing.T) {
+	b := startBadInputBroker(t, "message.max.bytes=65536")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	adm := newAdmin(t, b.addr)
+	const roomy = "roomy"
+	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"max.message.bytes": kmsg.StringPtr("200000")}, roomy); err != nil {
+		t.Fatal(err)
+	}
+	cl := newClient(t, b.addr, kgo.ProducerBatchCompression(kgo.NoCompression()))
+	produce := func(topic string, size int) error {
+		return cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: make([]byte, size)}).FirstErr()
+	}
+	if err := produce(badInputTopic, 100_000); !errors.Is(err, kerr.MessageTooLarge) {
+		t.Fatalf("a 100 kB record with message.max.bytes 65536: %v, want MESSAGE_TOO_LARGE", err)
+	}
+	b.stillServed(t, "a record over message.max.bytes")
+	if err := produce(badInputTopic, 60_000); err != nil {
+		t.Fatalf("a 60 kB record with message.max.bytes 65536: %v", err)
+	}
+	b.acked = append(b.acked, string(make([]byte, 60_000)))
+	if err := produce(roomy, 100_000); err != nil {
+		t.Fatalf("a 100 kB record to a topic with max.message.bytes 200000: %v", err)
+	}
+	b.checkLog(t)
 }
