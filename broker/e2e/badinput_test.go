@@ -8,6 +8,9 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -426,4 +429,99 @@ func TestBadInputRecordOverMessageMaxBytes(t *testing.T) {
 		t.Fatalf("a 100 kB record to a topic with max.message.bytes 200000: %v", err)
 	}
 	b.checkLog(t)
+}
+
+// TestBadInputIdleConnections: 2,000 connections that never send a byte
+// are all accepted (the broker's open-file limit allows them; Kafka's
+// max.connections default sets no bound), the well-behaved client is
+// served while they are open, and the broker closes every one of them
+// once connections.max.idle.ms (here 5 s) has passed, not before, as
+// Kafka's Selector expires idle channels.
+func TestBadInputIdleConnections(t *testing.T) {
+	const (
+		conns  = 2000
+		idleMs = 5000
+	)
+	raiseOpenFiles(t, conns+1000)
+	b := startBadInputBroker(t, fmt.Sprintf("connections.max.idle.ms=%d", idleMs))
+	if got := openFileLimit(t, b.p.cmd.Process.Pid); got < conns+1000 {
+		t.Fatalf("the broker's open-file limit is %d, too low for %d connections", got, conns)
+	}
+	first := time.Now()
+	held := dialStorm(t, b.addr, conns)
+	waitUntil(t, 20*time.Second, "the broker to hold the idle connections", func() (bool, string) {
+		open, _ := metricValue(b.n.ports.metrics, "strait_connections")
+		return open >= conns, fmt.Sprintf("%v open", open)
+	})
+	b.stillServed(t, fmt.Sprintf("%d idle connections", conns))
+
+	deadline := first.Add(30 * time.Second)
+	var firstClosed time.Time
+	for i, c := range held {
+		_ = c.SetReadDeadline(deadline)
+		n, err := c.Read(make([]byte, 1))
+		if n != 0 || errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("idle connection %d: read %d bytes, %v; want it closed by connections.max.idle.ms", i, n, err)
+		}
+		if i == 0 {
+			firstClosed = time.Now()
+		}
+	}
+	t.Logf("%d idle connections closed by the broker %v to %v after the first was opened (connections.max.idle.ms %d)",
+		conns, firstClosed.Sub(first).Round(100*time.Millisecond), time.Since(first).Round(100*time.Millisecond), idleMs)
+	if early := firstClosed.Sub(first); early < idleMs*time.Millisecond-200*time.Millisecond {
+		t.Fatalf("the first idle connection was closed after %v, before connections.max.idle.ms", early)
+	}
+	waitUntil(t, 20*time.Second, "the broker to count the idle connections closed", func() (bool, string) {
+		open, _ := metricValue(b.n.ports.metrics, "strait_connections")
+		return open < 10, fmt.Sprintf("%v open", open)
+	})
+	b.stillServed(t, "the idle connections closed")
+	b.checkLog(t)
+}
+
+// raiseOpenFiles raises this process's open-file limit to need where the
+// hard limit allows (the broker it starts inherits it), or skips the test
+// loudly.
+func raiseOpenFiles(t *testing.T, need uint64) {
+	t.Helper()
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if lim.Cur >= need {
+		return
+	}
+	if lim.Max < need {
+		t.Skipf("*** the open-file limit is %d (hard %d), %d needed: SKIPPING ***", lim.Cur, lim.Max, need)
+	}
+	orig := lim.Cur
+	lim.Cur = need
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Skipf("*** raising the open-file limit to %d: %v: SKIPPING ***", need, err)
+	}
+	t.Cleanup(func() {
+		lim.Cur = orig
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	})
+}
+
+// openFileLimit is process pid's soft open-file limit (/proc/PID/limits).
+func openFileLimit(t *testing.T, pid int) uint64 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Max open files"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				if n, err := strconv.ParseUint(f[0], 10, 64); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	t.Fatalf("no open-file limit in /proc/%d/limits", pid)
+	return 0
 }
