@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -477,6 +479,81 @@ func TestBadInputIdleConnections(t *testing.T) {
 		return open < 10, fmt.Sprintf("%v open", open)
 	})
 	b.stillServed(t, "the idle connections closed")
+	b.checkLog(t)
+}
+
+// TestBadInputSlowloris: 100 connections from 127.0.0.2 each dribble a
+// Produce request a byte every 200 ms, a request they would take minutes
+// to finish. max.connections.per.ip (here 20) holds them to 20 open at
+// most, closing the rest as they arrive, as Kafka's ConnectionQuotas
+// does; the well-behaved client on 127.0.0.1 is served meanwhile. Once
+// they stop sending, the broker closes the held ones after
+// connections.max.idle.ms (here 2 s) although each is in the middle of a
+// frame, and 127.0.0.2 may connect again.
+func TestBadInputSlowloris(t *testing.T) {
+	const (
+		slow  = 100
+		perIP = 20
+	)
+	b := startBadInputBroker(t, fmt.Sprintf("max.connections.per.ip=%d", perIP), "connections.max.idle.ms=2000")
+	frame := kmsg.NewRequestFormatter().AppendRequest(nil, produceRequest(badInputTopic, 9, plainBatch(t, string(make([]byte, 4096)))), 1)
+	stop := make(chan struct{})
+	var open sync.WaitGroup
+	var alive atomic.Int64
+	var wg sync.WaitGroup
+	for range slow {
+		c := dialFrom(t, "127.0.0.2", b.addr)
+		alive.Add(1)
+		open.Add(1)
+		wg.Add(2)
+		go func() { // the connection counts as open until the broker closes it
+			defer wg.Done()
+			defer open.Done()
+			defer alive.Add(-1)
+			_ = c.SetReadDeadline(time.Now().Add(60 * time.Second))
+			_, _ = c.Read(make([]byte, 1))
+		}()
+		go func() {
+			defer wg.Done()
+			for i := 0; i < len(frame); i++ {
+				select {
+				case <-stop:
+					return
+				case <-time.After(200 * time.Millisecond):
+				}
+				if _, err := c.Write(frame[i : i+1]); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	t.Cleanup(wg.Wait)
+	waitUntil(t, 20*time.Second, "max.connections.per.ip to close the slow connections past it", func() (bool, string) {
+		return alive.Load() <= perIP, fmt.Sprintf("%d of %d slow connections open", alive.Load(), slow)
+	})
+	b.stillServed(t, "slow clients")
+	time.Sleep(3 * time.Second) // longer than connections.max.idle.ms, dribbling all along
+	if n := alive.Load(); n > perIP {
+		t.Fatalf("%d slow connections open from 127.0.0.2, max.connections.per.ip %d", n, perIP)
+	}
+	rejected, _ := metricValue(b.n.ports.metrics, `strait_connections_rejected_total{listener="PLAINTEXT",reason="per_ip"}`)
+	t.Logf("%d of %d slow connections held; %v rejected by max.connections.per.ip", alive.Load(), slow, rejected)
+	b.stillServed(t, "slow clients dribbling for 3 s")
+
+	close(stop)
+	stopped := time.Now()
+	done := make(chan struct{})
+	go func() { open.Wait(); close(done) }()
+	select {
+	case <-done:
+		t.Logf("the held slow connections were closed %v after they stopped sending (connections.max.idle.ms 2000)", time.Since(stopped).Round(100*time.Millisecond))
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%d slow connections, each in the middle of a frame, still open 20 s after they stopped sending", alive.Load())
+	}
+	if err := apiVersions(dialFrom(t, "127.0.0.2", b.addr)); err != nil {
+		t.Fatalf("127.0.0.2 is not served once its slow connections are gone: %v", err)
+	}
+	b.stillServed(t, "the slow connections closed")
 	b.checkLog(t)
 }
 
