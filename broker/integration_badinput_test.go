@@ -96,22 +96,14 @@ func TestBadInput(t *testing.T) {
 		}
 		batch[len(batch)-2] ^= 0xff // a value byte: the CRC no longer matches
 		rc := rawconn.Dial(t, b.Addr())
-		req := kmsg.NewPtrProduceRequest()
-		req.Acks, req.TimeoutMillis = -1, 5000
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = batch
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp := rc.RoundTrip(withVersion(req, 9)).(*kmsg.ProduceResponse)
+		req := rawconn.Produce(topic, 9, batch)
+		resp := rc.RoundTrip(req).(*kmsg.ProduceResponse)
 		if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.CorruptMessage.Code {
 			t.Fatalf("corrupt batch: %v, want CORRUPT_MESSAGE", kerr.ErrorForCode(code))
 		}
 		// The connection stays usable after a partition-level error.
-		rt.Topic = "no-such-topic"
-		req.Topics = []kmsg.ProduceRequestTopic{rt}
-		resp = rc.RoundTrip(withVersion(req, 9)).(*kmsg.ProduceResponse)
+		req.Topics[0].Topic = "no-such-topic"
+		resp = rc.RoundTrip(req).(*kmsg.ProduceResponse)
 		if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.UnknownTopicOrPartition.Code {
 			t.Fatalf("produce to an unknown topic with auto-create off: %v, want UNKNOWN_TOPIC_OR_PARTITION", kerr.ErrorForCode(code))
 		}

@@ -226,7 +226,7 @@ func TestBadInputTruncatedRequest(t *testing.T) {
 	t.Logf("the silent cut frame was closed after %v (connections.max.idle.ms 2000)", time.Since(start).Round(100*time.Millisecond))
 	b.stillServed(t, "a cut frame and silence")
 
-	produce := produceRequest(badInputTopic, 9, plainBatch(t, "cut"))
+	produce := rawconn.Produce(badInputTopic, 9, plainBatch(t, "cut"))
 	for _, c := range []struct {
 		name string
 		req  kmsg.Request
@@ -255,11 +255,11 @@ func TestBadInputCorruptCRC(t *testing.T) {
 	batch := plainBatch(t, "corrupt")
 	batch[len(batch)-2] ^= 0xff // a value byte: the CRC no longer matches
 	rc := rawconn.Dial(t, b.addr)
-	resp := rc.RoundTrip(produceRequest(badInputTopic, 9, batch)).(*kmsg.ProduceResponse)
+	resp := rc.RoundTrip(rawconn.Produce(badInputTopic, 9, batch)).(*kmsg.ProduceResponse)
 	if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.CorruptMessage.Code {
 		t.Fatalf("a corrupt batch: %v, want CORRUPT_MESSAGE", kerr.ErrorForCode(code))
 	}
-	good := rc.RoundTrip(produceRequest(badInputTopic, 9, plainBatch(t, "after a corrupt batch, on its connection"))).(*kmsg.ProduceResponse)
+	good := rc.RoundTrip(rawconn.Produce(badInputTopic, 9, plainBatch(t, "after a corrupt batch, on its connection"))).(*kmsg.ProduceResponse)
 	if code := good.Topics[0].Partitions[0].ErrorCode; code != 0 {
 		t.Fatalf("a good batch on the corrupt batch's connection: %v", kerr.ErrorForCode(code))
 	}
@@ -278,20 +278,6 @@ func plainBatch(t *testing.T, value string) []byte {
 		t.Fatal(err)
 	}
 	return batch
-}
-
-// produceRequest is a Produce (acks=all) of batch to partition 0 of topic,
-// at the version given, or negotiated by kgo when 0.
-func produceRequest(topic string, version int16, batch []byte) *kmsg.ProduceRequest {
-	req := kmsg.NewPtrProduceRequest()
-	req.Version, req.Acks, req.TimeoutMillis = version, -1, 10000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Records = batch
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	return req
 }
 
 // TestBadInputDecompressionBombs: a gzip batch whose one record expands to
@@ -331,7 +317,7 @@ func TestBadInputDecompressionBombs(t *testing.T) {
 	for i, bomb := range bombs {
 		rc := rawconn.Dial(t, b.addr)
 		for range 3 {
-			resp := rc.RoundTrip(produceRequest(badInputTopic, 9, batches[i])).(*kmsg.ProduceResponse)
+			resp := rc.RoundTrip(rawconn.Produce(badInputTopic, 9, batches[i])).(*kmsg.ProduceResponse)
 			if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.MessageTooLarge.Code {
 				t.Fatalf("a %d-byte %s batch expanding to %d MiB: %v, want MESSAGE_TOO_LARGE", len(batches[i]), bomb.name, bomb.zeros>>20, kerr.ErrorForCode(code))
 			}
@@ -496,7 +482,7 @@ func TestBadInputSlowloris(t *testing.T) {
 		perIP = 20
 	)
 	b := startBadInputBroker(t, fmt.Sprintf("max.connections.per.ip=%d", perIP), "connections.max.idle.ms=2000")
-	frame := kmsg.NewRequestFormatter().AppendRequest(nil, produceRequest(badInputTopic, 9, plainBatch(t, string(make([]byte, 4096)))), 1)
+	frame := kmsg.NewRequestFormatter().AppendRequest(nil, rawconn.Produce(badInputTopic, 9, plainBatch(t, string(make([]byte, 4096)))), 1)
 	stop := make(chan struct{})
 	var open sync.WaitGroup
 	var alive atomic.Int64

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/storage/record"
+	"github.com/strait-io/strait/wire/rawconn"
 )
 
 // rawProducer sends hand-built idempotent batches, so a test can resend a
@@ -86,7 +87,7 @@ func (p *rawProducer) send(t testing.TB, seq int32, count int) produced {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := produceRequest(p.topic, 0, batch)
+	req := rawconn.Produce(p.topic, 0, batch)
 	req.Topics[0].TopicID = p.topicID
 	resp, err := req.RequestWith(ctx, p.cl)
 	if err != nil {

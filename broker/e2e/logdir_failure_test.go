@@ -186,7 +186,7 @@ func TestFullDiskHaltsTheBinaryAndNothingIsLost(t *testing.T) {
 	rc := rawconn.Dial(t, n.kafkaAddr())
 	batch := plainBatch(t, strings.Repeat("f", 256<<10))
 	for i := 0; ; i++ {
-		req := produceRequest(topic, 9, batch)
+		req := rawconn.Produce(topic, 9, batch)
 		p1 := kmsg.NewProduceRequestTopicPartition()
 		p1.Partition, p1.Records = 1, batch
 		req.Topics[0].Partitions = append(req.Topics[0].Partitions, p1)

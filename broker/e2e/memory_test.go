@@ -314,14 +314,8 @@ func hugeProduceFrame(t *testing.T, topic string, frameBytes int) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := kmsg.NewPtrProduceRequest()
-		req.Version, req.Acks, req.TimeoutMillis = 7, 1, 30000
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Partition, rp.Records = 0, batch
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
+		req := rawconn.Produce(topic, 7, batch)
+		req.Acks, req.TimeoutMillis = 1, 30000
 		return kmsg.NewRequestFormatter(kmsg.FormatterClientID("huge")).AppendRequest(nil, req, 1)
 	}
 	// The framing around the value does not depend on its length as

@@ -175,3 +175,18 @@ func Frame(key, version int16, corr int32, flexible bool, body []byte) []byte {
 	binary.BigEndian.PutUint32(f, uint32(len(f)-4))
 	return f
 }
+
+// Produce is a Produce request (acks=all, 10 s timeout) of batch to
+// partition 0 of topic, at version, or at the version a kgo client
+// negotiates when 0.
+func Produce(topic string, version int16, batch []byte) *kmsg.ProduceRequest {
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = version, -1, 10000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
+}
