@@ -30,14 +30,21 @@
 // wire, "unknown" by the CLI, NaN by the metrics — never 0, shown with
 // the time of the last successful measurement.
 //
-// Ms is read from the batch headers of the fetcher's last answer
-// (source.LagSample), no extra request: now minus the first timestamp of
-// that answer while the destination HW is at or below its fetch offset (a
-// lower bound when the HW trails the fetch offset: the records between
-// are older), now minus the max timestamp of its last batch once the
-// answer is mirrored (PAUSED and the like: an upper bound, never an
-// under-statement of data at risk). Exact age needs the source record at
-// the destination HW: a Fetch of one batch header, not done yet.
+// Ms is measured where the source is: for each partition that lags, a
+// consumer Fetch of the first source batch at the destination's high
+// watermark (source.MeasureHeads, one small fetch per lagging partition,
+// bounded by the measurement's timeout), by describe for each call and by
+// the manager every PollInterval (once per destination high watermark: a
+// record's timestamp does not change). Ms is now minus that record's
+// timestamp (a LogAppendTime batch's max timestamp): exact, the age of
+// the first record the destination's consumers cannot read. Mirrored
+// batches are byte-identical, so the destination high watermark starts a
+// source batch; were it inside one, the batch's first timestamp is taken
+// (an upper bound). While MIRRORING the destination high watermark moves
+// on between measurements; until the next one the fetcher's last answer
+// bounds Ms from its batch headers (source.LagSample, a lower bound when
+// the destination high watermark trails the fetch offset). A partition
+// whose head could not be read has an unknown Ms.
 package lag
 
 import "time"

@@ -44,6 +44,9 @@ type partitionStatus struct {
 	// lag is the latest answer with data's lag sample, when lagSet.
 	lag    LagSample
 	lagSet bool
+	// head is the last MeasureHeads answer, when headSet.
+	head    Head
+	headSet bool
 }
 
 // statusLocked returns tp's status, creating it. c.mu is held.

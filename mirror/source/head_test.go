@@ -1,0 +1,87 @@
+package source_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/strait-io/strait/broker/brokertest"
+	"github.com/strait-io/strait/storage"
+	"github.com/strait-io/strait/storage/record"
+)
+
+// TestStraitSourceHeads: MeasureHeads reads the timestamp of the source
+// record at each offset asked, from the batch starting there, for each
+// partition asked at once (one fetch each: a source leaves a cut first
+// batch out of its answer); inside a batch it is the batch's first
+// timestamp; at the source's end there is none, and nothing is reported
+// to the driver.
+func TestStraitSourceHeads(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	b := brokertest.Start(t)
+	createTopic(t, ctx, b.Admin(t), "heads", 2, 1)
+	produce(t, ctx, []string{b.Addr()}, "heads", 2, 60)
+	src, ev := newSource(t, []string{b.Addr()})
+
+	type want struct {
+		tp     storage.TopicPartition
+		offset int64
+		ts     int64 // -1: no head
+	}
+	var asked []want
+	for p := range int32(2) {
+		tp := storage.TopicPartition{Topic: "heads", Partition: p}
+		l := sourceLog(t, b, tp)
+		batches := splitBatches(t, readLog(t, l, 0))
+		if len(batches) < 4 {
+			t.Fatalf("%s: %d batches, want several", tp, len(batches))
+		}
+		third := batches[2]
+		if third.RecordCount() < 2 {
+			t.Fatalf("%s: batch of %d records, want several", tp, third.RecordCount())
+		}
+		first := third.BaseTimestamp()
+		if third.TimestampType() == record.LogAppendTime {
+			first = third.MaxTimestamp()
+		}
+		if p == 0 {
+			asked = append(asked, want{tp, third.BaseOffset(), first})
+		} else {
+			asked = append(asked, want{tp, third.BaseOffset() + 1, first}) // inside the batch
+		}
+	}
+	offsets := map[storage.TopicPartition]int64{}
+	for _, w := range asked {
+		offsets[w.tp] = w.offset
+	}
+	if err := src.MeasureHeads(ctx, offsets); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range asked {
+		h, ok := src.Head(w.tp)
+		if !ok || h.Offset != w.offset || h.Timestamp != w.ts {
+			t.Errorf("%s: head %+v %v, want offset %d timestamp %d", w.tp, h, ok, w.offset, w.ts)
+		}
+		if age := h.AgeAt(w.offset, w.ts+1234); age != 1234 {
+			t.Errorf("%s: age %d ms, want 1234", w.tp, age)
+		}
+		if age := h.AgeAt(w.offset+1, w.ts+1234); age != -1 {
+			t.Errorf("%s: age at another offset %d ms, want -1", w.tp, age)
+		}
+	}
+
+	// At the source's end there is no record: the last head stays.
+	tp := asked[0].tp
+	end := sourceLog(t, b, tp).HighWatermark()
+	if err := src.MeasureHeads(ctx, map[storage.TopicPartition]int64{tp: end}); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := src.Head(tp); h.Offset != asked[0].offset {
+		t.Errorf("head after asking the end: %+v, want the last one at %d", h, asked[0].offset)
+	}
+	if errs := ev.errors(tp); len(errs) != 0 {
+		t.Errorf("measurements reported errors to the driver: %v", errs)
+	}
+}
