@@ -181,6 +181,12 @@ type MirrorStats struct {
 	// then lower bounds, and the metrics say NaN rather than a number.
 	// LagMsUnknown likewise counts those with a lag whose age is unknown.
 	LagUnknown, LagMsUnknown int
+	// CommittedLagTotal sums the led partitions' committed lag (source LSO
+	// − destination LSO: what read_committed consumers of the source read
+	// that those of the destination cannot yet); CommittedLagUnknown
+	// counts those whose committed lag is unknown.
+	CommittedLagTotal   int64
+	CommittedLagUnknown int
 	// BytesMirrored and RecordsMirrored count what the fetchers appended;
 	// FetchErrors the source errors reported; OffsetsSkipped the offsets
 	// the source deleted before they were mirrored. Counters since start.
@@ -217,6 +223,11 @@ func (m *Manager) Stats() Stats {
 			}
 			if ps.LagMs < 0 {
 				ms.LagMsUnknown++
+			}
+			if ps.CommittedLag >= 0 {
+				ms.CommittedLagTotal += ps.CommittedLag
+			} else {
+				ms.CommittedLagUnknown++
 			}
 			ms.LagMsMax = max(ms.LagMsMax, ps.LagMs)
 		}

@@ -64,9 +64,11 @@ commands:
 lag: what the source's consumers can read that the destination's cannot yet.
   LAG     source high watermark - destination high watermark, in records (the
           destination LEO is shown beside it: records past the HW are not
-          readable and may not survive a leader change); --json also gives
-          committed_lag, the same from the last stable offsets
-          (read_committed consumers)
+          readable and may not survive a leader change)
+  C-LAG   committed lag: source last stable offset - destination last
+          stable offset, the same for read_committed consumers (an open
+          transaction holds both LSOs back; --json committed_lag, metric
+          strait_mirror_lag_committed_records)
   LAG-MS  age of the oldest source record the destination cannot serve yet,
           from the source's timestamps (an upper bound while not MIRRORING)
   The source is measured by the fetches while MIRRORING, by ListOffsets about
