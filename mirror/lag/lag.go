@@ -7,12 +7,15 @@
 //
 //   - Records = source high watermark − destination high watermark (what a
 //     READ_UNCOMMITTED consumer of the source reads that one of the
-//     destination cannot yet), and Committed = source last stable offset −
-//     destination last stable offset (the same for READ_COMMITTED
-//     consumers, KIP-98).
+//     destination cannot yet): LAG, --json lag, strait_mirror_lag_records.
+//   - Committed = source last stable offset − destination last stable
+//     offset (the same for READ_COMMITTED consumers, KIP-98: an open
+//     transaction holds an LSO back, not the HW): C-LAG, --json
+//     committed_lag, strait_mirror_lag_committed_records.
 //   - Ms = the age of the oldest source record the destination cannot
-//     serve yet (the record at the destination's high watermark), from the
-//     source's timestamps; 0 when Records is 0.
+//     serve yet (the record at the destination's high watermark): now
+//     minus its timestamp on the source; 0 when Records is 0. LAG-MS,
+//     --json lag_ms, strait_mirror_lag_ms (the largest partition's).
 //
 // The destination's log end offset is reported beside it, never instead
 // of it: records past the high watermark are not readable by consumers
@@ -28,7 +31,10 @@
 // every PollInterval per mirror. A measurement that failed (describe) or
 // is older than StaleAfter (metrics) makes the lag unknown — -1 on the
 // wire, "unknown" by the CLI, NaN by the metrics — never 0, shown with
-// the time of the last successful measurement.
+// the time of the last successful measurement. A measurement's time is
+// when its request was sent, and the newest is kept: a fetch answer that
+// comes late (a long poll) does not put back an older source HW than a
+// ListOffsets asked meanwhile.
 //
 // Ms is measured where the source is: for each partition that lags, a
 // consumer Fetch of the first source batch at the destination's high
@@ -58,7 +64,9 @@ const StaleAfter = 5 * time.Second
 
 // PollInterval is how often, per mirror, the source is asked for its
 // offsets for the partitions whose fetcher is not running (PAUSED,
-// PREPARING, FAILED): one ListOffsets round per mirror at most this often.
+// PREPARING, FAILED), one ListOffsets round per mirror at most this
+// often, and for the record at the destination high watermark of each
+// partition that lags, where that was not read yet (Ms).
 const PollInterval = time.Second
 
 // Unknown marks an offset, lag or age that is not known.
