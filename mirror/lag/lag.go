@@ -45,8 +45,8 @@
 // timestamp (a LogAppendTime batch's max timestamp): exact, the age of
 // the first record the destination's consumers cannot read. Mirrored
 // batches are byte-identical, so the destination high watermark starts a
-// source batch; were it inside one, the batch's first timestamp is taken
-// (an upper bound). While MIRRORING the destination high watermark moves
+// source batch; were it inside one (a mirror started there), the record's
+// own timestamp is read from that batch. While MIRRORING the destination high watermark moves
 // on between measurements; until the next one the fetcher's last answer
 // bounds Ms from its batch headers (source.LagSample, a lower bound when
 // the destination high watermark trails the fetch offset). A partition

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/storage"
+	"github.com/strait-io/strait/storage/record"
 )
 
 // Head is the timestamp of the source record at an offset, as MeasureHeads
@@ -46,10 +47,10 @@ func (h Head) AgeAt(offset, nowMs int64) int64 {
 //
 // Mirrored batches are byte-identical to the source's, so the
 // destination's high watermark is a batch boundary and the batch starts
-// at the offset asked. When it does not (the mirror started inside a
-// batch), the batch's first timestamp is taken, the oldest in it: the age
-// is then an upper bound. A LogAppendTime batch's records all have its
-// max timestamp.
+// at the offset asked: its first timestamp is the record's. When it does
+// not (the mirror started inside a batch), the record's own timestamp is
+// read from the batch (headTimestamp). A LogAppendTime batch's records
+// all have its max timestamp.
 //
 // Like MeasureLatest, errors are not reported to the driver: a partition
 // that is not answered keeps no new head and its lag in milliseconds reads
@@ -147,13 +148,58 @@ func (c *Cluster) recordHeads(s *leaderFetch, offsets map[storage.TopicPartition
 				}
 				continue
 			}
-			if ts, ok := firstTimestamp(d.RecordBatches); ok {
+			if ts, ok := headTimestamp(d.RecordBatches, off); ok {
 				st := c.statusLocked(tp)
 				st.head, st.headSet = Head{Offset: off, Timestamp: ts}, true
 			}
 		}
 	}
 }
+
+// headTimestamp is the timestamp of the record at offset in records, a
+// fetch answer that starts with the batch holding it: the batch's first
+// timestamp when the batch starts there (its max timestamp under
+// LogAppendTime, every record's), else the record's own, read from the
+// batch (decompressed if need be); that batch's first timestamp when it
+// cannot be read (an upper bound on the age).
+func headTimestamp(records []byte, offset int64) (int64, bool) {
+	b, err := record.ReadBatch(records)
+	if err != nil {
+		return firstTimestamp(records)
+	}
+	if b.TimestampType() == record.LogAppendTime || offset <= b.BaseOffset() {
+		return batchFirstTimestamp(b), true
+	}
+	if ts, ok := recordTimestamp(b, offset); ok {
+		return ts, true
+	}
+	return batchFirstTimestamp(b), true
+}
+
+// recordTimestamp reads the CreateTime timestamp of the record at offset
+// from the whole batch b.
+func recordTimestamp(b record.Batch, offset int64) (int64, bool) {
+	rr, done, err := record.NewDecompressor().OpenRecords(b, headDecompressLimit)
+	if err != nil {
+		return -1, false
+	}
+	defer done()
+	for rr.Remaining() > 0 {
+		r, err := rr.Next(false)
+		if err != nil {
+			return -1, false
+		}
+		if b.BaseOffset()+int64(r.OffsetDelta) >= offset {
+			return b.BaseTimestamp() + r.TimestampDelta, true
+		}
+	}
+	return -1, false
+}
+
+// headDecompressLimit bounds what reading one record's timestamp may
+// decompress: a batch the source accepted (max.message.bytes) inflates to
+// far less.
+const headDecompressLimit = 64 << 20
 
 // Head returns the last head MeasureHeads read for tp.
 func (c *Cluster) Head(tp storage.TopicPartition) (Head, bool) {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/strait-io/strait/broker/brokertest"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/record"
@@ -14,17 +16,17 @@ import (
 // TestStraitSourceHeads: MeasureHeads reads the timestamp of the source
 // record at each offset asked, from the batch starting there, for each
 // partition asked at once (one fetch each: a source leaves a cut first
-// batch out of its answer); inside a batch it is the batch's first
-// timestamp; at the source's end there is none, and nothing is reported
-// to the driver.
+// batch out of its answer); inside a batch it is the record's own, as a
+// consumer reads it; at the source's end there is none, and nothing is
+// reported to the driver.
 func TestStraitSourceHeads(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	b := brokertest.Start(t)
-	createTopic(t, ctx, b.Admin(t), "heads", 2, 1)
-	produce(t, ctx, []string{b.Addr()}, "heads", 2, 60)
-	src, ev := newSource(t, []string{b.Addr()})
+	broker := brokertest.Start(t)
+	createTopic(t, ctx, broker.Admin(t), "heads", 2, 1)
+	produce(t, ctx, []string{broker.Addr()}, "heads", 2, 60)
+	src, ev := newSource(t, []string{broker.Addr()})
 
 	type want struct {
 		tp     storage.TopicPartition
@@ -34,7 +36,7 @@ func TestStraitSourceHeads(t *testing.T) {
 	var asked []want
 	for p := range int32(2) {
 		tp := storage.TopicPartition{Topic: "heads", Partition: p}
-		l := sourceLog(t, b, tp)
+		l := sourceLog(t, broker, tp)
 		// A batch past the first, of several records (the producer may
 		// send one alone).
 		batches := splitBatches(t, readLog(t, l, 0))
@@ -49,8 +51,9 @@ func TestStraitSourceHeads(t *testing.T) {
 		}
 		if p == 0 {
 			asked = append(asked, want{tp, b.BaseOffset(), first})
-		} else {
-			asked = append(asked, want{tp, b.BaseOffset() + 1, first}) // inside the batch
+		} else { // inside the batch: the record's own timestamp, as a consumer reads it
+			off := b.BaseOffset() + 1
+			asked = append(asked, want{tp, off, consumedTimestamp(t, ctx, broker.Addr(), tp, off)})
 		}
 	}
 	offsets := map[storage.TopicPartition]int64{}
@@ -75,7 +78,7 @@ func TestStraitSourceHeads(t *testing.T) {
 
 	// At the source's end there is no record: the last head stays.
 	tp := asked[0].tp
-	end := sourceLog(t, b, tp).HighWatermark()
+	end := sourceLog(t, broker, tp).HighWatermark()
 	if err := src.MeasureHeads(ctx, map[storage.TopicPartition]int64{tp: end}); err != nil {
 		t.Fatal(err)
 	}
@@ -84,5 +87,28 @@ func TestStraitSourceHeads(t *testing.T) {
 	}
 	if errs := ev.errors(tp); len(errs) != 0 {
 		t.Errorf("measurements reported errors to the driver: %v", errs)
+	}
+}
+
+// consumedTimestamp is the timestamp of the record at offset of tp as a
+// consumer reads it.
+func consumedTimestamp(t *testing.T, ctx context.Context, addr string, tp storage.TopicPartition, offset int64) int64 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
+		tp.Topic: {tp.Partition: kgo.NewOffset().At(offset)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("consume %s at %d: %v", tp, offset, err)
+		}
+		for _, r := range fs.Records() {
+			if r.Offset == offset {
+				return r.Timestamp.UnixMilli()
+			}
+		}
 	}
 }
