@@ -2,6 +2,8 @@ package vfs
 
 import (
 	"errors"
+	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -48,6 +50,43 @@ func OnOp(op Op, skip int64) Injector {
 		return nil
 	}
 }
+
+// Pause is an Injector that holds the first operation of kind op on a path
+// ending in suffix until Release, failing nothing. Tests use it to stop a
+// concurrent call at a known point and look at the state it has published
+// so far. Paused is closed once that operation is waiting.
+type Pause struct {
+	Paused   <-chan struct{}
+	paused   chan struct{}
+	release  chan struct{}
+	once     sync.Once
+	released sync.Once
+	op       Op
+	suffix   string
+}
+
+// PauseOn returns a Pause for the first op on a path ending in suffix.
+func PauseOn(op Op, suffix string) *Pause {
+	p := &Pause{paused: make(chan struct{}), release: make(chan struct{}), op: op, suffix: suffix}
+	p.Paused = p.paused
+	return p
+}
+
+// Injector holds the chosen operation and lets every other one through.
+func (p *Pause) Injector() Injector {
+	return func(o Op, path string) error {
+		if o == p.op && strings.HasSuffix(path, p.suffix) {
+			p.once.Do(func() {
+				close(p.paused)
+				<-p.release
+			})
+		}
+		return nil
+	}
+}
+
+// Release lets the held operation go on; calling it again does nothing.
+func (p *Pause) Release() { p.released.Do(func() { close(p.release) }) }
 
 // ErrorFS wraps an FS and fails operations the Injector chooses, after the
 // style of pebble's errorfs.
