@@ -89,3 +89,107 @@ func TestReadWhileAnAppendPublishesItsBatch(t *testing.T) {
 		t.Fatalf("after the append: %d batches at %d, want the marker", len(bs), leo)
 	}
 }
+
+// Retention takes whole segments out of the log and raises the log start
+// offset past them. A read that already sees the segments gone must also
+// see the log start past them: with the old log start its range check
+// passed an offset of a deleted segment, and the read answered from the
+// next segment, whose first batch lies past that offset. The reader
+// skipped records without being told (Kafka answers OFFSET_OUT_OF_RANGE
+// and the consumer resets to the log start), and a follower appended past
+// a gap. The deletion is held where it renames the first doomed segment's
+// file, after the segment list changed.
+func TestReadWhileRetentionDeletesSegments(t *testing.T) {
+	e := newIOEnv(t, func(c *LogConfig) { c.SegmentBytes, c.RetentionBytes = 600, 700 })
+	l := e.log
+	for l.Segments()[len(l.Segments())-1] == 0 || len(l.Segments()) < 3 {
+		e.mustAppend(ioAppend{records: 2, epoch: 1})
+	}
+	l.MaybeIncrementHighWatermark(l.LogEndOffset())
+	doomed := l.Segments()[1] - 1 // the last offset of the first segment, which retention deletes
+
+	pause := vfs.PauseOn(vfs.OpRename, LogFileSuffix)
+	e.efs.SetInjector(pause.Injector())
+	defer pause.Release()
+	type result struct {
+		res RetentionResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := l.DeleteOldSegments()
+		done <- result{res, err}
+	}()
+	<-pause.Paused
+
+	fd, err := l.Read(doomed, 1<<20, FetchHighWatermark, true)
+	var oor *OffsetOutOfRangeError
+	switch {
+	case errors.As(err, &oor):
+		if oor.LogStartOffset <= doomed {
+			t.Fatalf("read at %d: out of range with log start %d, which holds it: %v", doomed, oor.LogStartOffset, err)
+		}
+	case err != nil:
+		t.Fatalf("read at %d: %v", doomed, err)
+	default:
+		// Read before the deletion took effect: the data must start at
+		// the batch holding the offset.
+		bs := batchesIn(t, fd)
+		if len(bs) == 0 || bs[0].BaseOffset() > doomed || bs[0].LastOffset() < doomed {
+			first := int64(-1)
+			if len(bs) > 0 {
+				first = bs[0].BaseOffset()
+			}
+			t.Fatalf("read at %d (log start %d) returned %d batches from offset %d: records below it were skipped",
+				doomed, fd.LogStartOffset, len(bs), first)
+		}
+	}
+	pause.Release()
+	r := <-done
+	if r.err != nil || r.res.Segments == 0 {
+		t.Fatalf("retention: %+v, %v", r.res, r.err)
+	}
+	if _, err := l.Read(doomed, 1<<20, FetchHighWatermark, true); !errors.As(err, &oor) {
+		t.Fatalf("read at %d after retention deleted it: %v, want OFFSET_OUT_OF_RANGE", doomed, err)
+	}
+}
+
+// A read whose segment list holds no segment at or below its offset
+// answers OFFSET_OUT_OF_RANGE, as Kafka's LocalLog.read does when there is
+// no floor segment, rather than reading the first segment there is: that
+// one starts past the offset. A follower restarting its log at the
+// leader's log start shows it: the new segment list is published before
+// the log start and end offsets, and a read in between found the offsets
+// of the old log in range. The restart is held where it rewrites the epoch
+// checkpoint, after the segment list changed.
+func TestReadBelowTheFirstSegment(t *testing.T) {
+	e := newIOEnv(t, nil)
+	l := e.log
+	for range 3 {
+		e.mustAppend(ioAppend{records: 2, epoch: 1})
+	}
+	l.MaybeIncrementHighWatermark(l.LogEndOffset())
+
+	pause := vfs.PauseOn(vfs.OpCreate, LeaderEpochCheckpointFile+".tmp")
+	e.efs.SetInjector(pause.Injector())
+	defer pause.Release()
+	done := make(chan error, 1)
+	go func() { done <- l.TruncateFullyAndStartAt(100) }()
+	<-pause.Paused
+	if segs := l.Segments(); len(segs) != 1 || segs[0] != 100 {
+		t.Fatalf("segments %v while the restart is held, want [100]", segs)
+	}
+	fd, err := l.Read(2, 1<<20, FetchLogEnd, true)
+	var oor *OffsetOutOfRangeError
+	if !errors.As(err, &oor) {
+		t.Fatalf("read at 2 with the first segment at 100: %d bytes, log start %d, log end %d, error %v; want OFFSET_OUT_OF_RANGE",
+			fd.Records.Size, fd.LogStartOffset, fd.LogEndOffset, err)
+	}
+	pause.Release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Read(2, 1<<20, FetchLogEnd, true); !errors.As(err, &oor) || oor.LogStartOffset != 100 {
+		t.Fatalf("read at 2 after the restart at 100: %v", err)
+	}
+}
