@@ -8,6 +8,28 @@ import (
 	"github.com/strait-io/strait/storage/vfs"
 )
 
+// startHeld runs call on its own goroutine and returns once call is held
+// at the first operation op on a path ending in suffix (vfs.PauseOn).
+// finish lets it go on and waits for it to return.
+// The test's cleanup releases it too, so a failing test does not leave it
+// hanging.
+func startHeld(t *testing.T, efs *vfs.ErrorFS, op vfs.Op, suffix string, call func()) (finish func()) {
+	t.Helper()
+	pause := vfs.PauseOn(op, suffix)
+	efs.SetInjector(pause.Injector())
+	t.Cleanup(pause.Release)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		call()
+	}()
+	<-pause.Paused
+	return func() {
+		pause.Release()
+		<-done
+	}
+}
+
 // batchesIn decodes the whole batches of a read.
 func batchesIn(t *testing.T, fd FetchDataInfo) []record.Batch {
 	t.Helper()
@@ -40,12 +62,8 @@ func TestReadWhileAnAppendPublishesItsBatch(t *testing.T) {
 	l.MaybeIncrementHighWatermark(l.LogEndOffset())
 	leo := l.LogEndOffset() // 5, where the abort marker goes
 
-	pause := vfs.PauseOn(vfs.OpCreate, TxnIndexFileSuffix)
-	e.efs.SetInjector(pause.Injector())
-	defer pause.Release()
-	done := make(chan error, 1)
-	go func() { done <- e.marker(7, false, 1) }()
-	<-pause.Paused
+	var markerErr error
+	finish := startHeld(t, e.efs, vfs.OpCreate, TxnIndexFileSuffix, func() { markerErr = e.marker(7, false, 1) })
 	if got := l.activeSegment().Size(); got == l.logEnd.Load().pos {
 		t.Fatalf("the marker's bytes are not published yet (segment size %d); the pause is not in the window", got)
 	}
@@ -76,9 +94,9 @@ func TestReadWhileAnAppendPublishesItsBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pause.Release()
-	if err := <-done; err != nil {
-		t.Fatalf("abort marker: %v", err)
+	finish()
+	if markerErr != nil {
+		t.Fatalf("abort marker: %v", markerErr)
 	}
 	// Once published, the marker is read like any batch.
 	fd, err := l.Read(leo, 1<<20, FetchLogEnd, true)
@@ -108,19 +126,11 @@ func TestReadWhileRetentionDeletesSegments(t *testing.T) {
 	l.MaybeIncrementHighWatermark(l.LogEndOffset())
 	doomed := l.Segments()[1] - 1 // the last offset of the first segment, which retention deletes
 
-	pause := vfs.PauseOn(vfs.OpRename, LogFileSuffix)
-	e.efs.SetInjector(pause.Injector())
-	defer pause.Release()
-	type result struct {
-		res RetentionResult
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := l.DeleteOldSegments()
-		done <- result{res, err}
-	}()
-	<-pause.Paused
+	var (
+		res    RetentionResult
+		resErr error
+	)
+	finish := startHeld(t, e.efs, vfs.OpRename, LogFileSuffix, func() { res, resErr = l.DeleteOldSegments() })
 
 	fd, err := l.Read(doomed, 1<<20, FetchHighWatermark, true)
 	var oor *OffsetOutOfRangeError
@@ -144,10 +154,9 @@ func TestReadWhileRetentionDeletesSegments(t *testing.T) {
 				doomed, fd.LogStartOffset, len(bs), first)
 		}
 	}
-	pause.Release()
-	r := <-done
-	if r.err != nil || r.res.Segments == 0 {
-		t.Fatalf("retention: %+v, %v", r.res, r.err)
+	finish()
+	if resErr != nil || res.Segments == 0 {
+		t.Fatalf("retention: %+v, %v", res, resErr)
 	}
 	if _, err := l.Read(doomed, 1<<20, FetchHighWatermark, true); !errors.As(err, &oor) {
 		t.Fatalf("read at %d after retention deleted it: %v, want OFFSET_OUT_OF_RANGE", doomed, err)
@@ -170,12 +179,8 @@ func TestReadBelowTheFirstSegment(t *testing.T) {
 	}
 	l.MaybeIncrementHighWatermark(l.LogEndOffset())
 
-	pause := vfs.PauseOn(vfs.OpCreate, LeaderEpochCheckpointFile+".tmp")
-	e.efs.SetInjector(pause.Injector())
-	defer pause.Release()
-	done := make(chan error, 1)
-	go func() { done <- l.TruncateFullyAndStartAt(100) }()
-	<-pause.Paused
+	var restartErr error
+	finish := startHeld(t, e.efs, vfs.OpCreate, LeaderEpochCheckpointFile+".tmp", func() { restartErr = l.TruncateFullyAndStartAt(100) })
 	if segs := l.Segments(); len(segs) != 1 || segs[0] != 100 {
 		t.Fatalf("segments %v while the restart is held, want [100]", segs)
 	}
@@ -185,9 +190,9 @@ func TestReadBelowTheFirstSegment(t *testing.T) {
 		t.Fatalf("read at 2 with the first segment at 100: %d bytes, log start %d, log end %d, error %v; want OFFSET_OUT_OF_RANGE",
 			fd.Records.Size, fd.LogStartOffset, fd.LogEndOffset, err)
 	}
-	pause.Release()
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	finish()
+	if restartErr != nil {
+		t.Fatal(restartErr)
 	}
 	if _, err := l.Read(2, 1<<20, FetchLogEnd, true); !errors.As(err, &oor) || oor.LogStartOffset != 100 {
 		t.Fatalf("read at 2 after the restart at 100: %v", err)

@@ -59,7 +59,7 @@ type Pause struct {
 	Paused   <-chan struct{}
 	paused   chan struct{}
 	release  chan struct{}
-	once     sync.Once
+	taken    atomic.Bool
 	released sync.Once
 	op       Op
 	suffix   string
@@ -75,11 +75,11 @@ func PauseOn(op Op, suffix string) *Pause {
 // Injector holds the chosen operation and lets every other one through.
 func (p *Pause) Injector() Injector {
 	return func(o Op, path string) error {
-		if o == p.op && strings.HasSuffix(path, p.suffix) {
-			p.once.Do(func() {
-				close(p.paused)
-				<-p.release
-			})
+		// Only the first caller waits; the others pass at once, even
+		// while it waits (a sync.Once would hold them too).
+		if o == p.op && strings.HasSuffix(path, p.suffix) && p.taken.CompareAndSwap(false, true) {
+			close(p.paused)
+			<-p.release
 		}
 		return nil
 	}
