@@ -198,3 +198,48 @@ func TestReadBelowTheFirstSegment(t *testing.T) {
 		t.Fatalf("read at 2 after the restart at 100: %v", err)
 	}
 }
+
+// A follower truncating its log (or the mirror a leader's, KIP-1279) cuts
+// the segment file under reads that loaded its size before: their scan for
+// the batch holding their offset then reads past the end of the file. That
+// is the truncation's doing, not a disk failure; the read answers as if
+// the data ended there (Kafka's batch iterator ends at the end of the file)
+// and the log stays online. Taking it offline halted the broker. The read
+// is held at its first header read, while TruncateTo runs.
+func TestReadWhileTheSegmentIsTruncated(t *testing.T) {
+	e := newIOEnv(t, func(c *LogConfig) { c.IndexIntervalBytes = 1 << 20 }) // scans start at the segment's start
+	l := e.log
+	for range 100 {
+		e.mustAppend(ioAppend{records: 2, epoch: 1})
+	}
+	l.MaybeIncrementHighWatermark(l.LogEndOffset())
+	// Offset 60 is older than the batches the segment remembers
+	// (tailBatchesCap), so the read scans the file's headers.
+	const at, target = 60, 10
+
+	var (
+		fd      FetchDataInfo
+		readErr error
+	)
+	finish := startHeld(t, e.efs, vfs.OpRead, LogFileSuffix, func() { fd, readErr = l.Read(at, 1<<20, FetchLogEnd, true) })
+	if _, err := l.TruncateTo(target); err != nil {
+		t.Fatalf("truncate to %d: %v", target, err)
+	}
+	finish()
+	var oor *OffsetOutOfRangeError
+	switch {
+	case errors.As(readErr, &oor):
+	case readErr != nil:
+		t.Fatalf("read at %d under a truncation to %d: %v", at, target, readErr)
+	case fd.Records.Size > 0:
+		if bs := batchesIn(t, fd); len(bs) > 0 && bs[0].LastOffset() < at {
+			t.Fatalf("read at %d under a truncation to %d returned batch %d-%d", at, target, bs[0].BaseOffset(), bs[0].LastOffset())
+		}
+	}
+	if err := l.check(); err != nil {
+		t.Fatalf("the log went offline: %v", err)
+	}
+	if got := readAll(t, l, 0, FetchLogEnd); len(got) != target/2 {
+		t.Fatalf("%d batches after the truncation, want %d", len(got), target/2)
+	}
+}
