@@ -9,13 +9,12 @@ import (
 )
 
 // startHeld runs call on its own goroutine and returns once call is held
-// at the first operation op on a path ending in suffix (vfs.PauseOn).
+// at the operation pause holds.
 // finish lets it go on and waits for it to return.
 // The test's cleanup releases it too, so a failing test does not leave it
 // hanging.
-func startHeld(t *testing.T, efs *vfs.ErrorFS, op vfs.Op, suffix string, call func()) (finish func()) {
+func startHeld(t *testing.T, efs *vfs.ErrorFS, pause *vfs.Pause, call func()) (finish func()) {
 	t.Helper()
-	pause := vfs.PauseOn(op, suffix)
 	efs.SetInjector(pause.Injector())
 	t.Cleanup(pause.Release)
 	done := make(chan struct{})
@@ -63,7 +62,7 @@ func TestReadWhileAnAppendPublishesItsBatch(t *testing.T) {
 	leo := l.LogEndOffset() // 5, where the abort marker goes
 
 	var markerErr error
-	finish := startHeld(t, e.efs, vfs.OpCreate, TxnIndexFileSuffix, func() { markerErr = e.marker(7, false, 1) })
+	finish := startHeld(t, e.efs, vfs.PauseOn(vfs.OpCreate, TxnIndexFileSuffix), func() { markerErr = e.marker(7, false, 1) })
 	if got := l.activeSegment().Size(); got == l.logEnd.Load().pos {
 		t.Fatalf("the marker's bytes are not published yet (segment size %d); the pause is not in the window", got)
 	}
@@ -130,7 +129,7 @@ func TestReadWhileRetentionDeletesSegments(t *testing.T) {
 		res    RetentionResult
 		resErr error
 	)
-	finish := startHeld(t, e.efs, vfs.OpRename, LogFileSuffix, func() { res, resErr = l.DeleteOldSegments() })
+	finish := startHeld(t, e.efs, vfs.PauseOn(vfs.OpRename, LogFileSuffix), func() { res, resErr = l.DeleteOldSegments() })
 
 	fd, err := l.Read(doomed, 1<<20, FetchHighWatermark, true)
 	var oor *OffsetOutOfRangeError
@@ -180,7 +179,7 @@ func TestReadBelowTheFirstSegment(t *testing.T) {
 	l.MaybeIncrementHighWatermark(l.LogEndOffset())
 
 	var restartErr error
-	finish := startHeld(t, e.efs, vfs.OpCreate, LeaderEpochCheckpointFile+".tmp", func() { restartErr = l.TruncateFullyAndStartAt(100) })
+	finish := startHeld(t, e.efs, vfs.PauseOn(vfs.OpCreate, LeaderEpochCheckpointFile+".tmp"), func() { restartErr = l.TruncateFullyAndStartAt(100) })
 	if segs := l.Segments(); len(segs) != 1 || segs[0] != 100 {
 		t.Fatalf("segments %v while the restart is held, want [100]", segs)
 	}
@@ -221,7 +220,7 @@ func TestReadWhileTheSegmentIsTruncated(t *testing.T) {
 		fd      FetchDataInfo
 		readErr error
 	)
-	finish := startHeld(t, e.efs, vfs.OpRead, LogFileSuffix, func() { fd, readErr = l.Read(at, 1<<20, FetchLogEnd, true) })
+	finish := startHeld(t, e.efs, vfs.PauseOn(vfs.OpRead, LogFileSuffix), func() { fd, readErr = l.Read(at, 1<<20, FetchLogEnd, true) })
 	if _, err := l.TruncateTo(target); err != nil {
 		t.Fatalf("truncate to %d: %v", target, err)
 	}
