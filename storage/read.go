@@ -180,14 +180,15 @@ func (l *Log) positionOf(segs []*LogSegment, off int64, isolation FetchIsolation
 	if isolation == FetchTxnCommitted {
 		cache = &l.lsoPos
 	}
-	if p := cache.Load(); p != nil && p.offset == off {
+	gen := l.positionsGen.Load() // before the search: see forgetPositionsLocked
+	if p := cache.Load(); p != nil && p.offset == off && p.gen == gen {
 		if i := floorSegment(segs, off); i >= 0 && segs[i].baseOffset == p.segBase {
 			return p, nil
 		}
 	}
 	i := floorSegment(segs, off)
 	if i < 0 {
-		return &offsetPosition{offset: off, segBase: segs[0].baseOffset, pos: 0}, nil
+		return &offsetPosition{offset: off, segBase: segs[0].baseOffset, pos: 0, gen: gen}, nil
 	}
 	s := segs[i]
 	var hdr [record.HeaderSize]byte
@@ -199,7 +200,7 @@ func (l *Log) positionOf(segs []*LogSegment, off int64, isolation FetchIsolation
 	if !found {
 		pos = size
 	}
-	p := &offsetPosition{offset: off, segBase: s.baseOffset, pos: pos}
+	p := &offsetPosition{offset: off, segBase: s.baseOffset, pos: pos, gen: gen}
 	cache.Store(p)
 	return p, nil
 }

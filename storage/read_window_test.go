@@ -242,3 +242,54 @@ func TestReadWhileTheSegmentIsTruncated(t *testing.T) {
 		t.Fatalf("%d batches after the truncation, want %d", len(got), target/2)
 	}
 }
+
+// Reads bound by the high watermark cache where it lies in the log
+// (Kafka keeps LogOffsetMetadata for it). A read that scanned for it while
+// a truncation rewrote the segment found a position in the old layout and
+// cached it after the truncation had cleared the cache; once the high
+// watermark came back to the same offset, every read was bounded by that
+// stale position, not just the racing one, and returned records above the
+// high watermark. A truncation ends every position computed before it.
+// The read is held at the header read that finds the high watermark's
+// batch while the log is truncated, refilled by a follower append whose
+// offsets start past a gap (batches of the same size, other offsets), and
+// the high watermark set back.
+func TestReadAfterATruncationRacedTheHighWatermarkPosition(t *testing.T) {
+	e := newIOEnv(t, func(c *LogConfig) { c.IndexIntervalBytes = 1 << 20 }) // scans start at the segment's start
+	l := e.log
+	for range 100 {
+		e.mustAppend(ioAppend{records: 2, epoch: 1}) // batch k holds 2k and 2k+1
+	}
+	// The high watermark's batch, 30, is older than the batches the
+	// segment remembers, so finding it scans 31 headers from the start.
+	const hw, target, gapTo = 60, 40, 50
+	l.MaybeIncrementHighWatermark(hw)
+
+	finish := startHeld(t, e.efs, vfs.PauseOnNth(vfs.OpRead, LogFileSuffix, 31), func() {
+		_, _ = l.Read(0, 1<<20, FetchHighWatermark, true) // racing the truncation, its own answer is moot
+	})
+	if _, err := l.TruncateTo(target); err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte
+	for off := int64(gapTo); off < gapTo+40; off += 2 {
+		b := record.Batch(e.build(ioAppend{records: 2, epoch: 1}))
+		b.SetBaseOffset(off)
+		buf = append(buf, b...)
+	}
+	if _, err := l.AppendAsFollower(buf); err != nil {
+		t.Fatal(err)
+	}
+	l.MaybeIncrementHighWatermark(hw)
+	finish()
+
+	fd, err := l.Read(target, 1<<20, FetchHighWatermark, true)
+	if err != nil || fd.HighWatermark != hw {
+		t.Fatalf("read at %d: high watermark %d, %v", target, fd.HighWatermark, err)
+	}
+	for _, b := range batchesIn(t, fd) {
+		if b.LastOffset() >= hw {
+			t.Fatalf("read at %d returned batch %d-%d, not below the high watermark %d", target, b.BaseOffset(), b.LastOffset(), hw)
+		}
+	}
+}

@@ -69,7 +69,7 @@ func (l *Log) TruncateTo(target int64) (bool, error) {
 	// watermark after the rebuild for the same reason).
 	l.producers.OnHighWatermarkUpdated(l.highWatermark.Load())
 	l.refreshFirstUnstable()
-	l.hwPos.Store(nil)
+	l.forgetPositionsLocked()
 	return true, nil
 }
 
@@ -106,7 +106,7 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 	l.highWatermark.Store(offset)
 	l.producers.OnHighWatermarkUpdated(offset)
 	l.refreshFirstUnstable()
-	l.hwPos.Store(nil)
+	l.forgetPositionsLocked()
 	l.setRecoveryPoint(offset)
 	l.unflushedMessages = 0
 	return nil
