@@ -2,16 +2,20 @@ package broker
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/broker/config"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/ctrlrpc"
 	"github.com/strait-io/strait/wire"
 )
 
@@ -29,10 +33,19 @@ const controlledShutdownTimeout = 3 * time.Second
 // controller channel. When no controller answers in time, the local
 // controller answers instead: not being the active controller, it answers
 // NOT_CONTROLLER for every entity, which clients retry.
+//
+// Every attempt carries the same ForwardID: a retry of a write that did
+// commit (its answer lost with the connection, or with the controller's
+// leadership) gets the first answer back instead of being applied again.
 func (n *Node) forward(ctx context.Context, req kmsg.Request) kmsg.Response {
+	ctx = ctrlrpc.WithForwardID(ctx, n.forwardIDs.Next())
 	ctrl := n.quorum.Controller()
 	if n.quorum.IsLeader() {
-		if resp, err := ctrl.ServeControllerRequest(ctx, req); err == nil {
+		// NOT_CONTROLLER here means leadership moved while the write
+		// was under way, and it may still commit: the channel asks the
+		// next controller with the same id rather than the client
+		// asking again with a new one.
+		if resp, err := ctrl.ServeControllerRequest(ctx, req); err == nil && !ctrlrpc.HasErrorCode(resp, kerr.NotController.Code) {
 			return resp
 		}
 	}
@@ -50,6 +63,14 @@ func (n *Node) forward(ctx context.Context, req kmsg.Request) kmsg.Response {
 		return req.ResponseKind()
 	}
 	return resp
+}
+
+// randomSession is a ForwardIDs session: random, so a restarted broker
+// never repeats an id of its previous process.
+func randomSession() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // waitForTopics waits until this node's metadata image holds the named

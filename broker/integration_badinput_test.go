@@ -1,11 +1,8 @@
 package broker_test
 
 import (
-	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"testing"
 	"time"
@@ -16,99 +13,8 @@ import (
 
 	"github.com/strait-io/strait/broker/brokertest"
 	"github.com/strait-io/strait/storage/record"
+	"github.com/strait-io/strait/wire/rawconn"
 )
-
-// rawConn is a bare TCP connection to the broker speaking the Kafka
-// framing by hand.
-type rawConn struct {
-	t    testing.TB
-	c    net.Conn
-	r    *bufio.Reader
-	corr int32
-}
-
-func dialRaw(t testing.TB, addr string) *rawConn {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &rawConn{t: t, c: c, r: bufio.NewReader(c)}
-}
-
-func (rc *rawConn) write(b []byte) {
-	rc.t.Helper()
-	rc.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	if _, err := rc.c.Write(b); err != nil {
-		rc.t.Fatalf("write: %v", err)
-	}
-}
-
-// expectClosed waits for the broker to close the connection without
-// answering.
-func (rc *rawConn) expectClosed(what string) {
-	rc.t.Helper()
-	rc.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	n, err := io.Copy(io.Discard, rc.r)
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		rc.t.Fatalf("%s: the broker kept the connection open", what)
-	}
-	if n != 0 {
-		rc.t.Fatalf("%s: the broker answered %d bytes before closing", what, n)
-	}
-}
-
-// request sends req at version v and reads the matching response.
-func (rc *rawConn) request(req kmsg.Request, v int16) kmsg.Response {
-	rc.t.Helper()
-	req.SetVersion(v)
-	rc.corr++
-	rc.write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw")).AppendRequest(nil, req, rc.corr))
-	rc.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	var size [4]byte
-	if _, err := io.ReadFull(rc.r, size[:]); err != nil {
-		rc.t.Fatalf("reading the response to %s v%d: %v", kmsg.NameForKey(req.Key()), v, err)
-	}
-	body := make([]byte, binary.BigEndian.Uint32(size[:]))
-	if _, err := io.ReadFull(rc.r, body); err != nil {
-		rc.t.Fatal(err)
-	}
-	if corr := int32(binary.BigEndian.Uint32(body)); corr != rc.corr {
-		rc.t.Fatalf("correlation id %d, want %d", corr, rc.corr)
-	}
-	body = body[4:]
-	resp := req.ResponseKind()
-	resp.SetVersion(v)
-	if resp.IsFlexible() && req.Key() != 18 { // ApiVersions answers with header v0
-		body = skipTags(rc.t, body)
-	}
-	if err := resp.ReadFrom(body); err != nil {
-		rc.t.Fatalf("decoding %s v%d response: %v", kmsg.NameForKey(req.Key()), v, err)
-	}
-	return resp
-}
-
-// skipTags skips a response header's tagged fields.
-func skipTags(t testing.TB, b []byte) []byte {
-	n, l := binary.Uvarint(b)
-	if l <= 0 {
-		t.Fatal("bad tagged fields")
-	}
-	b = b[l:]
-	for i := uint64(0); i < n; i++ {
-		_, l = binary.Uvarint(b)
-		b = b[l:]
-		size, l2 := binary.Uvarint(b)
-		b = b[l2+int(size):]
-	}
-	return b
-}
-
-func frame(body []byte) []byte {
-	return binary.BigEndian.AppendUint32(nil, uint32(len(body)))
-}
 
 // TestBadInput sends malformed frames and invalid requests to a running
 // broker: each gets Kafka's error or a closed connection, a well-behaved
@@ -134,41 +40,41 @@ func TestBadInput(t *testing.T) {
 	}
 
 	t.Run("garbage bytes", func(t *testing.T) {
-		rc := dialRaw(t, b.Addr())
-		rc.write([]byte("GET / HTTP/1.1\r\nHost: strait\r\n\r\n"))
-		rc.expectClosed("an HTTP request")
+		rc := rawconn.Dial(t, b.Addr())
+		rc.MustWrite([]byte("GET / HTTP/1.1\r\nHost: strait\r\n\r\n"))
+		rc.ExpectClosed("an HTTP request", 10*time.Second)
 		stillServed("garbage")
 	})
 	t.Run("2 GiB length prefix", func(t *testing.T) {
-		rc := dialRaw(t, b.Addr())
-		rc.write([]byte{0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0})
-		rc.expectClosed("a 2 GiB frame")
+		rc := rawconn.Dial(t, b.Addr())
+		rc.MustWrite([]byte{0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0})
+		rc.ExpectClosed("a 2 GiB frame", 10*time.Second)
 		stillServed("a 2 GiB frame")
 	})
 	t.Run("negative length prefix", func(t *testing.T) {
-		rc := dialRaw(t, b.Addr())
-		rc.write([]byte{0xff, 0xff, 0xff, 0xf0, 1, 2, 3})
-		rc.expectClosed("a negative frame length")
+		rc := rawconn.Dial(t, b.Addr())
+		rc.MustWrite([]byte{0xff, 0xff, 0xff, 0xf0, 1, 2, 3})
+		rc.ExpectClosed("a negative frame length", 10*time.Second)
 		stillServed("a negative frame length")
 	})
 	t.Run("truncated frame", func(t *testing.T) {
-		rc := dialRaw(t, b.Addr())
+		rc := rawconn.Dial(t, b.Addr())
 		// A frame announcing 100 bytes of an ApiVersions request, cut
 		// after 20, then the client half-closes.
 		body := kmsg.NewRequestFormatter().AppendRequest(nil, kmsg.NewPtrApiVersionsRequest(), 1)[4:]
-		rc.write(append(binary.BigEndian.AppendUint32(nil, 100), body[:min(20, len(body))]...))
-		rc.c.(*net.TCPConn).CloseWrite()
-		rc.expectClosed("a truncated frame")
+		rc.MustWrite(append(binary.BigEndian.AppendUint32(nil, 100), body[:min(20, len(body))]...))
+		rc.C.(*net.TCPConn).CloseWrite()
+		rc.ExpectClosed("a truncated frame", 10*time.Second)
 		stillServed("a truncated frame")
 	})
 	t.Run("frame too short for a header", func(t *testing.T) {
-		rc := dialRaw(t, b.Addr())
-		rc.write([]byte{0, 0, 0, 3, 0, 0, 0})
-		rc.expectClosed("a 3-byte frame")
+		rc := rawconn.Dial(t, b.Addr())
+		rc.MustWrite([]byte{0, 0, 0, 3, 0, 0, 0})
+		rc.ExpectClosed("a 3-byte frame", 10*time.Second)
 		stillServed("a 3-byte frame")
 	})
 	t.Run("garbage request body", func(t *testing.T) {
-		rc := dialRaw(t, b.Addr())
+		rc := rawconn.Dial(t, b.Addr())
 		// A valid Metadata v12 header followed by bytes that do not
 		// decode as its body.
 		md := kmsg.NewPtrMetadataRequest()
@@ -176,8 +82,8 @@ func TestBadInput(t *testing.T) {
 		hdr := kmsg.NewRequestFormatter().AppendRequest(nil, md, 1)
 		hdr = hdr[:4+2+2+4+2+1] // length, key, version, correlation id, null client id, no tags
 		body := append(hdr[4:], 0xff, 0xff, 0xff, 0xff, 0xff)
-		rc.write(append(frame(body), body...))
-		rc.expectClosed("an undecodable Metadata body")
+		rc.MustWrite(append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...))
+		rc.ExpectClosed("an undecodable Metadata body", 10*time.Second)
 		stillServed("an undecodable body")
 	})
 
@@ -189,23 +95,15 @@ func TestBadInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		batch[len(batch)-2] ^= 0xff // a value byte: the CRC no longer matches
-		rc := dialRaw(t, b.Addr())
-		req := kmsg.NewPtrProduceRequest()
-		req.Acks, req.TimeoutMillis = -1, 5000
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Records = batch
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp := rc.request(req, 9).(*kmsg.ProduceResponse)
+		rc := rawconn.Dial(t, b.Addr())
+		req := rawconn.Produce(topic, 9, batch)
+		resp := rc.RoundTrip(req).(*kmsg.ProduceResponse)
 		if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.CorruptMessage.Code {
 			t.Fatalf("corrupt batch: %v, want CORRUPT_MESSAGE", kerr.ErrorForCode(code))
 		}
 		// The connection stays usable after a partition-level error.
-		rt.Topic = "no-such-topic"
-		req.Topics = []kmsg.ProduceRequestTopic{rt}
-		resp = rc.request(req, 9).(*kmsg.ProduceResponse)
+		req.Topics[0].Topic = "no-such-topic"
+		resp = rc.RoundTrip(req).(*kmsg.ProduceResponse)
 		if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.UnknownTopicOrPartition.Code {
 			t.Fatalf("produce to an unknown topic with auto-create off: %v, want UNKNOWN_TOPIC_OR_PARTITION", kerr.ErrorForCode(code))
 		}
@@ -213,7 +111,7 @@ func TestBadInput(t *testing.T) {
 	})
 
 	t.Run("invalid topic names", func(t *testing.T) {
-		rc := dialRaw(t, b.Addr())
+		rc := rawconn.Dial(t, b.Addr())
 		ct := kmsg.NewPtrCreateTopicsRequest()
 		ct.TimeoutMillis = 5000
 		for _, name := range []string{"bad name!", "..", ""} {
@@ -221,7 +119,7 @@ func TestBadInput(t *testing.T) {
 			rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 1, 1
 			ct.Topics = append(ct.Topics, rt)
 		}
-		cresp := rc.request(ct, 7).(*kmsg.CreateTopicsResponse)
+		cresp := rc.RoundTrip(withVersion(ct, 7)).(*kmsg.CreateTopicsResponse)
 		if len(cresp.Topics) != 3 {
 			t.Fatalf("CreateTopics answered %d topics, want 3", len(cresp.Topics))
 		}
@@ -238,7 +136,7 @@ func TestBadInput(t *testing.T) {
 				mt.Topic = kmsg.StringPtr(name)
 				md.Topics = append(md.Topics, mt)
 			}
-			mresp := rc.request(md, 12).(*kmsg.MetadataResponse)
+			mresp := rc.RoundTrip(withVersion(md, 12)).(*kmsg.MetadataResponse)
 			got := map[string]int16{}
 			for _, mt := range mresp.Topics {
 				got[*mt.Topic] = mt.ErrorCode
@@ -256,7 +154,7 @@ func TestBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rc := dialRaw(t, b.Addr())
+		rc := rawconn.Dial(t, b.Addr())
 		for _, v := range []int16{12, 13} { // by name, by topic id
 			req := kmsg.NewPtrFetchRequest()
 			req.ReplicaID, req.MaxWaitMillis, req.MaxBytes, req.SessionEpoch = -1, 100, 1<<20, -1
@@ -266,7 +164,7 @@ func TestBadInput(t *testing.T) {
 			fp.FetchOffset, fp.PartitionMaxBytes, fp.CurrentLeaderEpoch, fp.LogStartOffset = -5, 1<<20, -1, -1
 			ft.Partitions = append(ft.Partitions, fp)
 			req.Topics = append(req.Topics, ft)
-			resp := rc.request(req, v).(*kmsg.FetchResponse)
+			resp := rc.RoundTrip(withVersion(req, v)).(*kmsg.FetchResponse)
 			if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 				t.Fatalf("fetch v%d: %+v", v, resp)
 			}
@@ -292,4 +190,10 @@ func TestBadInput(t *testing.T) {
 	if err != nil || len(topics) != 1 {
 		t.Fatalf("topics %v (%v): a bad request created one", topics.Names(), err)
 	}
+}
+
+// withVersion sets req's version for a raw round trip.
+func withVersion(req kmsg.Request, v int16) kmsg.Request {
+	req.SetVersion(v)
+	return req
 }

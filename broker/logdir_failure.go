@@ -1,7 +1,9 @@
 package broker
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/strait-io/strait/storage"
 )
@@ -34,13 +36,38 @@ func (n *Node) metadataDirFailed(err error) {
 		"err", err)
 }
 
+// haltAnswerWithin bounds how long a halting node goes on writing the
+// answers of the requests it had read.
+const haltAnswerWithin = time.Second
+
 // halt abandons the node once, on its own goroutine, after Start has
 // returned: abandoning a node that is still starting would leave what
 // Start opens after it running.
 func (n *Node) halt(err error, msg string, attrs ...any) {
-	// As a killed process: nothing more reaches the log directory, and
-	// no controlled shutdown (it would try to write).
-	n.haltBy(n.Abandon, err, msg, attrs...)
+	n.haltBy(n.abandonAnswering, err, msg, attrs...)
+}
+
+// abandonAnswering stops the node as a killed process stops (nothing more
+// reaches the log directory, no controlled shutdown: it would try to
+// write), except that the requests it had read are answered first, for
+// up to haltAnswerWithin, while new connections are refused. The logs are
+// abandoned before that, so what those requests would still write fails.
+// The append that met the failed disk is thus answered
+// KAFKA_STORAGE_ERROR, as Kafka answers it from its request handler while
+// its LogDirFailureHandler thread goes on to halt the process
+// (ReplicaManager.appendToLocalLog, handleLogDirFailure); before, every
+// connection was closed at once and the answer was lost whenever the
+// close came first.
+func (n *Node) abandonAnswering() {
+	if n.logs != nil {
+		n.logs.Abandon()
+	}
+	if n.server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), haltAnswerWithin)
+		_ = n.server.ShutdownRefusing(ctx) // a timeout here closes what is left, as Abandon would
+		cancel()
+	}
+	n.Abandon()
 }
 
 // haltBy stops the node with stop, once, on its own goroutine, after

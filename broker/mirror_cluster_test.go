@@ -31,14 +31,7 @@ func TestMirrorCluster(t *testing.T) {
 
 	runSubtests(t, []subtest{
 		{"CreateListForwarded", func(t *testing.T) {
-			req := mirrormsg.NewPtrCreateMirrorRequest()
-			req.MirrorName = "m"
-			cfg := mirrormsg.NewCreateMirrorRequestMirrorConfig()
-			cfg.Name, cfg.Value = "bootstrap.servers", &[]string{src.Addr()}[0]
-			req.Config = append(req.Config, cfg)
-			if resp := brokerRequest[*mirrormsg.CreateMirrorResponse](ctx, t, cl, via, req); resp.ErrorCode != 0 {
-				t.Fatalf("CreateMirror via %d: %s", via, errName(resp.ErrorCode))
-			}
+			createMirrorVia(ctx, t, cl, via, "m", src.Addr())
 			c.WaitFor(t, 10*time.Second, "m on every node", func() bool {
 				for _, b := range c.Nodes() {
 					if _, ok := b.Node().Image().Mirrors["m"]; !ok {

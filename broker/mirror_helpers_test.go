@@ -53,6 +53,20 @@ func brokerRequest[R kmsg.Response](ctx context.Context, t *testing.T, cl *kgo.C
 	return resp.(R)
 }
 
+// createMirrorVia creates a mirror of the source at bootstrap through
+// broker id.
+func createMirrorVia(ctx context.Context, t *testing.T, cl *kgo.Client, id int32, name, bootstrap string) {
+	t.Helper()
+	req := mirrormsg.NewPtrCreateMirrorRequest()
+	req.MirrorName = name
+	cfg := mirrormsg.NewCreateMirrorRequestMirrorConfig()
+	cfg.Name, cfg.Value = "bootstrap.servers", &bootstrap
+	req.Config = append(req.Config, cfg)
+	if resp := brokerRequest[*mirrormsg.CreateMirrorResponse](ctx, t, cl, id, req); resp.ErrorCode != 0 {
+		t.Fatalf("CreateMirror via %d: %s", id, errName(resp.ErrorCode))
+	}
+}
+
 // startTopicsResult is a StartMirrorTopics answer as "topic:ERROR_NAME"
 // strings ("topic:" for success), sorted.
 func startTopicsResult(resp *mirrormsg.StartMirrorTopicsResponse) []string {

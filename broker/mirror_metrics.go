@@ -14,7 +14,7 @@ import (
 type mirrorCollector struct {
 	stats func() (manager.Stats, bool)
 
-	partitions, lag, lagMax, lagMs, lagUnknown, bytes, records, fetchErrors, skipped *prometheus.Desc
+	partitions, lag, lagMax, lagMs, lagUnknown, committedLag, bytes, records, fetchErrors, skipped *prometheus.Desc
 }
 
 func newMirrorCollector(stats func() (manager.Stats, bool)) *mirrorCollector {
@@ -24,6 +24,8 @@ func newMirrorCollector(stats func() (manager.Stats, bool)) *mirrorCollector {
 			"Mirror partitions this broker leads, by mirror and state.", []string{"mirror", "state"}, nil),
 		lag: prometheus.NewDesc("strait_mirror_lag_records",
 			"Records the source's consumers can read that the destination's cannot yet (source high watermark - destination high watermark), summed over this broker's mirror partitions, by mirror; NaN when the lag of one of them is unknown.", []string{"mirror"}, nil),
+		committedLag: prometheus.NewDesc("strait_mirror_lag_committed_records",
+			"Records the source's read_committed consumers can read that the destination's cannot yet (source last stable offset - destination last stable offset), summed over this broker's mirror partitions, by mirror; NaN when the committed lag of one of them is unknown.", []string{"mirror"}, nil),
 		lagMax: prometheus.NewDesc("strait_mirror_lag_records_max",
 			"The largest lag in records of one of this broker's mirror partitions, by mirror; NaN when the lag of one of them is unknown.", []string{"mirror"}, nil),
 		lagMs: prometheus.NewDesc("strait_mirror_lag_ms",
@@ -43,7 +45,7 @@ func newMirrorCollector(stats func() (manager.Stats, bool)) *mirrorCollector {
 
 // Describe implements prometheus.Collector.
 func (c *mirrorCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.partitions, c.lag, c.lagMax, c.lagMs, c.lagUnknown, c.bytes, c.records, c.fetchErrors, c.skipped} {
+	for _, d := range []*prometheus.Desc{c.partitions, c.lag, c.committedLag, c.lagMax, c.lagMs, c.lagUnknown, c.bytes, c.records, c.fetchErrors, c.skipped} {
 		ch <- d
 	}
 }
@@ -59,6 +61,7 @@ func (c *mirrorCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.partitions, prometheus.GaugeValue, float64(count), name, s.String())
 		}
 		ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, knownOrNaN(ms.LagTotal, ms.LagUnknown), name)
+		ch <- prometheus.MustNewConstMetric(c.committedLag, prometheus.GaugeValue, knownOrNaN(ms.CommittedLagTotal, ms.CommittedLagUnknown), name)
 		ch <- prometheus.MustNewConstMetric(c.lagMax, prometheus.GaugeValue, knownOrNaN(ms.LagMax, ms.LagUnknown), name)
 		ch <- prometheus.MustNewConstMetric(c.lagMs, prometheus.GaugeValue, knownOrNaN(ms.LagMsMax, ms.LagMsUnknown), name)
 		ch <- prometheus.MustNewConstMetric(c.lagUnknown, prometheus.GaugeValue, float64(ms.LagUnknown), name)

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"math"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,13 +31,17 @@ func TestPartitionDetailObservability(t *testing.T) {
 }
 
 // TestMirrorCollectorLagMs: strait_mirror_lag_ms is the mirror's
-// LagMsMax, next to the lag in records, per mirror.
+// LagMsMax, next to the lag in records and the committed lag
+// (strait_mirror_lag_committed_records, NaN when a partition's is
+// unknown), per mirror.
 func TestMirrorCollectorLagMs(t *testing.T) {
 	tp := storage.TopicPartition{Topic: "t", Partition: 0}
 	st := manager.Stats{Partitions: map[partition.State]int{partition.StateMirroring: 1}, Mirrors: map[string]manager.MirrorStats{
 		"a": {Partitions: map[partition.State]int{partition.StateMirroring: 1}, Lag: map[storage.TopicPartition]int64{tp: 9},
-			LagTotal: 9, LagMax: 9, LagMsMax: 2500},
+			LagTotal: 9, LagMax: 9, LagMsMax: 2500, CommittedLagTotal: 4},
 		"b": {Partitions: map[partition.State]int{}},
+		"c": {Partitions: map[partition.State]int{partition.StateMirroring: 2}, Lag: map[storage.TopicPartition]int64{tp: 3},
+			LagTotal: 3, LagMax: 3, CommittedLagTotal: 1, CommittedLagUnknown: 1},
 	}}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(newMirrorCollector(func() (manager.Stats, bool) { return st, true }))
@@ -57,5 +62,11 @@ func TestMirrorCollectorLagMs(t *testing.T) {
 		if g, ok := got[k]; !ok || g != v {
 			t.Errorf("%s = %v (present %v), want %v", k, g, ok, v)
 		}
+	}
+	if g, ok := got["strait_mirror_lag_committed_records/a"]; !ok || g != 4 {
+		t.Errorf("strait_mirror_lag_committed_records/a = %v (present %v), want 4", g, ok)
+	}
+	if g, ok := got["strait_mirror_lag_committed_records/c"]; !ok || !math.IsNaN(g) {
+		t.Errorf("strait_mirror_lag_committed_records/c = %v (present %v), want NaN", g, ok)
 	}
 }

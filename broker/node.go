@@ -110,6 +110,9 @@ type Node struct {
 	producerIDs *producerid.Manager
 
 	ctrlClient *ctrlrpc.Client
+	// forwardIDs name the requests forward sends, so the controller
+	// carries each out once however often it is retried.
+	forwardIDs *ctrlrpc.ForwardIDs
 	lifecycle  atomic.Pointer[raftmeta.BrokerLifecycle]
 	// deltaGroups is groups for the metadata subscription, which runs on
 	// raft's FSM goroutine from startReplicas on, before startGroups
@@ -336,6 +339,7 @@ func (n *Node) startQuorum(ctx context.Context) error {
 		return fmt.Errorf("starting metadata quorum: %w", err)
 	}
 	n.ctrlClient = q.NewClient()
+	n.forwardIDs = ctrlrpc.NewForwardIDs(cfg.NodeID, randomSession())
 	if !q.IsVoter() {
 		// A non-voter catches up once its broker registered (joinCluster).
 		return nil

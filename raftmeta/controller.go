@@ -96,6 +96,9 @@ func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controlle
 // is ErrNotController, a context error, or the FSM's reason for dropping
 // the batch.
 func (c *Controller) write(ctx context.Context, build func(img *Image) []Record) error {
+	if run, ok := ctx.Value(forwardedRunKey{}).(*forwardedRun); ok {
+		return c.writeForwarded(ctx, run, build)
+	}
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():

@@ -15,8 +15,18 @@ import (
 // to (Kafka's ForwardingManager, without an Envelope until authentication
 // exists). Every write answers NOT_CONTROLLER on a node that is not the
 // active controller, which sends the channel's client to the next one.
-// Another request closes the connection.
+// Another request closes the connection. A forwarded request (one with a
+// ctrlrpc.ForwardID) is carried out once however often it is retried
+// (controller_forwarded.go).
 func (c *Controller) ServeControllerRequest(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	if id, ok := ctrlrpc.ForwardIDFrom(ctx); ok {
+		return c.serveForwarded(ctx, id, req)
+	}
+	return c.serveRequest(ctx, req)
+}
+
+// serveRequest answers a request (see ServeControllerRequest).
+func (c *Controller) serveRequest(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
 	switch req := req.(type) {
 	case *kmsg.BrokerRegistrationRequest:
 		return c.BrokerRegistration(ctx, req), nil

@@ -56,6 +56,9 @@ type Image struct {
 	// Mirrors are the KIP-1279 cluster mirrors by name (mirror_image.go);
 	// their configs are in Configs under ConfigResourceMirror.
 	Mirrors map[string]*Mirror
+	// Forwarded holds the answers to the latest forwarded requests per
+	// forwarding broker, oldest first (forwarded.go); nil until one is.
+	Forwarded map[int32][]*ForwardedAnswer
 }
 
 // EmptyImage is the image before any record is applied.

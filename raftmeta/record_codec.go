@@ -161,6 +161,8 @@ func decodeFields(t RecordType, d *decoder) Record {
 		return decodeScramFields(t, d)
 	case MirrorRecordType, RemoveMirrorRecordType:
 		return decodeMirrorFields(t, d)
+	case ForwardedRequestRecordType:
+		return decodeForwardedRequest(d)
 	}
 	d.fail("unknown record type %d", uint8(t))
 	return nil

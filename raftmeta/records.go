@@ -29,6 +29,8 @@ const (
 	// upstream record never takes them.
 	MirrorRecordType       RecordType = 200
 	RemoveMirrorRecordType RecordType = 201
+	// ForwardedRequestRecordType is Strait's too (forwarded.go).
+	ForwardedRequestRecordType RecordType = 202
 )
 
 var recordTypeNames = map[RecordType]string{
@@ -48,6 +50,7 @@ var recordTypeNames = map[RecordType]string{
 	RemoveUserScramCredentialRecordType: "RemoveUserScramCredentialRecord",
 	MirrorRecordType:                    "MirrorRecord",
 	RemoveMirrorRecordType:              "RemoveMirrorRecord",
+	ForwardedRequestRecordType:          "ForwardedRequestRecord",
 }
 
 func (t RecordType) String() string {
@@ -249,4 +252,5 @@ var maxRecordVersion = map[RecordType]int8{
 	RemoveUserScramCredentialRecordType: 0,
 	MirrorRecordType:                    0,
 	RemoveMirrorRecordType:              0,
+	ForwardedRequestRecordType:          0,
 }

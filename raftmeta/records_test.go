@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/strait-io/strait/raftmeta/ctrlrpc"
 )
 
 // sampleRecords has one record of every type, with every field set.
@@ -36,6 +38,7 @@ func sampleRecords() []Record {
 		&MirrorRecord{Name: "from-east", MirrorID: Uuid{5, 5}, CreateTimeMs: 1767225600000},
 		&ConfigRecord{ResourceType: ConfigResourceMirror, ResourceName: "from-east", Name: "bootstrap.servers", Value: &v},
 		&RemoveMirrorRecord{MirrorID: Uuid{5, 5}},
+		&ForwardedRequestRecord{ID: ctrlrpc.ForwardID{Node: 2, Session: 1<<63 + 5, Seq: 77}, APIKey: 19, APIVersion: 7, Response: []byte{0, 1, 2}},
 	}
 }
 

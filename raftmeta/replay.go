@@ -43,6 +43,9 @@ type builder struct {
 	scramCopied     bool
 	scramMechCopied map[int8]bool
 	scramChanged    bool
+
+	// Forwarded answers (forwarded.go): the map is copied on first write.
+	forwardedCopied bool
 }
 
 func newBuilder(prev *Image, index uint64) *builder {
@@ -114,6 +117,8 @@ func (b *builder) apply(r Record) error {
 		return b.createMirror(r)
 	case *RemoveMirrorRecord:
 		return b.removeMirror(r)
+	case *ForwardedRequestRecord:
+		return b.putForwarded(r)
 	}
 	return fmt.Errorf("unhandled record type %s", r.Type())
 }

@@ -72,7 +72,8 @@ func readSnapshot(r io.Reader) (*Image, error) {
 // ImageRecords returns records that rebuild img from the empty image, in a
 // fixed order: brokers by id (with their controlled shutdown), topics by name each followed by its
 // partitions, mirrors by name, configs by resource and key, ACLs as stored,
-// SCRAM credentials by mechanism and user, and the producer id counter.
+// SCRAM credentials by mechanism and user, the forwarded requests' answers
+// by broker, and the producer id counter.
 func ImageRecords(img *Image) []Record {
 	var out []Record
 	for _, id := range slices.Sorted(maps.Keys(img.Brokers)) {
@@ -117,6 +118,7 @@ func ImageRecords(img *Image) []Record {
 		out = append(out, &AccessControlEntryRecord{ACL: a})
 	}
 	out = appendScramRecords(out, img)
+	out = appendForwardedRecords(out, img)
 	if img.NextProducerID > 0 {
 		out = append(out, &ProducerIdsRecord{BrokerID: -1, BrokerEpoch: -1, NextProducerID: img.NextProducerID})
 	}

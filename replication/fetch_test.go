@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/record"
+	"github.com/strait-io/strait/storage/vfs"
 )
 
 func TestFetchReadsData(t *testing.T) {
@@ -432,20 +434,25 @@ func TestFetchConcurrentWithProducers(t *testing.T) {
 	}
 	want *= producers
 	// Long-poll consumers follow partition 0 until they have every record,
-	// checking offsets arrive in order without gaps.
+	// checking offsets arrive in order without gaps, below the high
+	// watermark each answer reports, and that the offset after the last
+	// one is never out of range (storage's TestReadWhileAnAppendPublishesItsBatch
+	// holds the window this test once failed in, 36 of 1000 runs: a read
+	// returned a batch whose append had not yet published the log end).
 	for c := 0; c < 3; c++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			next := int64(0)
+			next, prevHW := int64(0), int64(-1)
 			deadline := time.Now().Add(20 * time.Second)
 			for next < want && time.Now().Before(deadline) {
-				req := fetchReq(12, fp("t", 0, next))
+				at := next
+				req := fetchReq(12, fp("t", 0, at))
 				req.MaxWaitMillis, req.MinBytes = 500, 1
 				res := h.rm.Fetch(context.Background(), req)
 				got := decodeFetch(t, res)[0]
 				if got.ErrorCode != 0 {
-					t.Errorf("fetch at %d: error %d", next, got.ErrorCode)
+					t.Errorf("fetch at %d: error %d (the previous answer's high watermark %d)", at, got.ErrorCode, prevHW)
 					return
 				}
 				for _, off := range got.offsets {
@@ -456,8 +463,14 @@ func TestFetchConcurrentWithProducers(t *testing.T) {
 						t.Errorf("gap: got offset %d, want %d", off, next)
 						return
 					}
+					if off >= got.HighWatermark {
+						t.Errorf("fetch at %d returned offset %d, not below the high watermark %d it reports",
+							at, off, got.HighWatermark)
+						return
+					}
 					next++
 				}
+				prevHW = got.HighWatermark
 			}
 			if next != want {
 				t.Errorf("consumer reached %d of %d", next, want)
@@ -524,5 +537,59 @@ func TestFetchTailNeverPastHighWatermark(t *testing.T) {
 	}
 	if next == 0 {
 		t.Fatal("the consumer read nothing")
+	}
+}
+
+// The consumer's side of storage's TestReadWhileAnAppendPublishesItsBatch:
+// a fetch that lands while an append has published its batch's bytes but
+// not yet the log end offset. The append of an abort marker is held where
+// it creates the segment's transaction index, between the two. A fetch
+// must return nothing at or past the high watermark it reports, and the
+// fetch a consumer makes next, from after the last record it got, must
+// not be OFFSET_OUT_OF_RANGE: with auto.offset.reset=earliest a kgo
+// consumer goes back to the log start, offset 0, on that answer.
+func TestFetchDuringAnUnpublishedAppend(t *testing.T) {
+	efs := vfs.WithErrors(vfs.OS{}, nil)
+	h := newHarnessFS(t, efs, t.TempDir())
+	h.createTopic("t", topicSpec{})
+	h.mustProduce("t", 0, "a", 3, 0)
+	h.appendTxn("t", 0, 7, 0, 0, "txn", 2) // offsets 3-4, open
+	hw := h.partition("t", 0).log.HighWatermark()
+	if hw != 5 {
+		t.Fatalf("high watermark %d, want 5", hw)
+	}
+
+	pause := vfs.PauseOn(vfs.OpCreate, storage.TxnIndexFileSuffix)
+	efs.SetInjector(pause.Injector())
+	defer pause.Release()
+	markers := make(chan *kmsg.WriteTxnMarkersResponse, 1)
+	go func() {
+		req := kmsg.NewPtrWriteTxnMarkersRequest()
+		req.Version, req.Markers = 1, []kmsg.WriteTxnMarkersRequestMarker{txnMarker(7, 0, 0, false, "t", 0)}
+		markers <- h.rm.WriteTxnMarkers(context.Background(), req)
+	}()
+	<-pause.Paused // the marker is in the segment at offset 5; the log end is still 5
+
+	got := decodeFetch(t, h.fetch(fetchReq(12, fp("t", 0, 0))))[0]
+	if got.ErrorCode != 0 || got.HighWatermark != hw {
+		t.Fatalf("fetch at 0: error %d, high watermark %d, want 0 and %d", got.ErrorCode, got.HighWatermark, hw)
+	}
+	next := int64(0)
+	for _, b := range got.batches {
+		if last := b.FirstOffset + int64(b.LastOffsetDelta); last >= got.HighWatermark {
+			t.Fatalf("fetch at 0 returned batch %d-%d, not below the high watermark %d it reports", b.FirstOffset, last, got.HighWatermark)
+		}
+		next = b.FirstOffset + int64(b.LastOffsetDelta) + 1
+	}
+	if again := decodeFetch(t, h.fetch(fetchReq(12, fp("t", 0, next))))[0]; again.ErrorCode != 0 {
+		t.Fatalf("fetch at %d, after the last record the previous answer returned: error %d", next, again.ErrorCode)
+	}
+
+	pause.Release()
+	if codes := markerCodes(t, <-markers); codes["7/t-0"] != 0 {
+		t.Fatalf("abort marker: %v", codes)
+	}
+	if leo := h.partition("t", 0).log.LogEndOffset(); leo != 6 {
+		t.Fatalf("log end %d after the marker, want 6", leo)
 	}
 }

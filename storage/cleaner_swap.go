@@ -65,8 +65,7 @@ func (l *Log) replaceSegments(dest *LogSegment, old []*LogSegment, sizes []int64
 	l.setSegments(next)
 	// The HW and LSO sit in segments the cleaner never replaces, but their
 	// cached positions name segments by base offset, which dest reuses.
-	l.hwPos.Store(nil)
-	l.lsoPos.Store(nil)
+	l.forgetPositionsLocked()
 	if err := l.scheduleDeletionLocked(old); err != nil {
 		return err
 	}

@@ -110,9 +110,13 @@ type Log struct {
 	firstUnstable atomic.Int64
 	hwPos         atomic.Pointer[offsetPosition]
 	lsoPos        atomic.Pointer[offsetPosition]
-	failed        atomic.Pointer[StorageError]
-	onFailure     func(*StorageError)
-	closed        atomic.Bool
+	// positionsGen counts the changes that move batches within a segment
+	// (truncation, a cleaner swap); a cached position from an earlier
+	// count is stale (forgetPositionsLocked).
+	positionsGen atomic.Uint64
+	failed       atomic.Pointer[StorageError]
+	onFailure    func(*StorageError)
+	closed       atomic.Bool
 	// logEnd is the log end offset with the segment and byte position
 	// where it lies (Kafka's nextOffsetMetadata); Read bounds its data by
 	// it. setLogEndOffsetLocked publishes it, logEndOffset reads it.
@@ -152,10 +156,23 @@ func (l *Log) setLogEndOffsetLocked(offset int64, seg *LogSegment) {
 func (l *Log) logEndOffset() int64 { return l.logEnd.Load().offset }
 
 // offsetPosition caches where an offset (the high watermark or LSO) sits.
+// gen is Log.positionsGen when the search for it began.
 type offsetPosition struct {
 	offset  int64
 	segBase int64
 	pos     int64
+	gen     uint64
+}
+
+// forgetPositionsLocked ends every cached high watermark and LSO position,
+// and every one a read is computing now: a truncation or a cleaner swap
+// moved batches. Clearing the caches alone was not enough, since a read
+// that scanned the old layout stored its position after the clear.
+// Called after the batches moved; mu is held.
+func (l *Log) forgetPositionsLocked() {
+	l.positionsGen.Add(1)
+	l.hwPos.Store(nil)
+	l.lsoPos.Store(nil)
 }
 
 // Open opens the partition log in dir, creating dir and an empty log when

@@ -96,6 +96,15 @@ func (l *Log) Read(offset int64, maxBytes int32, isolation FetchIsolation, minOn
 	if offset < start || offset > leo {
 		return out, &OffsetOutOfRangeError{Offset: offset, LogStartOffset: start, LogEndOffset: leo, Dir: l.dir}
 	}
+	first := floorSegment(segs, offset)
+	if first < 0 {
+		// No segment holds the offset: the segments below it are gone.
+		// Reading the first segment instead would return records past
+		// the offset as if none were skipped; Kafka's LocalLog.read
+		// answers OFFSET_OUT_OF_RANGE when there is no floor segment.
+		return out, &OffsetOutOfRangeError{Offset: offset, LogStartOffset: start, LogEndOffset: leo, Dir: l.dir,
+			What: fmt.Sprintf("no segment holds it, the first starts at %d", segs[0].baseOffset)}
+	}
 	maxOffset := leo
 	var maxPos *offsetPosition
 	switch isolation {
@@ -115,7 +124,7 @@ func (l *Log) Read(offset int64, maxBytes int32, isolation FetchIsolation, minOn
 		maxPos = p
 	}
 	var hdr [record.HeaderSize]byte
-	for i := max(floorSegment(segs, offset), 0); i < len(segs); i++ {
+	for i := first; i < len(segs); i++ {
 		s := segs[i]
 		if s.baseOffset >= maxOffset && !(maxPos != nil && maxPos.segBase == s.baseOffset) {
 			break
@@ -171,14 +180,15 @@ func (l *Log) positionOf(segs []*LogSegment, off int64, isolation FetchIsolation
 	if isolation == FetchTxnCommitted {
 		cache = &l.lsoPos
 	}
-	if p := cache.Load(); p != nil && p.offset == off {
+	gen := l.positionsGen.Load() // before the search: see forgetPositionsLocked
+	if p := cache.Load(); p != nil && p.offset == off && p.gen == gen {
 		if i := floorSegment(segs, off); i >= 0 && segs[i].baseOffset == p.segBase {
 			return p, nil
 		}
 	}
 	i := floorSegment(segs, off)
 	if i < 0 {
-		return &offsetPosition{offset: off, segBase: segs[0].baseOffset, pos: 0}, nil
+		return &offsetPosition{offset: off, segBase: segs[0].baseOffset, pos: 0, gen: gen}, nil
 	}
 	s := segs[i]
 	var hdr [record.HeaderSize]byte
@@ -190,7 +200,7 @@ func (l *Log) positionOf(segs []*LogSegment, off int64, isolation FetchIsolation
 	if !found {
 		pos = size
 	}
-	p := &offsetPosition{offset: off, segBase: s.baseOffset, pos: pos}
+	p := &offsetPosition{offset: off, segBase: s.baseOffset, pos: pos, gen: gen}
 	cache.Store(p)
 	return p, nil
 }

@@ -92,13 +92,27 @@ func (l *Log) deleteSegmentsWhile(res *RetentionResult, pred func(s, next *LogSe
 		}
 		segs = l.segs()
 	}
+	// Readers see the log start offset move past the doomed segments
+	// before the segments leave the list, as Kafka's deleteSegments raises
+	// it "before removing the segment for lookups": Read loads the list
+	// before the log start, so a reader that misses the segments also
+	// sees the new log start and answers OFFSET_OUT_OF_RANGE below it. The
+	// other order let its range check pass an offset whose segment was
+	// gone. The epoch cache is truncated only once the segments are renamed
+	// for deletion: a crash in between must find both (crash_test.go).
+	first := segs[len(doomed)].baseOffset
+	raised := first > l.logStartOffset.Load()
+	if raised {
+		l.logStartOffset.Store(first)
+	}
 	l.setSegments(append([]*LogSegment(nil), segs[len(doomed):]...))
 	if err := l.scheduleDeletionLocked(doomed); err != nil {
 		return 0, err
 	}
-	first := l.segs()[0].baseOffset
-	if _, err := l.maybeIncrementLogStartOffsetLocked(first, false); err != nil {
-		return 0, err
+	if raised {
+		if err := l.afterLogStartMovedLocked(first); err != nil {
+			return 0, err
+		}
 	}
 	if err := l.producers.DeleteSnapshotsBefore(first); err != nil {
 		return 0, l.fail("delete producer snapshots", err)

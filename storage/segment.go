@@ -198,6 +198,15 @@ func (s *LogSegment) translateOffset(offset int64, limit int64, hdr []byte) (pos
 	for pos+record.LogOverhead <= limit {
 		h, err := s.batchHeaderAt(pos, hdr)
 		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) && s.size.Load() <= pos {
+				// A truncation (a follower's, or the mirror's of a
+				// leader) cut the file under this scan, which loaded
+				// the size before: the data at pos is gone, not
+				// unreadable. As Kafka's batch iterator ends at the
+				// file's end, the scan ends; failing the log here took
+				// it offline and halted the broker.
+				return 0, 0, false, nil
+			}
 			return 0, 0, false, err
 		}
 		size := int64(h.Size())
@@ -463,10 +472,13 @@ func (s *LogSegment) truncateTo(offset int64) (int64, error) {
 		return 0, err
 	}
 	s.tail.reset(false)
+	// The size drops before the file is cut: a reader that finds the file
+	// ending under its scan then finds the size at or below where it read
+	// (translateOffset).
+	s.size.Store(pos)
 	if err := s.file.Truncate(pos); err != nil {
 		return 0, err
 	}
-	s.size.Store(pos)
 	s.markTruncated()
 	s.bytesSinceLastIndexEntry = 0
 	s.mu.Lock()

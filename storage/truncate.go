@@ -69,7 +69,7 @@ func (l *Log) TruncateTo(target int64) (bool, error) {
 	// watermark after the rebuild for the same reason).
 	l.producers.OnHighWatermarkUpdated(l.highWatermark.Load())
 	l.refreshFirstUnstable()
-	l.hwPos.Store(nil)
+	l.forgetPositionsLocked()
 	return true, nil
 }
 
@@ -106,7 +106,7 @@ func (l *Log) truncateFullyAndStartAtLocked(offset int64) error {
 	l.highWatermark.Store(offset)
 	l.producers.OnHighWatermarkUpdated(offset)
 	l.refreshFirstUnstable()
-	l.hwPos.Store(nil)
+	l.forgetPositionsLocked()
 	l.setRecoveryPoint(offset)
 	l.unflushedMessages = 0
 	return nil
@@ -154,10 +154,16 @@ func (l *Log) maybeIncrementLogStartOffsetLocked(offset int64, checkHW bool) (bo
 		return false, nil
 	}
 	l.logStartOffset.Store(offset)
+	return true, l.afterLogStartMovedLocked(offset)
+}
+
+// afterLogStartMovedLocked brings the epoch cache and the producer state
+// to a log start offset just raised to offset. mu is held.
+func (l *Log) afterLogStartMovedLocked(offset int64) error {
 	if err := l.epochs.TruncateFromStart(offset); err != nil {
-		return true, l.fail("epoch checkpoint", err)
+		return l.fail("epoch checkpoint", err)
 	}
 	l.producers.OnLogStartOffsetIncremented(offset)
 	l.refreshFirstUnstable()
-	return true, nil
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -109,6 +110,41 @@ func TestShutdownDrainsInflight(t *testing.T) {
 	}
 	if err := s.Start(context.Background()); !errors.Is(err, ErrServerClosed) {
 		t.Fatalf("Start after Shutdown: %v", err)
+	}
+}
+
+// ShutdownRefusing answers the request in flight as Shutdown does, but a
+// connection arriving meanwhile is refused, not accepted and closed: the
+// listening socket is gone, as a halted broker's is.
+func TestShutdownRefusingRefusesNewConnections(t *testing.T) {
+	p := newProbe()
+	s := newTestServer(t, Config{}, nil, heartbeatStandIn(p))
+	addr := s.plaintextAddr()
+	c := dialRaw(t, addr)
+	c.send(42, heartbeat("sleep:3s", "slow"))
+	waitFor(t, 5*time.Second, "the slow handler to start", func() bool { _, ok := p.startedAt("slow"); return ok })
+
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		done <- s.ShutdownRefusing(ctx)
+	}()
+	waitFor(t, time.Second, "shutdown to begin", s.draining.Load)
+	// Within the slow request's 3 s.
+	waitFor(t, time.Second, "new connections to be refused", func() bool {
+		nc, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			nc.Close()
+		}
+		return errors.Is(err, syscall.ECONNREFUSED)
+	})
+	if corr := readHeartbeat(t, c); corr != 42 {
+		t.Fatalf("in-flight response: corr %d", corr)
+	}
+	c.expectClosed(5 * time.Second)
+	if err := <-done; err != nil {
+		t.Fatalf("ShutdownRefusing: %v", err)
 	}
 }
 

@@ -189,6 +189,19 @@ const drainPoll = 5 * time.Millisecond
 // it; when it expires the remaining connections are closed at once and
 // ctx's error is returned.
 func (s *Server) Shutdown(ctx context.Context) error {
+	return s.shutdown(ctx, false)
+}
+
+// ShutdownRefusing is Shutdown for a broker that halts: its listening
+// sockets close first, so that new connections are refused, as by a
+// halted process, instead of accepted and closed at once, which clients
+// take for a broker that speaks another protocol (kgo gives up on it),
+// while the requests already read are answered.
+func (s *Server) ShutdownRefusing(ctx context.Context) error {
+	return s.shutdown(ctx, true)
+}
+
+func (s *Server) shutdown(ctx context.Context, refuse bool) error {
 	s.mu.Lock()
 	if s.state == stateClosed {
 		s.mu.Unlock()
@@ -199,6 +212,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 
 	s.draining.Store(true)
+	if refuse {
+		for _, l := range lns {
+			_ = l.ln.Close() // the acceptor returns: a failed accept while draining is no failure
+		}
+	}
 	close(s.drainCh) // long polls and other parked requests answer now
 	err := s.drain(ctx, lns)
 	for _, l := range lns {

@@ -138,6 +138,18 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 			t.Fatalf("brokertest: node %d: %v", i+1, err)
 		}
 	}
+	// Each node returns from its start once it is unfenced itself; its
+	// image may not yet show the others unfenced, and a client of it
+	// would not find them in its Metadata (kgo: "unknown broker"). A
+	// cluster is ready when every node lists every broker.
+	c.WaitFor(t, 30*time.Second, "every node to see every broker unfenced", func() bool {
+		for _, b := range c.nodes {
+			if n := b.Node(); n == nil || len(n.Image().UnfencedBrokers()) != len(c.nodes) {
+				return false
+			}
+		}
+		return true
+	})
 	return c
 }
 

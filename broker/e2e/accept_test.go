@@ -3,10 +3,8 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/sys/unix"
+
+	"github.com/strait-io/strait/wire/rawconn"
 )
 
 // TestConnectionStormHeldAtOpenFileLimit: a broker started with a low
@@ -230,32 +230,16 @@ func apiVersions(c net.Conn) error {
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.Version = 3
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "e2e", "1"
-	frame := binary.BigEndian.AppendUint32(nil, 0)
-	frame = binary.BigEndian.AppendUint16(frame, uint16(req.Key()))
-	frame = binary.BigEndian.AppendUint16(frame, uint16(req.Version))
-	frame = binary.BigEndian.AppendUint32(frame, 1) // correlation id
-	frame = binary.BigEndian.AppendUint16(frame, 0) // client id ""
-	frame = append(frame, 0)                        // header tags
-	frame = req.AppendTo(frame)
-	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.Write(frame); err != nil {
+	if _, err := c.Write(kmsg.NewRequestFormatter().AppendRequest(nil, req, 1)); err != nil {
 		return err
 	}
-	var size [4]byte
-	if _, err := io.ReadFull(c, size[:]); err != nil {
+	resp, err := rawconn.ReadResponse(c, req, 1)
+	if err != nil {
 		return err
 	}
-	body := make([]byte, binary.BigEndian.Uint32(size[:]))
-	if _, err := io.ReadFull(c, body); err != nil {
-		return err
-	}
-	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
-	if err := resp.ReadFrom(body[4:]); err != nil {
-		return err
-	}
-	if resp.ErrorCode != 0 {
-		return fmt.Errorf("ApiVersions error code %d", resp.ErrorCode)
+	if code := resp.(*kmsg.ApiVersionsResponse).ErrorCode; code != 0 {
+		return fmt.Errorf("ApiVersions error code %d", code)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/storage/record"
+	"github.com/strait-io/strait/wire/rawconn"
 )
 
 // rawProducer sends hand-built idempotent batches, so a test can resend a
@@ -86,14 +87,8 @@ func (p *rawProducer) send(t testing.TB, seq int32, count int) produced {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := kmsg.NewPtrProduceRequest()
-	req.Acks, req.TimeoutMillis = -1, 10000
-	rt := kmsg.NewProduceRequestTopic()
-	rt.Topic, rt.TopicID = p.topic, p.topicID
-	rp := kmsg.NewProduceRequestTopicPartition()
-	rp.Partition, rp.Records = 0, batch
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
+	req := rawconn.Produce(p.topic, 0, batch)
+	req.Topics[0].TopicID = p.topicID
 	resp, err := req.RequestWith(ctx, p.cl)
 	if err != nil {
 		t.Fatalf("produce seq %d: %v", seq, err)

@@ -4,11 +4,16 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/wire/rawconn"
 )
 
 // TestFailedDiskHaltsTheBinary: when writing the log directory fails, the
@@ -112,12 +117,14 @@ func freeze(t *testing.T, chattr, test string, files ...string) (unfreeze func()
 }
 
 // TestFullDiskHaltsTheBinaryAndNothingIsLost: the log directory fills up
-// under an idempotent acks=all producer. The broker halts on ENOSPC, as
-// Kafka does; the operator grows the disk and starts it again; recovery
+// under an idempotent acks=all producer. The broker halts, as Kafka does
+// when its only log directory fails (so reads stop too until the restart,
+// as Kafka's do); the operator grows the disk and starts it again; recovery
 // drops the batch torn by the full disk, and the producer, retrying all
 // along, gets every record acknowledged: all of them are in the log once,
-// at the offsets acknowledged. The disk is a 12 MiB tmpfs, which needs
-// root (mount); the test skips loudly where it cannot mount one.
+// at the offsets acknowledged. Then the disk fills again under a raw
+// producer, whose append is answered KAFKA_STORAGE_ERROR. The disk is a
+// 12 MiB tmpfs (64 MiB once grown), which needs root (mount); the test skips loudly where it cannot mount one.
 func TestFullDiskHaltsTheBinaryAndNothingIsLost(t *testing.T) {
 	disk := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", disk).CombinedOutput(); err != nil {
@@ -169,6 +176,39 @@ func TestFullDiskHaltsTheBinaryAndNothingIsLost(t *testing.T) {
 	if a.acked != records || a.lost != 0 || a.duplicates != 0 || a.unacked != 0 || a.gaps != 0 {
 		t.Fatalf("audit %s:\n%s", a, strings.Join(problems, "\n"))
 	}
+
+	// The disk fills again under a producer with one request at a time,
+	// each a 256 KiB batch to both partitions: the request whose appends
+	// meet the full disk is answered, KAFKA_STORAGE_ERROR for at least one
+	// partition, before the broker halts, as Kafka answers it from the
+	// request handler while it halts. (kgo above retries that answer
+	// without telling its caller.)
+	rc := rawconn.Dial(t, n.kafkaAddr())
+	batch := plainBatch(t, strings.Repeat("f", 256<<10))
+	for i := 0; ; i++ {
+		req := rawconn.Produce(topic, 9, batch)
+		p1 := kmsg.NewProduceRequestTopicPartition()
+		p1.Partition, p1.Records = 1, batch
+		req.Topics[0].Partitions = append(req.Topics[0].Partitions, p1)
+		corr := rc.Send(req)
+		resp, err := rawconn.ReadResponse(rc.R, req, corr)
+		if err != nil {
+			t.Fatalf("request %d: %v; want an answer, KAFKA_STORAGE_ERROR once the disk is full", i, err)
+		}
+		var codes []int16
+		for _, p := range resp.(*kmsg.ProduceResponse).Topics[0].Partitions {
+			codes = append(codes, p.ErrorCode)
+		}
+		if !slices.ContainsFunc(codes, func(c int16) bool { return c != 0 }) && i < 1000 {
+			continue
+		}
+		if !slices.Contains(codes, kerr.KafkaStorageError.Code) {
+			t.Fatalf("request %d: error codes %v, want KAFKA_STORAGE_ERROR (%d) once the disk is full", i, codes, kerr.KafkaStorageError.Code)
+		}
+		t.Logf("request %d answered %v", i, codes)
+		break
+	}
+	waitHalted(t, p, 60*time.Second, "storage: ", "no space left on device")
 }
 
 // waitHalted fails the test unless p exits within timeout with status 1,

@@ -3,10 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
@@ -21,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/storage/record"
+	"github.com/strait-io/strait/wire/rawconn"
 )
 
 // Issue 31: a handful of clients sending huge requests must not take the
@@ -316,14 +314,8 @@ func hugeProduceFrame(t *testing.T, topic string, frameBytes int) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := kmsg.NewPtrProduceRequest()
-		req.Version, req.Acks, req.TimeoutMillis = 7, 1, 30000
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Partition, rp.Records = 0, batch
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
+		req := rawconn.Produce(topic, 7, batch)
+		req.Acks, req.TimeoutMillis = 1, 30000
 		return kmsg.NewRequestFormatter(kmsg.FormatterClientID("huge")).AppendRequest(nil, req, 1)
 	}
 	// The framing around the value does not depend on its length as
@@ -348,23 +340,13 @@ func sendHugeProduce(addr string, frame []byte) error {
 	if _, err := c.Write(frame); err != nil {
 		return fmt.Errorf("write: %w", err)
 	}
-	r := bufio.NewReader(c)
-	var size [4]byte
-	if _, err := io.ReadFull(r, size[:]); err != nil {
-		return fmt.Errorf("read answer: %w", err)
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 7
+	kresp, err := rawconn.ReadResponse(bufio.NewReader(c), req, 1)
+	if err != nil {
+		return err
 	}
-	body := make([]byte, binary.BigEndian.Uint32(size[:]))
-	if _, err := io.ReadFull(r, body); err != nil {
-		return fmt.Errorf("read answer: %w", err)
-	}
-	resp := kmsg.NewPtrProduceResponse()
-	resp.Version = 7
-	if len(body) < 4 {
-		return errors.New("answer without correlation id")
-	}
-	if err := resp.ReadFrom(body[4:]); err != nil {
-		return fmt.Errorf("decode answer: %w", err)
-	}
+	resp := kresp.(*kmsg.ProduceResponse)
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		return fmt.Errorf("answer %+v", resp)
 	}

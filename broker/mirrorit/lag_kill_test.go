@@ -11,8 +11,9 @@ import (
 )
 
 // TestMirrorLagZeroIsReadable is issue 33's "done when" for a 3-node
-// destination (RF 3, min.insync.replicas 2) whose leaders are killed and
-// restarted while the source is written to: whenever describe says a
+// destination (RF 3, min.insync.replicas 2) mirroring the issue's
+// 6-partition topic, whose leaders are killed and restarted while the
+// source is written to: whenever describe says a
 // MIRRORING partition's lag is 0, a consumer of the destination can read
 // every record the source acknowledged before that describe. Counted: the
 // source's high watermark taken before each describe (every record
@@ -24,7 +25,7 @@ func TestMirrorLagZeroIsReadable(t *testing.T) {
 	t.Parallel()
 	src, dst := startOne(t, "source"), startThree(t, "destination")
 	p := newPair(t, 3*time.Minute, src, dst)
-	const topic, partitions, kills = "lagzero", 3, 2
+	const topic, partitions, kills = "lagzero", 6, 2
 	src.createTopic(t, p.ctx, topic, partitions)
 	p.createMirror()
 	p.start(topic)

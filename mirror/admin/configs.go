@@ -45,7 +45,12 @@ func (c *Client) AddTopicFilters(ctx context.Context, mirror string, include, ex
 	}
 	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	req.Resources = append(req.Resources, res)
-	resp, err := req.RequestWith(ctx, c.cl)
+	resp, err := send(ctx, c.cl, req, isWrite, func(r *kmsg.IncrementalAlterConfigsResponse) int16 {
+		if len(r.Resources) != 1 {
+			return 0
+		}
+		return r.Resources[0].ErrorCode
+	})
 	if err != nil {
 		return fmt.Errorf("AddTopicFilters %s: %w", mirror, err)
 	}

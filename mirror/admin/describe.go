@@ -94,7 +94,7 @@ func (c *Client) DescribeMirrors(ctx context.Context, names ...string) ([]Mirror
 		}
 	}
 	req.MirrorNames = wanted // nil: every mirror
-	resp, err := req.RequestWith(ctx, c.cl)
+	resp, err := send(ctx, c.cl, req, isRead, func(r *mirrormsg.DescribeMirrorsResponse) int16 { return r.ErrorCode })
 	if err != nil {
 		return nil, fmt.Errorf("DescribeMirrors: %w", err)
 	}

@@ -32,7 +32,7 @@ func (c *Client) CreateMirror(ctx context.Context, name string, configs map[stri
 		cfg.Value = &v
 		req.Config = append(req.Config, cfg)
 	}
-	resp, err := send(ctx, c.cl, req, func(r *mirrormsg.CreateMirrorResponse) int16 { return r.ErrorCode })
+	resp, err := send(ctx, c.cl, req, isWrite, func(r *mirrormsg.CreateMirrorResponse) int16 { return r.ErrorCode })
 	if err != nil {
 		return fmt.Errorf("CreateMirror %s: %w", name, err)
 	}
@@ -47,7 +47,7 @@ func (c *Client) CreateMirror(ctx context.Context, name string, configs map[stri
 func (c *Client) DeleteMirror(ctx context.Context, name string) error {
 	req := mirrormsg.NewPtrDeleteMirrorRequest()
 	req.MirrorName = name
-	resp, err := send(ctx, c.cl, req, func(r *mirrormsg.DeleteMirrorResponse) int16 { return r.ErrorCode })
+	resp, err := send(ctx, c.cl, req, isWrite, func(r *mirrormsg.DeleteMirrorResponse) int16 { return r.ErrorCode })
 	if err != nil {
 		return fmt.Errorf("DeleteMirror %s: %w", name, err)
 	}
@@ -71,7 +71,7 @@ type ListedMirror struct {
 // ListMirrors lists every mirror of the cluster, sorted by name.
 func (c *Client) ListMirrors(ctx context.Context) ([]ListedMirror, error) {
 	req := mirrormsg.NewPtrListMirrorsRequest()
-	resp, err := req.RequestWith(ctx, c.cl)
+	resp, err := send(ctx, c.cl, req, isRead, func(r *mirrormsg.ListMirrorsResponse) int16 { return r.ErrorCode })
 	if err != nil {
 		return nil, fmt.Errorf("ListMirrors: %w", err)
 	}

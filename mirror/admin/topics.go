@@ -112,7 +112,7 @@ func (c *Client) StartMirrorTopicsWith(ctx context.Context, mirror string, opts 
 	}
 	req.TruncateExisting = opts.TruncateExisting
 	req.TimeoutMs = timeoutMs(ctx)
-	resp, err := send(ctx, c.cl, req, func(r *mirrormsg.StartMirrorTopicsResponse) int16 { return r.ErrorCode })
+	resp, err := send(ctx, c.cl, req, isWrite, func(r *mirrormsg.StartMirrorTopicsResponse) int16 { return r.ErrorCode })
 	if err != nil {
 		return nil, fmt.Errorf("StartMirrorTopics %s: %w", mirror, err)
 	}
@@ -144,7 +144,7 @@ func (c *Client) StopMirrorTopics(ctx context.Context, mirror string, topics ...
 		tm.TopicName = t
 		req.Topics = append(req.Topics, tm)
 	}
-	resp, err := send(ctx, c.cl, req, func(r *mirrormsg.StopMirrorTopicsResponse) int16 { return r.ErrorCode })
+	resp, err := send(ctx, c.cl, req, isWrite, func(r *mirrormsg.StopMirrorTopicsResponse) int16 { return r.ErrorCode })
 	if err != nil {
 		return nil, fmt.Errorf("StopMirrorTopics %s: %w", mirror, err)
 	}
@@ -171,7 +171,7 @@ func (c *Client) PauseMirrorTopics(ctx context.Context, mirror string, topics ..
 		td.TopicName = t
 		req.Topics = append(req.Topics, td)
 	}
-	resp, err := send(ctx, c.cl, req, func(r *mirrormsg.PauseMirrorTopicsResponse) int16 { return r.ErrorCode })
+	resp, err := send(ctx, c.cl, req, isWrite, func(r *mirrormsg.PauseMirrorTopicsResponse) int16 { return r.ErrorCode })
 	if err != nil {
 		return nil, fmt.Errorf("PauseMirrorTopics %s: %w", mirror, err)
 	}
@@ -198,7 +198,7 @@ func (c *Client) ResumeMirrorTopics(ctx context.Context, mirror string, topics .
 		td.TopicName = t
 		req.Topics = append(req.Topics, td)
 	}
-	resp, err := send(ctx, c.cl, req, func(r *mirrormsg.ResumeMirrorTopicsResponse) int16 { return r.ErrorCode })
+	resp, err := send(ctx, c.cl, req, isWrite, func(r *mirrormsg.ResumeMirrorTopicsResponse) int16 { return r.ErrorCode })
 	if err != nil {
 		return nil, fmt.Errorf("ResumeMirrorTopics %s: %w", mirror, err)
 	}

@@ -7,12 +7,15 @@
 //
 //   - Records = source high watermark − destination high watermark (what a
 //     READ_UNCOMMITTED consumer of the source reads that one of the
-//     destination cannot yet), and Committed = source last stable offset −
-//     destination last stable offset (the same for READ_COMMITTED
-//     consumers, KIP-98).
+//     destination cannot yet): LAG, --json lag, strait_mirror_lag_records.
+//   - Committed = source last stable offset − destination last stable
+//     offset (the same for READ_COMMITTED consumers, KIP-98: an open
+//     transaction holds an LSO back, not the HW): C-LAG, --json
+//     committed_lag, strait_mirror_lag_committed_records.
 //   - Ms = the age of the oldest source record the destination cannot
-//     serve yet (the record at the destination's high watermark), from the
-//     source's timestamps; 0 when Records is 0.
+//     serve yet (the record at the destination's high watermark): now
+//     minus its timestamp on the source; 0 when Records is 0. LAG-MS,
+//     --json lag_ms, strait_mirror_lag_ms (the largest partition's).
 //
 // The destination's log end offset is reported beside it, never instead
 // of it: records past the high watermark are not readable by consumers
@@ -28,16 +31,26 @@
 // every PollInterval per mirror. A measurement that failed (describe) or
 // is older than StaleAfter (metrics) makes the lag unknown — -1 on the
 // wire, "unknown" by the CLI, NaN by the metrics — never 0, shown with
-// the time of the last successful measurement.
+// the time of the last successful measurement. A measurement's time is
+// when its request was sent, and the newest is kept: a fetch answer that
+// comes late (a long poll) does not put back an older source HW than a
+// ListOffsets asked meanwhile.
 //
-// Ms is read from the batch headers of the fetcher's last answer
-// (source.LagSample), no extra request: now minus the first timestamp of
-// that answer while the destination HW is at or below its fetch offset (a
-// lower bound when the HW trails the fetch offset: the records between
-// are older), now minus the max timestamp of its last batch once the
-// answer is mirrored (PAUSED and the like: an upper bound, never an
-// under-statement of data at risk). Exact age needs the source record at
-// the destination HW: a Fetch of one batch header, not done yet.
+// Ms is measured where the source is: for each partition that lags, a
+// consumer Fetch of the first source batch at the destination's high
+// watermark (source.MeasureHeads, one small fetch per lagging partition,
+// bounded by the measurement's timeout), by describe for each call and by
+// the manager every PollInterval (once per destination high watermark: a
+// record's timestamp does not change). Ms is now minus that record's
+// timestamp (a LogAppendTime batch's max timestamp): exact, the age of
+// the first record the destination's consumers cannot read. Mirrored
+// batches are byte-identical, so the destination high watermark starts a
+// source batch; were it inside one (a mirror started there), the record's
+// own timestamp is read from that batch. While MIRRORING the destination high watermark moves
+// on between measurements; until the next one the fetcher's last answer
+// bounds Ms from its batch headers (source.LagSample, a lower bound when
+// the destination high watermark trails the fetch offset). A partition
+// whose head could not be read has an unknown Ms.
 package lag
 
 import "time"
@@ -51,7 +64,9 @@ const StaleAfter = 5 * time.Second
 
 // PollInterval is how often, per mirror, the source is asked for its
 // offsets for the partitions whose fetcher is not running (PAUSED,
-// PREPARING, FAILED): one ListOffsets round per mirror at most this often.
+// PREPARING, FAILED), one ListOffsets round per mirror at most this
+// often, and for the record at the destination high watermark of each
+// partition that lags, where that was not read yet (Ms).
 const PollInterval = time.Second
 
 // Unknown marks an offset, lag or age that is not known.

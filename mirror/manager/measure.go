@@ -2,6 +2,8 @@ package manager
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,11 +38,15 @@ func (m *Manager) measureLoop() {
 }
 
 // measureOnce runs one round: every mirror at once, so a source that
-// does not answer delays no other.
+// does not answer delays no other. The partitions no fetcher measures get
+// their source offsets (ListOffsets); then every led partition that lags
+// gets the timestamp of the source record at its destination high
+// watermark (source.MeasureHeads), the exact lag in milliseconds, asked
+// once per destination high watermark.
 func (m *Manager) measureOnce(ctx context.Context) {
-	byMirror := m.unfetchedPartitions()
+	unfetched := m.unfetchedPartitions()
 	var wg sync.WaitGroup
-	for name, tps := range byMirror {
+	for name, views := range m.ledViewsByMirror() {
 		m.connMu.RLock()
 		c := m.conns[name]
 		m.connMu.RUnlock()
@@ -50,32 +56,108 @@ func (m *Manager) measureOnce(ctx context.Context) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, measureTimeout)
 			defer cancel()
-			if _, _, err := c.cluster.MeasureLatest(ctx, tps); err != nil && ctx.Err() == nil {
+			if _, _, err := c.cluster.MeasureLatest(ctx, unfetched[name]); err != nil && ctx.Err() == nil {
 				m.logger.Debug("mirror lag: cannot measure the source", "mirror", name, "err", err)
 			}
+			m.measureHeads(ctx, name, c, views, nil)
 		})
 	}
 	wg.Wait()
+}
+
+// measureHeads reads the source record at the destination high watermark
+// of each partition of views that lags: source HW (fresh's, else the last
+// measured) above the destination HW, and no head read yet at that
+// offset (a record's timestamp does not change, so a paused partition
+// costs one read per destination HW, not one per round).
+func (m *Manager) measureHeads(ctx context.Context, mirror string, c *mirrorConn, views map[storage.TopicPartition]view, fresh *freshSource) {
+	offsets := map[storage.TopicPartition]int64{}
+	for tp, v := range views {
+		if !v.fetchesFromSource() {
+			continue
+		}
+		srcHW := int64(lag.Unknown)
+		if fresh != nil {
+			if l, ok := fresh.latest[tp]; ok {
+				srcHW = l.HighWatermark
+			}
+		} else if st, ok := c.cluster.Status(tp); ok {
+			srcHW = st.HighWatermark
+		}
+		lp, err := m.cfg.Destination.MirrorLeader(tp, v.st.LeaderEpoch)
+		if err != nil {
+			continue
+		}
+		dstHW := lp.HighWatermark()
+		if dstHW < 0 || srcHW <= dstHW {
+			continue
+		}
+		if h, ok := c.cluster.Head(tp); ok && h.Offset == dstHW {
+			continue
+		}
+		offsets[tp] = dstHW
+	}
+	if err := c.cluster.MeasureHeads(ctx, offsets); err != nil && ctx.Err() == nil {
+		m.logger.Debug("mirror lag: cannot read the oldest unmirrored source records", "mirror", mirror, "err", err)
+	}
 }
 
 // unfetchedPartitions are the led partitions, by mirror, that no fetcher
 // measures: not MIRRORING, or MIRRORING but waiting. Partitions FAILED
 // for good are left out (their source log is another one).
 func (m *Manager) unfetchedPartitions() map[string][]storage.TopicPartition {
-	m.viewMu.Lock()
-	defer m.viewMu.Unlock()
 	out := map[string][]storage.TopicPartition{}
-	for tp, v := range m.views {
-		rec := v.st.Record
-		switch {
-		case !v.st.Leader || v.st.Mirror == "":
-		case rec.State == partition.StateFailed && rec.RetryAttempt < 0:
-		case rec.State == partition.StateMirroring && v.st.Waiting == nil:
-		default:
-			out[v.st.Mirror] = append(out[v.st.Mirror], tp)
+	for name, views := range m.ledViewsByMirror() {
+		for tp, v := range views {
+			if v.fetchesFromSource() && !v.fetching() {
+				out[name] = append(out[name], tp)
+			}
 		}
 	}
 	return out
+}
+
+// ledViewsByMirror is ledViews for every mirror with a led partition.
+func (m *Manager) ledViewsByMirror() map[string]map[storage.TopicPartition]view {
+	m.viewMu.Lock()
+	defer m.viewMu.Unlock()
+	out := map[string]map[storage.TopicPartition]view{}
+	for tp, v := range m.views {
+		if !v.st.Leader || v.st.Mirror == "" {
+			continue
+		}
+		if out[v.st.Mirror] == nil {
+			out[v.st.Mirror] = map[storage.TopicPartition]view{}
+		}
+		out[v.st.Mirror][tp] = v
+	}
+	return out
+}
+
+// ledViews are the partitions of mirror this node leads.
+func (m *Manager) ledViews(mirror string) map[storage.TopicPartition]view {
+	m.viewMu.Lock()
+	defer m.viewMu.Unlock()
+	out := map[storage.TopicPartition]view{}
+	for tp, v := range m.views {
+		if v.st.Leader && v.st.Mirror == mirror {
+			out[tp] = v
+		}
+	}
+	return out
+}
+
+// fetchesFromSource reports whether the partition's source log is the one
+// it mirrors: not FAILED for good (the source topic was recreated).
+func (v view) fetchesFromSource() bool {
+	rec := v.st.Record
+	return !(rec.State == partition.StateFailed && rec.RetryAttempt < 0)
+}
+
+// fetching reports whether the partition's fetcher runs (MIRRORING, not
+// waiting): its fetch answers measure the source.
+func (v view) fetching() bool {
+	return v.st.Record.State == partition.StateMirroring && v.st.Waiting == nil
 }
 
 // freshSource is a measurement of the source taken for one describe.
@@ -108,20 +190,14 @@ func (m *Manager) PartitionsMeasured(ctx context.Context, mirror string) []Parti
 	m.connMu.RUnlock()
 	fresh := &freshSource{}
 	if c != nil && c.cluster != nil {
-		var tps []storage.TopicPartition
-		m.viewMu.Lock()
-		for tp, v := range m.views {
-			if v.st.Leader && v.st.Mirror == mirror {
-				tps = append(tps, tp)
-			}
-		}
-		m.viewMu.Unlock()
+		views := m.ledViews(mirror)
 		ctx, cancel := context.WithTimeout(ctx, describeMeasureTimeout)
 		defer cancel()
 		var err error
-		if fresh.latest, fresh.at, err = c.cluster.MeasureLatest(ctx, tps); err != nil {
+		if fresh.latest, fresh.at, err = c.cluster.MeasureLatest(ctx, slices.Collect(maps.Keys(views))); err != nil {
 			m.logger.Debug("mirror lag: cannot measure the source for describe", "mirror", mirror, "err", err)
 		}
+		m.measureHeads(ctx, mirror, c, views, fresh)
 	}
 	return m.partitions(mirror, fresh)
 }

@@ -72,14 +72,7 @@ func (m *Manager) Partitions(mirror string) []PartitionStatus { return m.partiti
 // partitions is Partitions, with the source side of the lag from fresh
 // when it is not nil.
 func (m *Manager) partitions(mirror string, fresh *freshSource) []PartitionStatus {
-	m.viewMu.Lock()
-	views := make(map[storage.TopicPartition]view, len(m.views))
-	for tp, v := range m.views {
-		if v.st.Leader && v.st.Mirror == mirror {
-			views[tp] = v
-		}
-	}
-	m.viewMu.Unlock()
+	views := m.ledViews(mirror)
 	m.connMu.RLock()
 	c := m.conns[mirror]
 	m.connMu.RUnlock()
@@ -103,7 +96,7 @@ func (m *Manager) partitionStatus(tp storage.TopicPartition, v view, c *mirrorCo
 	if rec.State == partition.StateFailed && rec.ErrorMessage != "" {
 		ps.LastError = rec.ErrorMessage
 	}
-	if rec.State == partition.StateMirroring && v.st.Waiting == nil {
+	if v.fetching() {
 		// The machine keeps its last error; a retriable fetch error the
 		// fetcher has since recovered from is history, not the current
 		// state. While mirroring, the current error is the source's.
@@ -123,7 +116,7 @@ func (m *Manager) partitionStatus(tp storage.TopicPartition, v view, c *mirrorCo
 	} else if c != nil && c.err != nil && ps.LastError == "" {
 		ps.LastError = c.usable().Error()
 	}
-	if rec.State == partition.StateFailed && rec.RetryAttempt < 0 {
+	if !v.fetchesFromSource() {
 		// Failed for good (the source topic was recreated): what the
 		// source says now is about another log.
 		src = lag.Source{HighWatermark: lag.Unknown, LastStableOffset: lag.Unknown}
@@ -136,13 +129,31 @@ func (m *Manager) partitionStatus(tp storage.TopicPartition, v view, c *mirrorCo
 	ps.DestinationHighWatermark, ps.DestinationLogEndOffset = dst.HighWatermark, dst.LogEndOffset
 	var age lag.OldestUnservedAge
 	if c != nil && c.cluster != nil {
-		if s, ok := c.cluster.Lag(tp); ok {
-			age = s.LagMs
-		}
+		age = oldestUnservedAge(c, tp, v.fetching())
 	}
 	l := lag.Of(src, dst, age, m.cfg.Clock.Now())
 	ps.Lag, ps.CommittedLag, ps.LagMs, ps.LagMeasuredAt = l.Records, l.Committed, l.Ms, l.MeasuredAt
 	return ps
+}
+
+// oldestUnservedAge is the age of the source record at the destination's
+// high watermark: exact from the head read at that offset
+// (source.MeasureHeads, by describe and the manager's measurements).
+// While the fetcher runs the destination high watermark moves on between
+// them; the fetcher's last answer then bounds it (source.LagSample).
+// Otherwise it is unknown.
+func oldestUnservedAge(c *mirrorConn, tp storage.TopicPartition, fetching bool) lag.OldestUnservedAge {
+	head, headOK := c.cluster.Head(tp)
+	sample, sampleOK := c.cluster.Lag(tp)
+	return func(offset int64, now time.Time) int64 {
+		switch {
+		case headOK && head.Offset == offset:
+			return head.AgeAt(offset, now.UnixMilli())
+		case fetching && sampleOK:
+			return sample.LagMs(offset, now)
+		}
+		return lag.Unknown
+	}
 }
 
 // Stats are the manager's numbers for metrics.
@@ -170,6 +181,12 @@ type MirrorStats struct {
 	// then lower bounds, and the metrics say NaN rather than a number.
 	// LagMsUnknown likewise counts those with a lag whose age is unknown.
 	LagUnknown, LagMsUnknown int
+	// CommittedLagTotal sums the led partitions' committed lag (source LSO
+	// − destination LSO: what read_committed consumers of the source read
+	// that those of the destination cannot yet); CommittedLagUnknown
+	// counts those whose committed lag is unknown.
+	CommittedLagTotal   int64
+	CommittedLagUnknown int
 	// BytesMirrored and RecordsMirrored count what the fetchers appended;
 	// FetchErrors the source errors reported; OffsetsSkipped the offsets
 	// the source deleted before they were mirrored. Counters since start.
@@ -179,18 +196,7 @@ type MirrorStats struct {
 // Stats returns the current numbers.
 func (m *Manager) Stats() Stats {
 	out := Stats{Partitions: map[partition.State]int{}, Mirrors: map[string]MirrorStats{}}
-	m.viewMu.Lock()
-	byMirror := map[string]map[storage.TopicPartition]view{}
-	for tp, v := range m.views {
-		if !v.st.Leader || v.st.Mirror == "" {
-			continue
-		}
-		if byMirror[v.st.Mirror] == nil {
-			byMirror[v.st.Mirror] = map[storage.TopicPartition]view{}
-		}
-		byMirror[v.st.Mirror][tp] = v
-	}
-	m.viewMu.Unlock()
+	byMirror := m.ledViewsByMirror()
 	for _, name := range m.counters.names() {
 		if _, ok := byMirror[name]; !ok {
 			byMirror[name] = nil
@@ -217,6 +223,11 @@ func (m *Manager) Stats() Stats {
 			}
 			if ps.LagMs < 0 {
 				ms.LagMsUnknown++
+			}
+			if ps.CommittedLag >= 0 {
+				ms.CommittedLagTotal += ps.CommittedLag
+			} else {
+				ms.CommittedLagUnknown++
 			}
 			ms.LagMsMax = max(ms.LagMsMax, ps.LagMs)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -108,6 +109,7 @@ func (e *EndPoint) Fetch(ctx context.Context, req *fetcher.FetchRequest) (map[st
 	out := make(map[storage.TopicPartition]*fetcher.FetchData, len(req.Partitions))
 	rd := c.newRound("fetch", topics)
 	subs := e.split(req, out, rd)
+	sent := c.cfg.Clock.Now()
 
 	if len(subs) == 1 {
 		subs[0].send(ctx, c)
@@ -122,7 +124,7 @@ func (e *EndPoint) Fetch(ctx context.Context, req *fetcher.FetchRequest) (map[st
 		return nil, err
 	}
 	for _, s := range subs {
-		e.collect(s, req, out, rd)
+		e.collect(s, req, out, rd, sent)
 	}
 	rd.finish(ctx)
 	return out, nil
@@ -192,7 +194,7 @@ func (s *leaderFetch) send(ctx context.Context, c *Cluster) {
 }
 
 // collect maps one broker's answer to partitions and sorts its errors.
-func (e *EndPoint) collect(s *leaderFetch, req *fetcher.FetchRequest, out map[storage.TopicPartition]*fetcher.FetchData, rd *round) {
+func (e *EndPoint) collect(s *leaderFetch, req *fetcher.FetchRequest, out map[storage.TopicPartition]*fetcher.FetchData, rd *round, sent time.Time) {
 	c := e.c
 	failAll := func(code int16, err error) {
 		for tp := range s.routes {
@@ -238,7 +240,7 @@ func (e *EndPoint) collect(s *leaderFetch, req *fetcher.FetchRequest, out map[st
 			out[tp] = d
 			switch d.ErrorCode {
 			case 0:
-				c.recordData(tp, rt, d)
+				c.recordData(tp, rt, d, sent)
 				if len(d.RecordBatches) > 0 {
 					c.recordLagSample(tp, req.Partitions[tp].FetchOffset, d.RecordBatches)
 				}

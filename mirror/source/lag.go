@@ -9,8 +9,9 @@ import (
 
 // LagSample is what the latest fetch answer that carried data said about
 // the age of the data it carried, read from the batch headers only (no
-// decompression, no extra request): the base of describe's lag in
-// milliseconds, the age of the oldest record not mirrored yet.
+// decompression, no extra request): a bound on the lag in milliseconds
+// while the fetcher runs and the destination's high watermark has moved
+// past the last head read (Head, MeasureHeads: the exact age).
 //
 // Kafka has no such number for a follower (its lag is in offsets,
 // ReplicaFetcherThread); MirrorMaker 2's replication-latency-ms is the

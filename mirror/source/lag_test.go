@@ -86,3 +86,47 @@ func TestLagSampleLagMs(t *testing.T) {
 		t.Errorf("no whole batch, leo past the fetch offset: %d, want -1", got)
 	}
 }
+
+// TestHeadTimestamp: the record at the offset asked, from a fetch answer
+// starting with the batch holding it: the batch's first timestamp at its
+// start, the record's own inside it (compressed or not), the max
+// timestamp under LogAppendTime; a batch cut to its header or whose
+// records cannot be read gives its first timestamp.
+func TestHeadTimestamp(t *testing.T) {
+	plain := lagBatch(t, 10, 5, record.CreateTime, 1000, 10) // offsets 10-14, ts 1000..1040
+	l := lagBatch(t, 18, 2, record.LogAppendTime, 3000, 1)
+	recs := make([]record.Record, 5)
+	for i := range recs {
+		recs[i] = record.Record{TimestampDelta: int64(i) * 10, KeyLen: -1, ValueLen: 1, Value: []byte{'v'}}
+	}
+	gz, err := record.Build(record.BatchSpec{BaseOffset: 10, ProducerID: record.NoProducerID, BaseSequence: -1,
+		Codec: record.CodecGzip, BaseTimestamp: 1000}, recs, record.NewCompressor())
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt := append(record.Batch(nil), plain...)
+	for i := record.HeaderSize; i < len(corrupt); i++ {
+		corrupt[i] = 0xff
+	}
+	for _, tc := range []struct {
+		name   string
+		data   []byte
+		offset int64
+		want   int64
+		ok     bool
+	}{
+		{"batch start", plain, 10, 1000, true},
+		{"inside the batch", plain, 12, 1020, true},
+		{"inside a compressed batch", gz, 13, 1030, true},
+		{"log append time", l, 19, 8000, true},
+		{"cut to its header", plain[:record.HeaderSize], 12, 1000, true},
+		{"records unreadable", corrupt, 12, 1000, true},
+		{"less than a header", plain[:record.HeaderSize-1], 10, -1, false},
+		{"empty", nil, 10, -1, false},
+	} {
+		got, ok := headTimestamp(tc.data, tc.offset)
+		if ok != tc.ok || (ok && got != tc.want) {
+			t.Errorf("%s: %d %v, want %d %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -24,11 +24,13 @@ type Latest struct{ HighWatermark, LastStableOffset int64 }
 // Errors are not reported to the driver (no OnPartitionError): a failed
 // measurement only leaves the last one to age, until the lag reads
 // unknown. Partitions answered with an error keep their last measurement
-// and are left out of the result; at is when the answers came.
+// and are left out of the result; at is when the request was sent (the
+// source's offsets were at least these then).
 func (c *Cluster) MeasureLatest(ctx context.Context, tps []storage.TopicPartition) (out map[storage.TopicPartition]Latest, at time.Time, err error) {
 	if len(tps) == 0 {
 		return nil, time.Time{}, nil
 	}
+	sent := c.cfg.Clock.Now()
 	hw, err := c.listLatest(ctx, tps, 0)
 	if err != nil {
 		return nil, time.Time{}, err
@@ -39,18 +41,16 @@ func (c *Cluster) MeasureLatest(ctx context.Context, tps []storage.TopicPartitio
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := c.cfg.Clock.Now()
 	out = make(map[storage.TopicPartition]Latest, len(hw))
 	for tp, off := range hw {
 		l := Latest{HighWatermark: off, LastStableOffset: -1}
-		st := c.statusLocked(tp)
-		st.HighWatermark, st.MeasuredAt = off, now
 		if o, ok := lso[tp]; ok {
-			st.LastStableOffset, l.LastStableOffset = o, o
+			l.LastStableOffset = o
 		}
+		c.statusLocked(tp).measured(l.HighWatermark, l.LastStableOffset, sent)
 		out[tp] = l
 	}
-	return out, now, nil
+	return out, sent, nil
 }
 
 // listLatest is one ListOffsets LATEST at isolation level iso (0

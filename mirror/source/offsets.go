@@ -34,9 +34,10 @@ func (e *EndPoint) FetchEarliestOffset(ctx context.Context, tp storage.TopicPart
 // (ListOffsets LATEST as a consumer, READ_UNCOMMITTED): the source's high
 // watermark, the end of what a mirror may copy.
 func (e *EndPoint) FetchLatestOffset(ctx context.Context, tp storage.TopicPartition, _ int32) (fetcher.OffsetAndEpoch, error) {
+	sent := e.c.cfg.Clock.Now()
 	out, err := e.listOffset(ctx, tp, storage.LatestTimestamp)
 	if err == nil {
-		e.c.recordLatest(tp, out.Offset)
+		e.c.recordLatest(tp, out.Offset, sent)
 	}
 	return out, err
 }

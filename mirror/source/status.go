@@ -28,9 +28,9 @@ type Status struct {
 	Err error
 	// UpdatedAt is when the last answer came.
 	UpdatedAt time.Time
-	// MeasuredAt is when HighWatermark was last measured (a fetch answer
-	// or a ListOffsets LATEST that succeeded): the age of the lag
-	// (mirror/lag).
+	// MeasuredAt is when HighWatermark was last measured: when the
+	// request of the newest fetch answer or ListOffsets LATEST that
+	// succeeded was sent (the age of the lag, mirror/lag).
 	MeasuredAt time.Time
 }
 
@@ -44,6 +44,9 @@ type partitionStatus struct {
 	// lag is the latest answer with data's lag sample, when lagSet.
 	lag    LagSample
 	lagSet bool
+	// head is the last MeasureHeads answer, when headSet.
+	head    Head
+	headSet bool
 }
 
 // statusLocked returns tp's status, creating it. c.mu is held.
@@ -81,24 +84,34 @@ func (c *Cluster) SourceHighWatermark(tp storage.TopicPartition) (hw, logStart i
 	return st.HighWatermark, st.LogStartOffset, true
 }
 
-// recordData notes a successful fetch answer.
-func (c *Cluster) recordData(tp storage.TopicPartition, r route, d *fetcher.FetchData) {
+// recordData notes a successful fetch answer to a request sent at sent.
+func (c *Cluster) recordData(tp storage.TopicPartition, r route, d *fetcher.FetchData, sent time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.statusLocked(tp)
 	if d.HighWatermark >= 0 {
-		st.HighWatermark = d.HighWatermark
-	}
-	if d.LastStableOffset >= 0 {
-		st.LastStableOffset = d.LastStableOffset
+		st.measured(d.HighWatermark, d.LastStableOffset, sent)
 	}
 	if d.LogStartOffset >= 0 {
 		st.LogStartOffset = d.LogStartOffset
 	}
-	now := c.cfg.Clock.Now()
-	st.Leader, st.LeaderEpoch, st.Err, st.UpdatedAt = r.leader, r.epoch, nil, now
-	if d.HighWatermark >= 0 {
-		st.MeasuredAt = now
+	st.Leader, st.LeaderEpoch, st.Err, st.UpdatedAt = r.leader, r.epoch, nil, c.cfg.Clock.Now()
+}
+
+// measured keeps a measurement of the source's high watermark and last
+// stable offset (lso -1: not measured) taken by a request sent at at,
+// unless a newer one is kept already: a fetch answer that comes late (a
+// long poll) must not put back an older high watermark than the
+// ListOffsets asked meanwhile (describe, the manager's poller) measured.
+// A measurement's time is its request's: the source's offsets were at
+// least these then. c.mu is held.
+func (st *partitionStatus) measured(hw, lso int64, at time.Time) {
+	if at.Before(st.MeasuredAt) {
+		return
+	}
+	st.HighWatermark, st.MeasuredAt = hw, at
+	if lso >= 0 {
+		st.LastStableOffset = lso
 	}
 }
 
@@ -136,13 +149,13 @@ func (c *Cluster) recordOutOfRange(tp storage.TopicPartition, offset int64) {
 }
 
 // recordLatest notes the source's latest offset (its high watermark: the
-// ListOffsets is a consumer's, READ_UNCOMMITTED).
-func (c *Cluster) recordLatest(tp storage.TopicPartition, offset int64) {
+// ListOffsets, sent at sent, is a consumer's, READ_UNCOMMITTED).
+func (c *Cluster) recordLatest(tp storage.TopicPartition, offset int64, sent time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.statusLocked(tp)
-	now := c.cfg.Clock.Now()
-	st.HighWatermark, st.Err, st.UpdatedAt, st.MeasuredAt = offset, nil, now, now
+	st.measured(offset, -1, sent)
+	st.Err, st.UpdatedAt = nil, c.cfg.Clock.Now()
 	if st.oorOffset >= 0 {
 		st.oorEnd = offset
 	}

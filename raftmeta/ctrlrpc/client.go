@@ -118,8 +118,13 @@ func NewClient(cfg ClientConfig) *Client {
 // and returns its response. It retries on a failed connection and on a
 // response carrying NOT_CONTROLLER anywhere, until ctx ends; the error then
 // wraps ctx's error and the last failure. Other error codes are the
-// caller's to read.
+// caller's to read. A ForwardID in ctx (WithForwardID) goes with every
+// attempt.
 func (c *Client) Send(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	fmtr := c.fmtr
+	if id, ok := ForwardIDFrom(ctx); ok {
+		fmtr = kmsg.NewRequestFormatter(kmsg.FormatterClientID(id.clientID(c.cfg.ClientID)))
+	}
 	backoff := c.cfg.MinBackoff
 	var lastErr error
 	avoid := ""
@@ -145,7 +150,7 @@ func (c *Client) Send(ctx context.Context, req kmsg.Request) (kmsg.Response, err
 			lastErr = errNoController
 			continue
 		}
-		resp, err := c.attempt(ctx, addr, req)
+		resp, err := c.attempt(ctx, addr, fmtr, req)
 		switch {
 		case errors.Is(err, ErrClosed):
 			return nil, err
@@ -215,14 +220,14 @@ func (c *Client) pick(avoid string) (string, error) {
 }
 
 // attempt sends req once to addr.
-func (c *Client) attempt(ctx context.Context, addr string, req kmsg.Request) (kmsg.Response, error) {
+func (c *Client) attempt(ctx context.Context, addr string, fmtr *kmsg.RequestFormatter, req kmsg.Request) (kmsg.Response, error) {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.AttemptTimeout)
 	defer cancel()
 	cn, err := c.conn(actx, addr)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := cn.roundTrip(actx, c.fmtr, req)
+	resp, err := cn.roundTrip(actx, fmtr, req)
 	if err != nil && ctx.Err() == nil && actx.Err() != nil {
 		// The attempt timed out: the connection is suspect (a cut link
 		// looks like silence).

@@ -29,6 +29,8 @@ func (f HandlerFunc) ServeControllerRequest(ctx context.Context, req kmsg.Reques
 
 // RequestInfo describes where a request came from.
 type RequestInfo struct {
+	// ClientID is the request header's, without a ForwardID (which the
+	// handler finds with ForwardIDFrom).
 	ClientID   string
 	RemoteAddr net.Addr
 }
@@ -125,7 +127,11 @@ func (s *Server) ServeConn(c net.Conn) {
 		go func() {
 			defer inflight.Done()
 			defer func() { <-sem }()
-			rctx := context.WithValue(ctx, infoKey{}, RequestInfo{ClientID: h.clientID, RemoteAddr: c.RemoteAddr()})
+			clientID, fwd := splitForwardID(h.clientID)
+			rctx := context.WithValue(ctx, infoKey{}, RequestInfo{ClientID: clientID, RemoteAddr: c.RemoteAddr()})
+			if !fwd.IsZero() {
+				rctx = WithForwardID(rctx, fwd)
+			}
 			resp, err := s.handler.ServeControllerRequest(rctx, req)
 			if err != nil || resp == nil {
 				if ctx.Err() == nil {

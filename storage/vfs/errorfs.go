@@ -2,6 +2,8 @@ package vfs
 
 import (
 	"errors"
+	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -48,6 +50,48 @@ func OnOp(op Op, skip int64) Injector {
 		return nil
 	}
 }
+
+// Pause is an Injector that holds one operation of kind op on a path
+// ending in suffix (the first, or the nth) until Release, failing nothing.
+// Tests use it to stop a concurrent call at a known point and look at the
+// state it has published so far. Paused is closed once that operation is
+// waiting.
+type Pause struct {
+	Paused   <-chan struct{}
+	paused   chan struct{}
+	release  chan struct{}
+	seen     atomic.Int64
+	nth      int64
+	released sync.Once
+	op       Op
+	suffix   string
+}
+
+// PauseOn returns a Pause for the first op on a path ending in suffix.
+func PauseOn(op Op, suffix string) *Pause { return PauseOnNth(op, suffix, 1) }
+
+// PauseOnNth returns a Pause for the nth such operation (from 1).
+func PauseOnNth(op Op, suffix string, nth int64) *Pause {
+	p := &Pause{paused: make(chan struct{}), release: make(chan struct{}), op: op, suffix: suffix, nth: nth}
+	p.Paused = p.paused
+	return p
+}
+
+// Injector holds the chosen operation and lets every other one through.
+func (p *Pause) Injector() Injector {
+	return func(o Op, path string) error {
+		// Only the nth caller waits; the others pass at once, even
+		// while it waits.
+		if o == p.op && strings.HasSuffix(path, p.suffix) && p.seen.Add(1) == p.nth {
+			close(p.paused)
+			<-p.release
+		}
+		return nil
+	}
+}
+
+// Release lets the held operation go on; calling it again does nothing.
+func (p *Pause) Release() { p.released.Do(func() { close(p.release) }) }
 
 // ErrorFS wraps an FS and fails operations the Injector chooses, after the
 // style of pebble's errorfs.

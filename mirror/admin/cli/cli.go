@@ -64,14 +64,23 @@ commands:
 lag: what the source's consumers can read that the destination's cannot yet.
   LAG     source high watermark - destination high watermark, in records (the
           destination LEO is shown beside it: records past the HW are not
-          readable and may not survive a leader change); --json also gives
-          committed_lag, the same from the last stable offsets
-          (read_committed consumers)
-  LAG-MS  age of the oldest source record the destination cannot serve yet,
-          from the source's timestamps (an upper bound while not MIRRORING)
-  The source is measured by the fetches while MIRRORING, by ListOffsets about
-  every second otherwise. "unknown" (-1 in --json, NaN in the metrics) when
-  the source was not measured in the last 5s: it cannot be reached.
+          readable and may not survive a leader change)
+  C-LAG   committed lag: source last stable offset - destination last
+          stable offset, the same for read_committed consumers (an open
+          transaction holds both LSOs back; --json committed_lag, metric
+          strait_mirror_lag_committed_records)
+  LAG-MS  age of the oldest source record the destination cannot serve yet:
+          now - the timestamp of the source record at the destination HW,
+          read from the source (one small fetch per lagging partition);
+          0 when LAG is 0, "unknown" when that record could not be read.
+          Between two measurements of a MIRRORING partition whose
+          destination HW moved on, the fetcher's last answer bounds it.
+  describe measures the source for each call (ListOffsets, and LAG-MS as
+  above), so LAG 0 means the destination's consumers read everything the
+  source had acknowledged then. The metrics use the last measurement: the
+  fetches while MIRRORING, ListOffsets about every second otherwise.
+  "unknown" (-1 in --json, NaN in the metrics) when the source could not be
+  measured (the metrics: not in the last 5s): it cannot be reached.
   MEASURED is when it last was.
 
 global flags (before or after the command):

@@ -262,7 +262,8 @@ func describeHandler(_ context.Context, req kmsg.Request) kmsg.Response {
 					p := mirrormsg.NewDescribeMirrorsResponsePartitionDetail()
 					p.PartitionIndex, p.State = i, "MIRRORING"
 					p.SourceOffset, p.DestinationOffset, p.Lag, p.LastMirrorEpoch = 1200+int64(i), 1195, 10+int64(i), 4
-					p.DestinationHighWatermark, p.CommittedLag, p.LagMeasuredAtMs = 1190, 10+int64(i), measuredAt.UnixMilli()
+					// An open transaction on the source holds its LSO back.
+					p.DestinationHighWatermark, p.CommittedLag, p.LagMeasuredAtMs = 1190, 4+int64(i), measuredAt.UnixMilli()
 					p.LagMs = 2500 + 1000*int64(i)
 					if tn == "audit" && i == 1 {
 						p.State, p.ErrorMessage, p.OffsetsSkipped = "FAILED", kmsg.StringPtr("source topic id changed"), 7
@@ -293,14 +294,14 @@ func TestDescribe(t *testing.T) {
 	b.Handle(mirrormsg.KeyDescribeMirrors, describeHandler)
 	run(t, b, "describe", "m1").expect(t, 0, ""+
 		"Mirror m1: 2 topics, 4 partitions\n"+
-		"TOPIC   PARTITION  STATE      SOURCE-HW  DEST-HW  DEST-LEO  LAG      LAG-MS   MEASURED              LME  RETRIES   SKIPPED  ERROR\n"+
-		"audit   0          MIRRORING  1200       1190     1195      10       2500     2026-12-06T10:00:00Z  4    0         0        -\n"+
-		"audit   1          FAILED     -          -        -         unknown  unknown  2026-12-06T09:59:00Z  -    3         7        source topic id changed\n"+
-		"orders  0          MIRRORING  1200       1190     1195      10       2500     2026-12-06T10:00:00Z  4    0         0        -\n"+
-		"orders  1          MIRRORING  1201       1190     1195      11       3500     2026-12-06T10:00:00Z  4    no-retry  0        -\n", "")
+		"TOPIC   PARTITION  STATE      SOURCE-HW  DEST-HW  DEST-LEO  LAG      C-LAG    LAG-MS   MEASURED              LME  RETRIES   SKIPPED  ERROR\n"+
+		"audit   0          MIRRORING  1200       1190     1195      10       4        2500     2026-12-06T10:00:00Z  4    0         0        -\n"+
+		"audit   1          FAILED     -          -        -         unknown  unknown  unknown  2026-12-06T09:59:00Z  -    3         7        source topic id changed\n"+
+		"orders  0          MIRRORING  1200       1190     1195      10       4        2500     2026-12-06T10:00:00Z  4    0         0        -\n"+
+		"orders  1          MIRRORING  1201       1190     1195      11       5        3500     2026-12-06T10:00:00Z  4    no-retry  0        -\n", "")
 	run(t, b, "describe", "empty").expect(t, 0, ""+
 		"Mirror empty: 0 topics, 0 partitions\n"+
-		"TOPIC  PARTITION  STATE  SOURCE-HW  DEST-HW  DEST-LEO  LAG  LAG-MS  MEASURED  LME  RETRIES  SKIPPED  ERROR\n", "")
+		"TOPIC  PARTITION  STATE  SOURCE-HW  DEST-HW  DEST-LEO  LAG  C-LAG  LAG-MS  MEASURED  LME  RETRIES  SKIPPED  ERROR\n", "")
 	run(t, b, "describe", "denied").expect(t, 1, "", "strait mirror describe: CLUSTER_MIRROR_AUTHORIZATION_FAILED: Cluster mirror authorization failed.\n")
 	run(t, b, "describe", "absent").expect(t, 1, "", "strait mirror describe: UNKNOWN_CLUSTER_MIRROR: The cluster mirror does not exist.\n")
 	run(t, b, "describe", "absent", "--json").expect(t, 1, "", "strait mirror describe: UNKNOWN_CLUSTER_MIRROR: The cluster mirror does not exist.\n")
@@ -356,7 +357,7 @@ func TestDescribeJSON(t *testing.T) {
           "destination_log_end_offset": 1195,
           "lag": 10,
           "lag_unknown": false,
-          "committed_lag": 10,
+          "committed_lag": 4,
           "lag_ms": 2500,
           "lag_measured_at": "2026-12-06T10:00:00Z",
           "last_mirror_epoch": 4,

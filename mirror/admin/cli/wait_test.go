@@ -35,6 +35,7 @@ func scriptedDescribe(steps ...[]pstate) (admintest.HandlerFunc, func() int) {
 		for i, ps := range step {
 			p := mirrormsg.NewDescribeMirrorsResponsePartitionDetail()
 			p.PartitionIndex, p.State, p.Lag, p.LagMs = int32(i), ps.state, ps.lag, ps.lagMs
+			p.CommittedLag = ps.lag // no transactions
 			p.SourceOffset, p.DestinationOffset = 100, 100-ps.lag
 			p.DestinationHighWatermark = p.DestinationOffset
 			if ps.lag < 0 {
@@ -133,9 +134,9 @@ func TestStartWaitFailed(t *testing.T) {
 		"waiting: 1/2 partitions MIRRORING, lag 3 records, max lag 900 ms, lag unknown on 1\n"+
 		"waiting: 1/2 partitions MIRRORING, lag 0 records, max lag 0 ms, lag unknown on 1\n"+
 		"Mirror m1: 1 topics, 2 partitions\n"+
-		"TOPIC   PARTITION  STATE      SOURCE-HW  DEST-HW  DEST-LEO  LAG      LAG-MS   MEASURED  LME  RETRIES  SKIPPED  ERROR\n"+
-		"orders  0          MIRRORING  100        100      100       0        0        -         -    0        0        -\n"+
-		"orders  1          FAILED     -          -        -         unknown  unknown  -         -    2        0        source unreachable\n",
+		"TOPIC   PARTITION  STATE      SOURCE-HW  DEST-HW  DEST-LEO  LAG      C-LAG    LAG-MS   MEASURED  LME  RETRIES  SKIPPED  ERROR\n"+
+		"orders  0          MIRRORING  100        100      100       0        0        0        -         -    0        0        -\n"+
+		"orders  1          FAILED     -          -        -         unknown  unknown  unknown  -         -    2        0        source unreachable\n",
 		"strait mirror start: partition(s) FAILED: orders-1\n")
 }
 
@@ -150,8 +151,8 @@ func TestStartWaitTimeout(t *testing.T) {
 		"TOPIC   RESULT\norders  OK\n"+
 		"waiting: 1/1 partitions MIRRORING, lag 7 records, max lag 3000 ms\n"+
 		"Mirror m1: 1 topics, 1 partitions\n"+
-		"TOPIC   PARTITION  STATE      SOURCE-HW  DEST-HW  DEST-LEO  LAG  LAG-MS  MEASURED  LME  RETRIES  SKIPPED  ERROR\n"+
-		"orders  0          MIRRORING  100        93       93        7    3000    -         -    0        0        -\n",
+		"TOPIC   PARTITION  STATE      SOURCE-HW  DEST-HW  DEST-LEO  LAG  C-LAG  LAG-MS  MEASURED  LME  RETRIES  SKIPPED  ERROR\n"+
+		"orders  0          MIRRORING  100        93       93        7    7      3000    -         -    0        0        -\n",
 		"strait mirror start: not every partition of orders was MIRRORING and caught up within --timeout 700ms"+
 			" (1/1 partitions MIRRORING, lag 7 records, max lag 3000 ms)\n")
 	if took < 700*time.Millisecond || took > 3*time.Second {
