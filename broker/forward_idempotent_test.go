@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/strait-io/strait/broker/brokertest"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // TestForwardedDeleteMirrorAnswerLost deletes a mirror through a broker

@@ -18,7 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta/ctrlrpc"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // answerDropper is a controller channel dialer that loses the answer to
