@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/storage"
 )
 
@@ -100,6 +101,5 @@ func (e *readOnlyTopicError) Error() string {
 func (e *readOnlyTopicError) Unwrap() error { return readOnlyTopic }
 
 // readOnlyTopic is KIP-1279's READ_ONLY_TOPIC (134), which kerr does not
-// know. replication names it itself rather than import wire/mirrormsg,
-// whose table holds the same code (TestMirrorAccess checks they agree).
-var readOnlyTopic = &kerr.Error{Message: "READ_ONLY_TOPIC", Code: 134, Description: "The topic is read-only."}
+// know; raftmeta/mirrormsg, the KIP's message package, holds the code.
+var readOnlyTopic = mirrormsg.ReadOnlyTopic
