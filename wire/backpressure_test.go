@@ -75,23 +75,26 @@ func backpressureSlowReader(t *testing.T, listeners []Listener, dial func(*Serve
 		writeDone <- nil
 	}()
 
-	// Wait until the client's writes stall: the server stopped reading.
-	var last int64 = -1
+	// Wait until the client's writes stall and the server handles no
+	// more: the server stopped reading. Both, because on a loaded machine
+	// a server still working through what it had read (over TLS, the
+	// relay's buffer too) leaves the client's writes stuck for a while
+	// without being paused.
+	var last, handled int64 = -1, -1
 	stalled := 0
-	for stalled < 8 {
+	for stalled < 10 {
 		time.Sleep(50 * time.Millisecond)
 		select {
 		case err := <-writeDone:
 			t.Fatalf("all %d requests were written (err %v) although nothing was read: no backpressure", n, err)
 		default:
 		}
-		if w := written.Load(); w == last {
+		if w, h := written.Load(), p.handled.Load(); w == last && h == handled {
 			stalled++
 		} else {
-			last, stalled = w, 0
+			last, handled, stalled = w, h, 0
 		}
 	}
-	handled := p.handled.Load()
 	in, unsent, out := s.bufferedBytes()
 	t.Logf("stalled after %d request bytes; %d handled; server holds in=%d unsent=%d out=%d", last, handled, in, unsent, out)
 	if handled >= n/2 {
