@@ -35,6 +35,9 @@ import (
 type partitionRange struct {
 	partition  int32
 	start, end int64
+	// endEpoch is the latest leader epoch of the log (ListOffsets
+	// LATEST's LeaderEpoch), −1 if unknown.
+	endEpoch int32
 }
 
 // existingRecordsGuard is what guardExistingRecords decided: the topics to
@@ -126,15 +129,32 @@ func droppedRecords(rs []partitionRange) []mirrormsg.StartMirrorTopicsResponseDr
 	return out
 }
 
-// recordRanges reads each partition's log start and end (ListOffsets
-// EARLIEST and LATEST from the partition leaders, through the inter-broker
-// client) and returns the partitions that hold records, by topic.
+// recordRanges is logRanges' partitions that hold records.
 func (n *Node) recordRanges(ctx context.Context, topics []*raftmeta.Topic) (map[string][]partitionRange, error) {
+	all, err := n.logRanges(ctx, topics)
+	if err != nil {
+		return nil, err
+	}
+	held := map[string][]partitionRange{}
+	for topic, rs := range all {
+		for _, r := range rs {
+			if r.end > r.start {
+				held[topic] = append(held[topic], r)
+			}
+		}
+	}
+	return held, nil
+}
+
+// logRanges reads each partition's log start and end (ListOffsets
+// EARLIEST and LATEST from the partition leaders, through the inter-broker
+// client), by topic, in partition order.
+func (n *Node) logRanges(ctx context.Context, topics []*raftmeta.Topic) (map[string][]partitionRange, error) {
 	cl, err := n.peers.client()
 	if err != nil {
 		return nil, err
 	}
-	offsets := func(ts int64) (map[string]map[int32]int64, error) {
+	offsets := func(ts int64) (map[string]map[int32]kmsg.ListOffsetsResponseTopicPartition, error) {
 		req := kmsg.NewPtrListOffsetsRequest()
 		req.ReplicaID = -1
 		for _, t := range topics {
@@ -151,16 +171,16 @@ func (n *Node) recordRanges(ctx context.Context, topics []*raftmeta.Topic) (map[
 		if err != nil {
 			return nil, err
 		}
-		out := map[string]map[int32]int64{}
+		out := map[string]map[int32]kmsg.ListOffsetsResponseTopicPartition{}
 		for _, t := range resp.Topics {
 			for _, p := range t.Partitions {
 				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
 					return nil, fmt.Errorf("%s-%d: %w", t.Topic, p.Partition, err)
 				}
 				if out[t.Topic] == nil {
-					out[t.Topic] = map[int32]int64{}
+					out[t.Topic] = map[int32]kmsg.ListOffsetsResponseTopicPartition{}
 				}
-				out[t.Topic][p.Partition] = p.Offset
+				out[t.Topic][p.Partition] = p
 			}
 		}
 		return out, nil
@@ -173,16 +193,14 @@ func (n *Node) recordRanges(ctx context.Context, topics []*raftmeta.Topic) (map[
 	if err != nil {
 		return nil, fmt.Errorf("log end offsets: %w", err)
 	}
-	held := map[string][]partitionRange{}
+	all := map[string][]partitionRange{}
 	for _, t := range topics {
 		for p := range t.Partitions {
-			start, end := starts[t.Name][int32(p)], ends[t.Name][int32(p)]
-			if end > start {
-				held[t.Name] = append(held[t.Name], partitionRange{partition: int32(p), start: start, end: end})
-			}
+			end := ends[t.Name][int32(p)]
+			all[t.Name] = append(all[t.Name], partitionRange{partition: int32(p), start: starts[t.Name][int32(p)].Offset, end: end.Offset, endEpoch: end.LeaderEpoch})
 		}
 	}
-	return held, nil
+	return all, nil
 }
 
 // unsharedRecords asks the source for the LME of every partition that

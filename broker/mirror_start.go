@@ -57,11 +57,14 @@ const defaultMirrorTopicsExclude = "__.*"
 //     TruncateExisting (tag 2) or the mirror config mirror.truncate.existing
 //     allows it: its records are then deleted first and reported in the
 //     topic's DroppedRecords (mirror_existing.go).
+//   - DryRun (tag 3) changes nothing: each topic's answer carries, per
+//     partition, what the start's log alignment would truncate
+//     (Truncation, tag 2; mirror_dryrun.go), and nothing is forwarded.
 //   - Nothing left to start is INVALID_REQUEST for the whole request,
 //     unless some topic has its own error; the forwarded answer carries
 //     the controller's per-topic results plus this broker's.
 func (s mirrorService) StartMirrorTopics(ctx context.Context, req *mirrormsg.StartMirrorTopicsRequest) *mirrormsg.StartMirrorTopicsResponse {
-	if len(req.Topics) > 0 {
+	if len(req.Topics) > 0 && !req.DryRun {
 		return s.n.forward(ctx, req).(*mirrormsg.StartMirrorTopicsResponse)
 	}
 	resp := req.ResponseKind().(*mirrormsg.StartMirrorTopicsResponse)
@@ -99,6 +102,10 @@ func (s mirrorService) StartMirrorTopics(ctx context.Context, req *mirrormsg.Sta
 	}
 	defer src.Close()
 	topics, local, e := resolveSourceTopics(ctx, src, req.MirrorName, cfgs, sel)
+	if e == nil && req.DryRun {
+		resp.Topics = s.n.dryRunStart(ctx, src, img, topics, local)
+		return resp
+	}
 	var guard existingRecordsGuard
 	if e == nil {
 		guard, e = s.n.guardExistingRecords(ctx, src, img, req, topics, local)

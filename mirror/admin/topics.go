@@ -25,6 +25,9 @@ type TopicResult struct {
 	// deleted, by partition: the destination held them and the source
 	// cluster does not share them.
 	Dropped []DroppedRecords
+	// Truncation answers a dry-run start (StartOptions.DryRun), by
+	// partition: what the start would truncate.
+	Truncation []Truncation `json:",omitempty"`
 }
 
 // DroppedRecords is how many records a start deleted from one partition.
@@ -98,6 +101,11 @@ type StartOptions struct {
 	// a topic is refused with INVALID_REQUEST naming its partitions and
 	// records (Strait's tagged StartMirrorTopics field).
 	TruncateExisting bool
+	// DryRun changes nothing: each existing destination topic's result
+	// carries, per partition, the divergence point the failback's
+	// last-mirrored-epoch walk finds and the offsets it would truncate
+	// (TopicResult.Truncation).
+	DryRun bool
 }
 
 // StartMirrorTopicsWith is StartMirrorTopics with opts.
@@ -110,7 +118,7 @@ func (c *Client) StartMirrorTopicsWith(ctx context.Context, mirror string, opts 
 	for _, t := range topics {
 		req.IncludePatterns = append(req.IncludePatterns, TopicPattern(t))
 	}
-	req.TruncateExisting = opts.TruncateExisting
+	req.TruncateExisting, req.DryRun = opts.TruncateExisting, opts.DryRun
 	req.TimeoutMs = timeoutMs(ctx)
 	resp, err := send(ctx, c.cl, req, isWrite, func(r *mirrormsg.StartMirrorTopicsResponse) int16 { return r.ErrorCode })
 	if err != nil {
@@ -124,6 +132,11 @@ func (c *Client) StartMirrorTopicsWith(ctx context.Context, mirror string, opts 
 		r := topicResult(t.Name, t.ErrorCode, t.ErrorMessage)
 		for _, d := range t.DroppedRecords {
 			r.Dropped = append(r.Dropped, DroppedRecords{Partition: d.PartitionIndex, Records: d.Records})
+		}
+		for _, p := range t.Truncation {
+			r.Truncation = append(r.Truncation, Truncation{Partition: p.PartitionIndex, LastMirroredEpoch: p.LastMirroredEpoch,
+				DivergenceOffset: p.DivergenceOffset, LogStartOffset: p.LogStartOffset, LogEndOffset: p.LogEndOffset,
+				RefusedWithoutTruncateExisting: p.RefusedWithoutTruncateExisting})
 		}
 		rs = append(rs, r)
 	}

@@ -156,8 +156,8 @@ func (m *Manager) truncate(tp storage.TopicPartition, e partition.Effect) partit
 		// The log's history up to the LME is the source's; whatever
 		// follows (the first later epoch on) is this cluster's own and
 		// goes. No later epoch: nothing to cut.
-		if _, end, ok := lp.EndOffsetForEpoch(e.Epoch); ok && end < lp.LogEndOffset() {
-			_, err = lp.TruncateTo(end)
+		if a := partition.Align(e.Epoch, lp.LogStartOffset(), lp.LogEndOffset(), lp.EndOffsetForEpoch); a.Truncates() {
+			_, err = lp.TruncateTo(a.From)
 		}
 	}
 	if err != nil {

@@ -192,3 +192,19 @@ func (e *EndPoint) FetchEpochEndOffsets(ctx context.Context, parts map[storage.T
 func errorEpoch(code int16) fetcher.EpochEndOffset {
 	return fetcher.EpochEndOffset{ErrorCode: code, LeaderEpoch: fetcher.NoEpoch, EndOffset: -1}
 }
+
+// EpochEndOffset is the source leader's OffsetForLeaderEpoch answer for
+// epoch on tp: the largest epoch ≤ it the source knows and where it ends,
+// what the mirror fetcher's LastFetchedEpoch check reads (a Fetch's
+// DivergingEpoch is the same lookup). For a failback dry run.
+func (c *Cluster) EpochEndOffset(ctx context.Context, tp storage.TopicPartition, epoch int32) (fetcher.EpochEndOffset, error) {
+	out, err := (&EndPoint{c: c}).FetchEpochEndOffsets(ctx, map[storage.TopicPartition]fetcher.EpochRequest{tp: {CurrentLeaderEpoch: -1, LeaderEpoch: epoch}})
+	if err != nil {
+		return fetcher.EpochEndOffset{}, err
+	}
+	a := out[tp]
+	if a.ErrorCode != 0 {
+		return a, fmt.Errorf("OffsetForLeaderEpoch %s on the source: %w", tp, kerr.ErrorForCode(a.ErrorCode))
+	}
+	return a, nil
+}

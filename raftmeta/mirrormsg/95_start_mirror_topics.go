@@ -72,7 +72,11 @@ func (v *StartMirrorTopicsRequestSourceTopic) decode(b *kbin.Reader, version int
 // extension, TruncateExisting (tag 2), lets the start delete records a
 // destination topic holds that the source cluster does not share (the KIP's
 // first-time rule would truncate them all); without it such a topic is
-// refused, naming its partitions and record counts.
+// refused, naming its partitions and record counts. A third, DryRun (tag 3),
+// changes nothing: the broker answers, per partition of each existing
+// destination topic the start would align, the divergence point the
+// last-mirrored-epoch walk finds and the offsets it would truncate (the
+// response's Truncation, tag 2), and forwards nothing to the controller.
 type StartMirrorTopicsRequest struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16
@@ -94,6 +98,9 @@ type StartMirrorTopicsRequest struct {
 
 	// Delete the records an existing destination topic holds that the source cluster does not share (no last mirrored epoch), instead of refusing the topic (Strait extension).
 	TruncateExisting bool // tag 2
+
+	// Change nothing: answer what the start would truncate, per partition (Strait extension).
+	DryRun bool // tag 3
 
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
@@ -183,6 +190,10 @@ func (v *StartMirrorTopicsRequest) encode(dst []byte, version int16, flexible bo
 		if sendTruncateExisting {
 			n++
 		}
+		sendDryRun := v.DryRun
+		if sendDryRun {
+			n++
+		}
 		dst = kbin.AppendUvarint(dst, uint32(n))
 		if sendExcludePatterns {
 			var body []byte
@@ -202,6 +213,9 @@ func (v *StartMirrorTopicsRequest) encode(dst []byte, version int16, flexible bo
 		}
 		if sendTruncateExisting {
 			dst = appendTag(dst, 2, kbin.AppendBool(nil, v.TruncateExisting))
+		}
+		if sendDryRun {
+			dst = appendTag(dst, 3, kbin.AppendBool(nil, v.DryRun))
 		}
 		dst = v.UnknownTags.AppendEach(dst)
 	}
@@ -260,6 +274,9 @@ func (v *StartMirrorTopicsRequest) decode(b *kbin.Reader, version int16, flexibl
 			case 2:
 				v.TruncateExisting = r.Bool()
 				return true, nil
+			case 3:
+				v.DryRun = r.Bool()
+				return true, nil
 			}
 			return false, nil
 		})
@@ -310,6 +327,69 @@ func (v *StartMirrorTopicsResponseDroppedPartition) decode(b *kbin.Reader, versi
 	return nil
 }
 
+// StartMirrorTopicsResponseTruncationPlan is one TruncationPlan of StartMirrorTopicsResponse.
+type StartMirrorTopicsResponseTruncationPlan struct {
+	// The partition index.
+	PartitionIndex int32
+
+	// The last mirrored epoch the source cluster recorded for the partition, or -1 if none (the whole log would be truncated).
+	LastMirroredEpoch int32
+
+	// The offset the log would be truncated to: the end offset of the last mirrored epoch in the local log, or the log start offset when the source has no last mirrored epoch; the log end offset when nothing would be truncated.
+	DivergenceOffset int64
+
+	// The local log start offset.
+	LogStartOffset int64
+
+	// The local log end offset: offsets from DivergenceOffset up to it would be truncated.
+	LogEndOffset int64
+
+	// The source has no last mirrored epoch for a partition holding records: the start is refused unless TruncateExisting (or mirror.truncate.existing).
+	RefusedWithoutTruncateExisting bool
+
+	// UnknownTags are tags received that this version of the schema does not know;
+	// they are sent back unchanged when the struct is encoded again.
+	UnknownTags kmsg.Tags
+}
+
+// Default sets the fields that have a default other than the zero value.
+func (v *StartMirrorTopicsResponseTruncationPlan) Default() {
+}
+
+// NewStartMirrorTopicsResponseTruncationPlan returns a StartMirrorTopicsResponseTruncationPlan with its defaults set.
+func NewStartMirrorTopicsResponseTruncationPlan() StartMirrorTopicsResponseTruncationPlan {
+	var v StartMirrorTopicsResponseTruncationPlan
+	v.Default()
+	return v
+}
+
+func (v *StartMirrorTopicsResponseTruncationPlan) encode(dst []byte, version int16, flexible bool) []byte {
+	dst = kbin.AppendInt32(dst, v.PartitionIndex)
+	dst = kbin.AppendInt32(dst, v.LastMirroredEpoch)
+	dst = kbin.AppendInt64(dst, v.DivergenceOffset)
+	dst = kbin.AppendInt64(dst, v.LogStartOffset)
+	dst = kbin.AppendInt64(dst, v.LogEndOffset)
+	dst = kbin.AppendBool(dst, v.RefusedWithoutTruncateExisting)
+	if flexible {
+		dst = appendUnknownTags(dst, &v.UnknownTags)
+	}
+	return dst
+}
+
+func (v *StartMirrorTopicsResponseTruncationPlan) decode(b *kbin.Reader, version int16, flexible, unsafe bool) error {
+	v.Default()
+	v.PartitionIndex = b.Int32()
+	v.LastMirroredEpoch = b.Int32()
+	v.DivergenceOffset = b.Int64()
+	v.LogStartOffset = b.Int64()
+	v.LogEndOffset = b.Int64()
+	v.RefusedWithoutTruncateExisting = b.Bool()
+	if flexible {
+		return readTags(b, &v.UnknownTags, unsafe, nil)
+	}
+	return nil
+}
+
 // StartMirrorTopicsResponseTopicResult is one TopicResult of StartMirrorTopicsResponse.
 type StartMirrorTopicsResponseTopicResult struct {
 	Name string
@@ -321,6 +401,9 @@ type StartMirrorTopicsResponseTopicResult struct {
 
 	// The destination partitions whose records the start deleted because the source cluster does not share them (Strait extension).
 	DroppedRecords []StartMirrorTopicsResponseDroppedPartition // tag 1
+
+	// For a DryRun: per partition, what the start's log alignment would truncate (Strait extension).
+	Truncation []StartMirrorTopicsResponseTruncationPlan // tag 2
 
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
@@ -351,6 +434,10 @@ func (v *StartMirrorTopicsResponseTopicResult) encode(dst []byte, version int16,
 		if sendDroppedRecords {
 			n++
 		}
+		sendTruncation := len(v.Truncation) > 0
+		if sendTruncation {
+			n++
+		}
 		dst = kbin.AppendUvarint(dst, uint32(n))
 		if sendErrorMessage {
 			dst = appendTag(dst, 0, appendNullableString(nil, v.ErrorMessage, true))
@@ -362,6 +449,14 @@ func (v *StartMirrorTopicsResponseTopicResult) encode(dst []byte, version int16,
 				body = v.DroppedRecords[i].encode(body, version, true)
 			}
 			dst = appendTag(dst, 1, body)
+		}
+		if sendTruncation {
+			var body []byte
+			body = appendArrayLen(body, len(v.Truncation), true)
+			for i := range v.Truncation {
+				body = v.Truncation[i].encode(body, version, true)
+			}
+			dst = appendTag(dst, 2, body)
 		}
 		dst = v.UnknownTags.AppendEach(dst)
 	}
@@ -394,6 +489,22 @@ func (v *StartMirrorTopicsResponseTopicResult) decode(b *kbin.Reader, version in
 					}
 				}
 				return true, nil
+			case 2:
+				{
+					n, err := readArrayLen(r, true, false, 34)
+					if err != nil {
+						return true, fmt.Errorf("Truncation: %w", err)
+					}
+					if n > 0 {
+						v.Truncation = make([]StartMirrorTopicsResponseTruncationPlan, n)
+					}
+					for i := range v.Truncation {
+						if err := v.Truncation[i].decode(r, version, true, unsafe); err != nil {
+							return true, fmt.Errorf("Truncation[%d]: %w", i, err)
+						}
+					}
+				}
+				return true, nil
 			}
 			return false, nil
 		})
@@ -408,7 +519,9 @@ func (v *StartMirrorTopicsResponseTopicResult) decode(b *kbin.Reader, version in
 // per-topic ErrorMessage (tag 0) that later revisions add (ML msg157275 AS33).
 // Being tagged, it leaves the v0 wire format of snapshot A unchanged. A second
 // Strait extension, DroppedRecords (tag 1), reports per partition the records
-// a start with TruncateExisting deleted.
+// a start with TruncateExisting deleted. A third, Truncation (tag 2), answers
+// a DryRun request: per partition, the divergence point found by the
+// last-mirrored-epoch walk and the offsets a start would truncate.
 type StartMirrorTopicsResponse struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16

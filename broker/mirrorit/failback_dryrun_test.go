@@ -1,0 +1,140 @@
+package mirrorit
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/strait-io/strait/mirror/admin"
+	"github.com/strait-io/strait/storage/record"
+)
+
+// TestMirrorFailbackDryRun: the failback of TestMirrorFailback, preceded by
+// a dry run (`strait mirror start --dry-run --export-truncated`). A→B
+// mirror, stop on B (failover), then writes on both so they diverge. The
+// dry-run start on A (mirror A←B) must change nothing and report, per
+// partition, the divergence point (the stop point: the end of the last
+// mirrored epoch) and A's divergent offsets; the batches read and exported
+// for it must be, byte for byte, the ones the real failback that follows
+// truncates: A's batches before the failback from the first one it no
+// longer holds on.
+func TestMirrorFailbackDryRun(t *testing.T) {
+	t.Parallel()
+	testMirrorFailbackDryRun(t, oneAndOne)
+}
+
+// TestMirrorFailbackDryRun3x3 is TestMirrorFailbackDryRun with three-node
+// clusters: the partitions' leaders are spread, so the dry run asks each
+// divergence point of another broker than the one it asked. Not parallel
+// (see threeAndThree).
+func TestMirrorFailbackDryRun3x3(t *testing.T) {
+	testMirrorFailbackDryRun(t, threeAndThree)
+}
+
+func testMirrorFailbackDryRun(t *testing.T, sh shape) {
+	a, b := sh.start(t, "A"), sh.start(t, "B")
+	ab := newPair(t, 3*time.Minute, a, b)
+	const topic, partitions = "fbdry", 3
+	a.createTopic(t, ab.ctx, topic, partitions)
+	produceMix(t, ab.ctx, a, topic, partitions, 200, producerKinds()[:3])
+	ab.createMirror()
+	ab.start(topic)
+	ab.waitMirroring(topic, partitions, time.Minute)
+	ab.stop(topic)
+	ab.waitState(topic, "STOPPED", partitions, 30*time.Second)
+	stopAt := a.endOffsets(t, ab.ctx, topic)
+
+	// Diverge: B takes writes as the new primary, A as if it had kept
+	// accepting them; A's partition 2 takes none (nothing to truncate).
+	writeEach(t, ab, b, topic, partitions, 40, "on-B")
+	writeEach(t, ab, a, topic, partitions-1, 30, "divergent-on-A")
+	writeEach(t, ab, a, topic, partitions-1, 25, "divergent-on-A-again")
+	aEnd := a.endOffsets(t, ab.ctx, topic)
+	aBefore := readTopic(t, ab.ctx, a, topic)
+
+	ba := newPair(t, 2*time.Minute, b, a)
+	ba.createMirror()
+	rs, err := ba.mirror.StartMirrorTopicsWith(ba.ctx, mirrorName, admin.StartOptions{DryRun: true}, topic)
+	if err != nil || len(rs) != 1 || rs[0].Err != nil {
+		t.Fatalf("dry-run start: %+v %v", rs, err)
+	}
+	plan := map[int32]admin.Truncation{}
+	for _, tr := range rs[0].Truncation {
+		plan[tr.Partition] = tr
+	}
+	dir := t.TempDir()
+	exported := map[int32][]byte{}
+	for p := range int32(partitions) {
+		tr, ok := plan[p]
+		if !ok {
+			t.Errorf("p%d: no dry-run answer (%+v)", p, rs[0].Truncation)
+			continue
+		}
+		// The walk's divergence point is the stop point; A's own writes
+		// after it are what would go.
+		if tr.DivergenceOffset != stopAt[p] || tr.LogEndOffset != aEnd[p] || tr.LastMirroredEpoch < 0 || tr.RefusedWithoutTruncateExisting {
+			t.Errorf("p%d: dry run %+v, want divergence at the stop point %d and log end %d", p, tr, stopAt[p], aEnd[p])
+		}
+		recs, err := ba.mirror.ReadBatches(ba.ctx, topic, p, tr.DivergenceOffset, tr.LogEndOffset)
+		if err != nil {
+			t.Fatalf("p%d: reading the records to truncate: %v", p, err)
+		}
+		if recs.Batches == 0 {
+			continue
+		}
+		name, err := admin.WriteSegment(dir, topic, p, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := admin.ReadSegment(name)
+		if err != nil {
+			t.Fatalf("p%d: reading the export back: %v", p, err)
+		}
+		exported[p] = joinBatches(back)
+		ba.logf("p%d: dry run LME %d, divergence %d, end %d: %d batches, %d records, offsets %d-%d, timestamps %d-%d, %d bytes in %s",
+			p, tr.LastMirroredEpoch, tr.DivergenceOffset, tr.LogEndOffset, recs.Batches, recs.Records, recs.FirstOffset, recs.LastOffset,
+			recs.FirstTimestamp, recs.LastTimestamp, recs.Bytes, name)
+	}
+	// The dry run changed nothing on A.
+	if r := compareLogs(topic, aBefore, readTopic(t, ba.ctx, a, topic)); !r.OK() {
+		t.Fatalf("the dry run changed A's log: %v", r)
+	}
+
+	// The real failback.
+	ba.start(topic)
+	ba.waitMirroring(topic, partitions, time.Minute)
+	aAfter := readTopic(t, ba.ctx, a, topic)
+	for p := range int32(partitions) {
+		before, after := aBefore.partitions[p], aAfter.partitions[p]
+		k := 0
+		for k < len(before) && k < len(after) && bytes.Equal(before[k], after[k]) {
+			k++
+		}
+		truncated := joinBatches(before[k:])
+		at := aEnd[p]
+		if k < len(before) {
+			at = before[k].BaseOffset()
+		}
+		ba.logf("p%d: the failback truncated at %d: %d batches, %d bytes; exported %d bytes", p, at, len(before)-k, len(truncated), len(exported[p]))
+		if at != plan[p].DivergenceOffset {
+			t.Errorf("p%d: the failback truncated at %d, the dry run said %d", p, at, plan[p].DivergenceOffset)
+		}
+		if !bytes.Equal(truncated, exported[p]) {
+			t.Errorf("p%d: the failback truncated %d bytes (%d batches); the export holds %d bytes, not the same", p, len(truncated), len(before)-k, len(exported[p]))
+		}
+		if p == partitions-1 && len(truncated) != 0 {
+			t.Errorf("p%d took no divergent writes, yet %d bytes went", p, len(truncated))
+		}
+		if p < partitions-1 && len(truncated) == 0 {
+			t.Errorf("p%d: nothing truncated, want A's divergent writes gone", p)
+		}
+	}
+}
+
+func joinBatches(bs []record.Batch) []byte {
+	var out []byte
+	for _, b := range bs {
+		out = append(out, b...)
+	}
+	return out
+}
