@@ -2,10 +2,13 @@ package mirrorit
 
 import (
 	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/strait-io/strait/mirror/admin"
+	"github.com/strait-io/strait/mirror/admin/cli"
 	"github.com/strait-io/strait/storage/record"
 )
 
@@ -54,46 +57,51 @@ func testMirrorFailbackDryRun(t *testing.T, sh shape) {
 
 	ba := newPair(t, 2*time.Minute, b, a)
 	ba.createMirror()
-	rs, err := ba.mirror.StartMirrorTopicsWith(ba.ctx, mirrorName, admin.StartOptions{DryRun: true}, topic)
-	if err != nil || len(rs) != 1 || rs[0].Err != nil {
-		t.Fatalf("dry-run start: %+v %v", rs, err)
-	}
-	plan := map[int32]admin.Truncation{}
-	for _, tr := range rs[0].Truncation {
-		plan[tr.Partition] = tr
-	}
+	// The dry run, as an operator runs it: `strait mirror start --dry-run
+	// --export-truncated DIR --json` against A.
 	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	args := []string{"--bootstrap-server", strings.Join(a.seeds(), ","), "start", mirrorName, "--topic", topic,
+		"--dry-run", "--export-truncated", dir, "--json"}
+	if code := cli.Main(ba.ctx, args, &stdout, &stderr); code != 0 {
+		t.Fatalf("strait mirror %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
+	}
+	var report cli.PreviewReport
+	if err := json.Unmarshal(stdout.Bytes(), &report); err != nil {
+		t.Fatalf("dry-run --json: %v\n%s", err, stdout.String())
+	}
+	plan := map[int32]cli.PreviewPartition{}
+	for _, pp := range report.Partitions {
+		plan[pp.Partition] = pp
+	}
 	exported := map[int32][]byte{}
 	for p := range int32(partitions) {
-		tr, ok := plan[p]
+		pp, ok := plan[p]
 		if !ok {
-			t.Errorf("p%d: no dry-run answer (%+v)", p, rs[0].Truncation)
+			t.Errorf("p%d: no dry-run answer:\n%s", p, stdout.String())
 			continue
 		}
 		// The walk's divergence point is the stop point; A's own writes
 		// after it are what would go.
-		if tr.DivergenceOffset != stopAt[p] || tr.LogEndOffset != aEnd[p] || tr.LastMirroredEpoch < 0 || tr.RefusedWithoutTruncateExisting {
-			t.Errorf("p%d: dry run %+v, want divergence at the stop point %d and log end %d", p, tr, stopAt[p], aEnd[p])
+		if pp.DivergenceOffset != stopAt[p] || pp.LogEndOffset != aEnd[p] || pp.LastMirroredEpoch < 0 || pp.RefusedWithoutTruncateExisting ||
+			pp.TruncatedOffsets != aEnd[p]-stopAt[p] || pp.Error != "" {
+			t.Errorf("p%d: dry run %+v, want divergence at the stop point %d and log end %d", p, pp, stopAt[p], aEnd[p])
 		}
-		recs, err := ba.mirror.ReadBatches(ba.ctx, topic, p, tr.DivergenceOffset, tr.LogEndOffset)
-		if err != nil {
-			t.Fatalf("p%d: reading the records to truncate: %v", p, err)
-		}
-		if recs.Batches == 0 {
+		ba.logf("p%d: dry run LME %d, divergence %d, end %d: %d batches, %d records, offsets %d-%d, timestamps %d-%d, %d bytes in %q",
+			p, pp.LastMirroredEpoch, pp.DivergenceOffset, pp.LogEndOffset, pp.Batches, pp.Records, pp.FirstOffset, pp.LastOffset,
+			pp.FirstTimestamp, pp.LastTimestamp, pp.Bytes, pp.ExportFile)
+		if pp.ExportFile == "" {
 			continue
 		}
-		name, err := admin.WriteSegment(dir, topic, p, recs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		back, err := admin.ReadSegment(name)
+		back, err := admin.ReadSegment(pp.ExportFile)
 		if err != nil {
 			t.Fatalf("p%d: reading the export back: %v", p, err)
 		}
 		exported[p] = joinBatches(back)
-		ba.logf("p%d: dry run LME %d, divergence %d, end %d: %d batches, %d records, offsets %d-%d, timestamps %d-%d, %d bytes in %s",
-			p, tr.LastMirroredEpoch, tr.DivergenceOffset, tr.LogEndOffset, recs.Batches, recs.Records, recs.FirstOffset, recs.LastOffset,
-			recs.FirstTimestamp, recs.LastTimestamp, recs.Bytes, name)
+		if len(back) != pp.Batches || len(exported[p]) != pp.Bytes || back[0].BaseOffset() != pp.FirstOffset || back[len(back)-1].LastOffset() != pp.LastOffset ||
+			back[0].BaseTimestamp() != pp.FirstTimestamp || back[len(back)-1].MaxTimestamp() != pp.LastTimestamp {
+			t.Errorf("p%d: the export (%d batches, %d bytes) does not match the report %+v", p, len(back), len(exported[p]), pp)
+		}
 	}
 	// The dry run changed nothing on A.
 	if r := compareLogs(topic, aBefore, readTopic(t, ba.ctx, a, topic)); !r.OK() {

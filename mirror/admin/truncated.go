@@ -19,18 +19,18 @@ import (
 // log alignment (the last-mirrored-epoch walk of a failback) would
 // truncate. Nothing has changed.
 type Truncation struct {
-	Partition int32
+	Partition int32 `json:"partition"`
 	// LastMirroredEpoch is the LME the source cluster recorded, −1 if none:
 	// then the whole log would go (KIP-1279's first-time rule).
-	LastMirroredEpoch int32
+	LastMirroredEpoch int32 `json:"last_mirrored_epoch"`
 	// DivergenceOffset is the offset the log would be truncated to; the
 	// offsets from it up to LogEndOffset would go.
-	DivergenceOffset int64
-	LogStartOffset   int64
-	LogEndOffset     int64
+	DivergenceOffset int64 `json:"divergence_offset"`
+	LogStartOffset   int64 `json:"log_start_offset"`
+	LogEndOffset     int64 `json:"log_end_offset"`
 	// RefusedWithoutTruncateExisting: the start would be refused unless
 	// --truncate-existing (the source shares none of the records).
-	RefusedWithoutTruncateExisting bool
+	RefusedWithoutTruncateExisting bool `json:"refused_without_truncate_existing"`
 }
 
 // Offsets is how many offsets would be truncated.

@@ -57,6 +57,23 @@ commands:
                            source's could when the wait began (destination HW
                            >= source HW then), printing progress; exit 1 on
                            --timeout or FAILED
+  start    NAME --topic T... --dry-run [--json] [--export-truncated DIR]
+                           failback preview, changes nothing: per partition,
+                           the divergence point the failback's walk finds (the
+                           source's last mirrored epoch, then the fetcher's
+                           epoch check against the source) and the records a
+                           start would truncate: offsets, count, first/last
+                           offset and timestamp
+                           --export-truncated DIR: write those records to
+                           DIR/TOPIC-PARTITION/<first offset>.log, the Kafka
+                           record batches byte for byte as stored (a .log
+                           segment: kafka-dump-log.sh --files reads it); without
+                           --dry-run the start runs only once every export is
+                           written (stop producing to the topic first: records
+                           written after the export are not in it)
+                           e.g. strait mirror start back --topic orders --dry-run
+                                strait mirror start back --topic orders \
+                                  --export-truncated /var/tmp/orders-failback
   pause    NAME --topic T [--topic T2]...
   resume   NAME --topic T [--topic T2]...
   stop     NAME --topic T [--topic T2]...   failover / migration cut-over
@@ -146,7 +163,7 @@ var commands = map[string]command{
 	"delete":   deleteCommand,
 	"list":     listCommand,
 	"describe": describeCommand,
-	"start":    withWait(withFilters(topicsCommand("start", nil))),
+	"start":    withFailbackPreview(withWait(withFilters(topicsCommand("start", nil)))),
 	"stop":     topicsCommand("stop", (*admin.Client).StopMirrorTopics),
 	"pause":    topicsCommand("pause", (*admin.Client).PauseMirrorTopics),
 	"resume":   topicsCommand("resume", (*admin.Client).ResumeMirrorTopics),

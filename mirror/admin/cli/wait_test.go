@@ -171,7 +171,7 @@ func TestEveryCommandHelp(t *testing.T) {
 		"delete":   "NAME",
 		"list":     "[--json]",
 		"describe": "NAME [--json]",
-		"start":    "NAME --topic T [--topic T2]... [--wait]",
+		"start":    "NAME --topic T [--topic T2]... [--wait] [--dry-run [--json]] [--export-truncated DIR]",
 		"stop":     "NAME --topic T [--topic T2]...",
 		"pause":    "NAME --topic T [--topic T2]...",
 		"resume":   "NAME --topic T [--topic T2]...",
@@ -185,8 +185,9 @@ func TestEveryCommandHelp(t *testing.T) {
 			}
 		}
 	}
-	if r := run(t, nil, "start", "--help"); !strings.Contains(r.stdout, "-wait") || !strings.Contains(r.stdout, "-topic TOPIC") {
-		t.Errorf("start --help does not list --wait and --topic:\n%s", r.stdout)
+	if r := run(t, nil, "start", "--help"); !strings.Contains(r.stdout, "-wait") || !strings.Contains(r.stdout, "-topic TOPIC") ||
+		!strings.Contains(r.stdout, "-dry-run") || !strings.Contains(r.stdout, "-export-truncated DIR") {
+		t.Errorf("start --help does not list --wait, --topic, --dry-run and --export-truncated:\n%s", r.stdout)
 	}
 	// With NAME and flags given, --help still only prints usage.
 	if r := run(t, nil, "start", "m1", "--topic", "t", "--wait", "--help"); r.code != 0 || !strings.HasPrefix(r.stdout, "usage: strait mirror start ") {
