@@ -20,7 +20,8 @@ import (
 // mirrored epoch) and A's divergent offsets; the batches read and exported
 // for it must be, byte for byte, the ones the real failback that follows
 // truncates: A's batches before the failback from the first one it no
-// longer holds on.
+// longer holds on. The real failback is `strait mirror start
+// --export-truncated DIR`, whose own export must hold the same bytes.
 func TestMirrorFailbackDryRun(t *testing.T) {
 	t.Parallel()
 	testMirrorFailbackDryRun(t, oneAndOne)
@@ -108,8 +109,16 @@ func testMirrorFailbackDryRun(t *testing.T, sh shape) {
 		t.Fatalf("the dry run changed A's log: %v", r)
 	}
 
-	// The real failback.
-	ba.start(topic)
+	// The real failback, with --export-truncated: the CLI exports again,
+	// then starts.
+	dir2 := t.TempDir()
+	stdout.Reset()
+	stderr.Reset()
+	args = []string{"--bootstrap-server", strings.Join(a.seeds(), ","), "start", mirrorName, "--topic", topic, "--export-truncated", dir2}
+	if code := cli.Main(ba.ctx, args, &stdout, &stderr); code != 0 {
+		t.Fatalf("strait mirror %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
+	}
+	ba.logf("strait mirror %s:\n%s", strings.Join(args[2:], " "), stdout.String())
 	ba.waitMirroring(topic, partitions, time.Minute)
 	aAfter := readTopic(t, ba.ctx, a, topic)
 	for p := range int32(partitions) {
@@ -126,6 +135,17 @@ func testMirrorFailbackDryRun(t *testing.T, sh shape) {
 		ba.logf("p%d: the failback truncated at %d: %d batches, %d bytes; exported %d bytes", p, at, len(before)-k, len(truncated), len(exported[p]))
 		if at != plan[p].DivergenceOffset {
 			t.Errorf("p%d: the failback truncated at %d, the dry run said %d", p, at, plan[p].DivergenceOffset)
+		}
+		var exported2 []byte
+		if k < len(before) {
+			back, err := admin.ReadSegment(admin.SegmentName(dir2, topic, p, at))
+			if err != nil {
+				t.Errorf("p%d: the start's own export: %v", p, err)
+			}
+			exported2 = joinBatches(back)
+		}
+		if !bytes.Equal(truncated, exported2) {
+			t.Errorf("p%d: the failback truncated %d bytes; the start's --export-truncated holds %d bytes, not the same", p, len(truncated), len(exported2))
 		}
 		if !bytes.Equal(truncated, exported[p]) {
 			t.Errorf("p%d: the failback truncated %d bytes (%d batches); the export holds %d bytes, not the same", p, len(truncated), len(before)-k, len(exported[p]))
