@@ -3,9 +3,12 @@ package mirrorit
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strait-io/strait/mirror/admin"
 	"github.com/strait-io/strait/mirror/admin/cli"
@@ -49,11 +52,24 @@ func testMirrorFailbackDryRun(t *testing.T, sh shape) {
 	stopAt := a.endOffsets(t, ab.ctx, topic)
 
 	// Diverge: B takes writes as the new primary, A as if it had kept
-	// accepting them; A's partition 2 takes none (nothing to truncate).
+	// accepting them (idempotent batches, then a committed transaction:
+	// data batches and COMMIT markers); A's partition 2 takes none
+	// (nothing to truncate).
 	writeEach(t, ab, b, topic, partitions, 40, "on-B")
 	writeEach(t, ab, a, topic, partitions-1, 30, "divergent-on-A")
-	writeEach(t, ab, a, topic, partitions-1, 25, "divergent-on-A-again")
-	aEnd := a.endOffsets(t, ab.ctx, topic)
+	writeCommitted(t, ab, a, topic, partitions-1, 25, "divergent-on-A-in-a-transaction")
+	// EndTransaction returns before the COMMIT markers are in: wait for
+	// them (30 + 25 records and a marker on each divergent partition).
+	var aEnd map[int32]int64
+	ab.waitFor(30*time.Second, "A's COMMIT markers", func() string {
+		aEnd = a.endOffsets(t, ab.ctx, topic)
+		for p := range int32(partitions - 1) {
+			if aEnd[p] != stopAt[p]+30+25+1 {
+				return fmt.Sprintf("A ends at %v, stop point %v", aEnd, stopAt)
+			}
+		}
+		return ""
+	})
 	aBefore := readTopic(t, ab.ctx, a, topic)
 
 	ba := newPair(t, 2*time.Minute, b, a)
@@ -156,6 +172,26 @@ func testMirrorFailbackDryRun(t *testing.T, sh shape) {
 		if p < partitions-1 && len(truncated) == 0 {
 			t.Errorf("p%d: nothing truncated, want A's divergent writes gone", p)
 		}
+	}
+}
+
+// writeCommitted writes perPartition records to each of the first
+// partitions of topic on s in one committed transaction.
+func writeCommitted(t *testing.T, p *pair, s *side, topic string, partitions int32, perPartition int, tag string) {
+	t.Helper()
+	cl := s.client(t, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("dryrun-"+tag))
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for i := range int(partitions) * perPartition {
+		recs = append(recs, &kgo.Record{Partition: int32(i) % partitions, Value: recordValue(tag, i)})
+	}
+	if err := cl.ProduceSync(p.ctx, recs...).FirstErr(); err != nil {
+		t.Fatalf("%s: writing %s: %v", s.name, tag, err)
+	}
+	if err := cl.EndTransaction(p.ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("%s: committing %s: %v", s.name, tag, err)
 	}
 }
 
