@@ -132,13 +132,6 @@ func (n *Node) alignments(ctx context.Context, src *source.Cluster, ranges map[s
 
 // failbackWalk is one partition's walk.
 func (n *Node) failbackWalk(ctx context.Context, cl *kgo.Client, src *source.Cluster, tp storage.TopicPartition, r partitionRange) (partition.Alignment, error) {
-	if r.end <= r.start {
-		return partition.Alignment{LME: -1, From: r.end, LogStart: r.start, LogEnd: r.end}, nil // nothing to truncate
-	}
-	lme, _, err := src.LastMirroredEpoch(ctx, tp.Topic, tp.Partition)
-	if err != nil {
-		return partition.Alignment{}, err
-	}
 	local := func(ctx context.Context, epoch int32) (fetcher.EpochEndOffset, error) {
 		req := kmsg.NewPtrOffsetForLeaderEpochRequest()
 		req.ReplicaID = -1
@@ -161,6 +154,24 @@ func (n *Node) failbackWalk(ctx context.Context, cl *kgo.Client, src *source.Clu
 			}
 		}
 		return fetcher.EpochEndOffset{}, fmt.Errorf("OffsetForLeaderEpoch %s: no answer for the partition", tp)
+	}
+	// ListOffsets LATEST answered the high watermark; the truncation cuts
+	// from the log end offset: the end of the latest epoch.
+	if r.endEpoch >= 0 {
+		ans, err := local(ctx, r.endEpoch)
+		if err != nil {
+			return partition.Alignment{}, err
+		}
+		if ans.LeaderEpoch == r.endEpoch && ans.EndOffset > r.end {
+			r.end = ans.EndOffset
+		}
+	}
+	if r.end <= r.start {
+		return partition.Alignment{LME: -1, From: r.end, LogStart: r.start, LogEnd: r.end}, nil // nothing to truncate
+	}
+	lme, _, err := src.LastMirroredEpoch(ctx, tp.Topic, tp.Partition)
+	if err != nil {
+		return partition.Alignment{}, err
 	}
 	remote := func(ctx context.Context, epoch int32) (fetcher.EpochEndOffset, error) {
 		return src.EpochEndOffset(ctx, tp, epoch)
