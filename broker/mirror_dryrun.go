@@ -14,9 +14,9 @@ import (
 	"github.com/strait-io/strait/mirror/partition"
 	"github.com/strait-io/strait/mirror/source"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 	"github.com/strait-io/strait/replication/fetcher"
 	"github.com/strait-io/strait/storage"
-	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // A dry-run start (`strait mirror start NAME --topic T --dry-run`, the
