@@ -27,7 +27,12 @@ type offsetCommit struct {
 	transactional   bool
 	transactionalID string
 	producer        runtime.Producer
-	offsets         []partitionCommit
+	// forwardOnly is a mirror's group offset sync writing into a group
+	// that may have live members (mirrormsg.ForwardOnlyCommitTag): no
+	// member checks, and each partition is written only if its offset is
+	// greater than the committed one, decided under the shard's lock.
+	forwardOnly bool
+	offsets     []partitionCommit
 }
 
 // partitionCommit is one partition's offset and answer.
@@ -39,6 +44,9 @@ type partitionCommit struct {
 	// timestamp (-1 for now).
 	om   offsetAndMetadata
 	code int16
+	// kept is the committed offset a forward-only commit left in place
+	// (its offset was not greater), -1 when it was written or refused.
+	kept int64
 }
 
 // codes returns a function that yields the partitions' answers in order,
@@ -128,6 +136,14 @@ func (c *GroupCoordinator) commitOffsets(ctx context.Context, oc *offsetCommit) 
 	for _, pc := range valid {
 		if partitionCode != nil {
 			if pc.code = partitionCode(topicID(img.Topics[pc.topic].ID), pc.partition); pc.code != 0 {
+				continue
+			}
+		}
+		if oc.forwardOnly {
+			// The compare of the compare-and-set: under s.mu, as every
+			// commit's put, so no commit lands between it and the put.
+			if cur, ok := s.offsets.get(oc.group, pc.topic, pc.partition); ok && cur.offset >= pc.om.offset {
+				pc.kept = cur.offset
 				continue
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // OffsetCommit: v2-9 (v0-1 are served too where they make sense)
@@ -41,6 +43,8 @@ func (c *GroupCoordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCom
 	if req.Version >= 2 && req.Version <= 4 {
 		oc.retentionMs = req.RetentionTimeMillis
 	}
+	// The wire layer lets only CLUSTER_ACTION send the tag.
+	oc.forwardOnly = mirrormsg.IsForwardOnly(req)
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			om := offsetAndMetadata{offset: p.Offset, leaderEpoch: -1, commitTimestamp: -1}
@@ -50,20 +54,25 @@ func (c *GroupCoordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCom
 			if req.Version == 1 {
 				om.commitTimestamp = p.Timestamp
 			}
-			oc.offsets = append(oc.offsets, partitionCommit{topic: t.Topic, partition: p.Partition, metadata: p.Metadata, om: om})
+			oc.offsets = append(oc.offsets, partitionCommit{topic: t.Topic, partition: p.Partition, metadata: p.Metadata, om: om, kept: -1})
 		}
 	}
 	c.commitOffsets(ctx, &oc)
 
 	resp := kmsg.NewPtrOffsetCommitResponse()
 	resp.Version = req.Version
-	codes := oc.codes()
+	i := 0
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p.Partition, codes()
+			pc := &oc.offsets[i]
+			i++
+			rp.Partition, rp.ErrorCode = p.Partition, pc.code
+			if pc.kept >= 0 {
+				mirrormsg.SetKept(&rp, pc.kept)
+			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
@@ -87,6 +96,9 @@ func (s *shard) validateOffsetCommit(oc *offsetCommit) (code int16, partitionCod
 		oc.group, oc.memberID, oc.instanceID, oc.generation, oc.unknownGroup, oc.transactional
 	if s.isShareGroup(groupID) {
 		return groupIDNotFound, nil
+	}
+	if oc.forwardOnly {
+		return s.validateForwardOnlyCommit(groupID), nil
 	}
 	if cg := s.consumerGroups[groupID]; cg != nil {
 		code, older := cg.validateOffsetCommit(memberID, instanceID, generation, transactional, oc.apiVersion)
@@ -116,6 +128,26 @@ func (s *shard) validateOffsetCommit(oc *offsetCommit) (code int16, partitionCod
 		g = s.getOrCreateGroup(groupID)
 	}
 	return g.validateOffsetCommit(memberID, instanceID, generation, transactional), nil
+}
+
+// validateForwardOnlyCommit checks a mirror sync's forward-only commit
+// (mirrormsg.ForwardOnlyCommitTag): it names no member, and is taken
+// whatever the group's members and state, as it only ever moves a
+// partition's committed offset forward; a group it does not know is
+// created as a simple group, as a generation -1 commit does. A group being
+// unloaded (Dead) answers COORDINATOR_NOT_AVAILABLE for a retry.
+func (s *shard) validateForwardOnlyCommit(groupID string) int16 {
+	if s.consumerGroups[groupID] != nil {
+		return 0
+	}
+	g := s.group(groupID)
+	if g == nil {
+		g = s.getOrCreateGroup(groupID)
+	}
+	if g.is(stateDead) {
+		return coordinatorNotAvailable
+	}
+	return 0
 }
 
 // validateOffsetCommit is ClassicGroup.validateOffsetCommit.

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // OffsetCommit: v2-9
@@ -26,10 +28,21 @@ func init() { register(api{key: 8, min: 2, max: 9, handle: (*Server).handleOffse
 // OffsetCommit needs READ on the group, else every partition is
 // GROUP_AUTHORIZATION_FAILED, and READ on each topic, else its partitions
 // are TOPIC_AUTHORIZATION_FAILED (KafkaApis.handleOffsetCommitRequest).
+//
+// A forward-only commit (Strait's tag mirrormsg.ForwardOnlyCommitTag: a
+// mirror's group offset sync writing into a group with live members) also
+// needs CLUSTER_ACTION on the cluster, as the inter-broker RPCs do: it
+// bypasses the group's member checks. Without it every partition is
+// CLUSTER_AUTHORIZATION_FAILED.
 func (s *Server) handleOffsetCommit(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.OffsetCommitRequest)
 	c := s.auth(ctx)
 	groupOK := c.allowed(resGroup, req.Group, opRead)
+	if mirrormsg.IsForwardOnly(req) && !c.cluster(opClusterAction) {
+		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+		refuseOffsetCommit(resp, req.Topics, errClusterAuth)
+		return resp, nil
+	}
 	denied := splitAllowed(&req.Topics, func(t *kmsg.OffsetCommitRequestTopic) bool {
 		return groupOK && c.allowed(resTopic, t.Topic, opRead)
 	})
@@ -41,7 +54,13 @@ func (s *Server) handleOffsetCommit(ctx context.Context, kreq kmsg.Request) (kms
 	if !groupOK {
 		code = errGroupAuth
 	}
-	for _, t := range denied {
+	refuseOffsetCommit(resp, denied, code)
+	return resp, nil
+}
+
+// refuseOffsetCommit answers every partition of topics with code.
+func refuseOffsetCommit(resp *kmsg.OffsetCommitResponse, topics []kmsg.OffsetCommitRequestTopic, code int16) {
+	for _, t := range topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
@@ -51,5 +70,4 @@ func (s *Server) handleOffsetCommit(ctx context.Context, kreq kmsg.Request) (kms
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return resp, nil
 }
