@@ -51,19 +51,24 @@ func (s mirrorService) DescribeMirrors(ctx context.Context, req *mirrormsg.Descr
 		}
 	}
 	scramErrs := map[string]string{}
+	skipped := map[string][]mirrormsg.DescribeMirrorsResponseSkippedGroupOffset{}
 	for _, name := range names {
 		if e := n.syncers.scramSyncStatus(name); e != "" {
 			scramErrs[name] = e
 		}
+		if sk := n.syncers.skippedOffsets(name); len(sk) > 0 {
+			skipped[name] = sk
+		}
 	}
 	if !req.LocalOnly && len(names) > 0 {
-		n.describeRemote(ctx, img, names, found, scramErrs)
+		n.describeRemote(ctx, img, names, found, scramErrs, skipped)
 	}
 	for i := range resp.Mirrors {
 		m := &resp.Mirrors[i]
 		if e, ok := scramErrs[m.MirrorName]; ok {
 			m.ScramSyncError = &e
 		}
+		m.SkippedGroupOffsets = skipped[m.MirrorName]
 		for j := range m.Topics {
 			t := &m.Topics[j]
 			if req.LocalOnly {
@@ -98,9 +103,11 @@ func (n *Node) localMirrorPartitions(ctx context.Context, mirror string) []manag
 }
 
 // describeRemote asks every other live broker for the partitions it leads
-// and adds them to found, and for the SCRAM sync errors of the mirrors
-// whose syncer it runs, added to scramErrs.
-func (n *Node) describeRemote(ctx context.Context, img *raftmeta.Image, names []string, found partitionDetails, scramErrs map[string]string) {
+// and adds them to found, and for the SCRAM sync errors and skipped group
+// offsets of the mirrors whose syncer it runs, added to scramErrs and
+// skipped.
+func (n *Node) describeRemote(ctx context.Context, img *raftmeta.Image, names []string, found partitionDetails, scramErrs map[string]string,
+	skipped map[string][]mirrormsg.DescribeMirrorsResponseSkippedGroupOffset) {
 	ctx, cancel := context.WithTimeout(ctx, describeFanOutTimeout)
 	defer cancel()
 	var mu sync.Mutex
@@ -125,6 +132,9 @@ func (n *Node) describeRemote(ctx context.Context, img *raftmeta.Image, names []
 			for _, m := range resp.Mirrors {
 				if m.ScramSyncError != nil {
 					scramErrs[m.MirrorName] = *m.ScramSyncError
+				}
+				if len(m.SkippedGroupOffsets) > 0 {
+					skipped[m.MirrorName] = m.SkippedGroupOffsets
 				}
 				for _, t := range m.Topics {
 					for _, p := range t.Partitions {

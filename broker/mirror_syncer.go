@@ -223,6 +223,26 @@ func (m *mirrorSyncers) scramSyncStatus(name string) string {
 	return ""
 }
 
+// skippedOffsets is what the last round of a mirror's syncer on this
+// broker left alone in the consumer group step (DescribeMirrors'
+// SkippedGroupOffsets), nil if this broker does not sync the mirror.
+func (m *mirrorSyncers) skippedOffsets(name string) []mirrormsg.DescribeMirrorsResponseSkippedGroupOffset {
+	m.mu.Lock()
+	r, ok := m.running[name]
+	m.mu.Unlock()
+	if !ok || r.s == nil {
+		return nil
+	}
+	var out []mirrormsg.DescribeMirrorsResponseSkippedGroupOffset
+	for _, o := range r.s.Skipped() {
+		d := mirrormsg.NewDescribeMirrorsResponseSkippedGroupOffset()
+		d.GroupID, d.TopicName, d.PartitionIndex, d.Reason = o.Group, o.Topic, o.Partition, string(o.Reason)
+		d.CommittedOffset, d.SourceOffset = o.Committed, o.Source
+		out = append(out, d)
+	}
+	return out
+}
+
 // close stops every syncer and waits for them.
 func (m *mirrorSyncers) close() {
 	m.mu.Lock()
@@ -262,6 +282,7 @@ type mirrorSyncCollector struct {
 
 	rounds, metadata, configs, offsets, shares, acls, scram *prometheus.Desc
 	scramUpserted, scramDeleted                             *prometheus.Desc
+	groupsSkippedActive, offsetsSkippedAhead                *prometheus.Desc
 }
 
 func newMirrorSyncCollector(stats func() map[string]syncer.Stats) *mirrorSyncCollector {
@@ -279,12 +300,16 @@ func newMirrorSyncCollector(stats func() map[string]syncer.Stats) *mirrorSyncCol
 		scram:         d("strait_mirror_scram_sync_errors_total", "Failed SCRAM credential syncs of the mirror; a source that cannot export, or a PLAINTEXT link, counts once."),
 		scramUpserted: d("strait_mirror_scram_credentials_upserted_total", "SCRAM credentials the mirror's sync set on the destination (new users and changed passwords)."),
 		scramDeleted:  d("strait_mirror_scram_credentials_deleted_total", "SCRAM credentials the mirror's sync deleted on the destination (gone from the source)."),
+		groupsSkippedActive: d("strait_mirror_consumer_group_offsets_skipped_active_total",
+			"Consumer groups whose offsets a sync round left alone because they had members on the destination (mirror.consumer.offsets.sync.active.groups=skip), once a round each."),
+		offsetsSkippedAhead: d("strait_mirror_consumer_group_offsets_skipped_ahead_total",
+			"Partitions of active consumer groups a forward-only sync round left alone because the destination's committed offset was not behind the source's."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *mirrorSyncCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.rounds, c.metadata, c.configs, c.offsets, c.shares, c.acls, c.scram, c.scramUpserted, c.scramDeleted} {
+	for _, d := range []*prometheus.Desc{c.rounds, c.metadata, c.configs, c.offsets, c.shares, c.acls, c.scram, c.scramUpserted, c.scramDeleted, c.groupsSkippedActive, c.offsetsSkippedAhead} {
 		ch <- d
 	}
 }
@@ -305,6 +330,8 @@ func (c *mirrorSyncCollector) Collect(ch chan<- prometheus.Metric) {
 			{c.scram, st.ScramSyncErrors},
 			{c.scramUpserted, st.ScramUpserted},
 			{c.scramDeleted, st.ScramDeleted},
+			{c.groupsSkippedActive, st.ActiveGroupsSkipped},
+			{c.offsetsSkippedAhead, st.OffsetsSkippedAhead},
 		} {
 			ch <- prometheus.MustNewConstMetric(m.d, prometheus.CounterValue, float64(m.v), name)
 		}

@@ -100,7 +100,22 @@ var mirrorConfigDefs = map[string]mirrorConfigDef{
 	MirrorScramSyncEnableConfig:  {def: "false", hasDef: true, check: checkBool},
 	"mirror.scram.users.include": {def: ".*", hasDef: true, check: listOf(checkRegex)},
 	"mirror.scram.users.exclude": {def: "", hasDef: true, check: listOf(checkRegex)},
+	// Strait's own (issue 27), named in KIP-1279's style: what the group
+	// offset sync does with a group that has members on the destination.
+	// skip (the KIP's rule) leaves it alone; forward-only moves each of
+	// its partitions' committed offsets forward to the source's, never
+	// back, compared and written inside the group coordinator.
+	MirrorActiveGroupsSyncConfig: {def: MirrorActiveGroupsSkip, hasDef: true, check: oneOf([]string{MirrorActiveGroupsSkip, MirrorActiveGroupsForwardOnly}, false)},
 }
+
+// MirrorActiveGroupsSyncConfig is the mirror config that chooses how the
+// group offset sync treats groups active on the destination, and its
+// values.
+const (
+	MirrorActiveGroupsSyncConfig  = "mirror.consumer.offsets.sync.active.groups"
+	MirrorActiveGroupsSkip        = "skip"
+	MirrorActiveGroupsForwardOnly = "forward-only"
+)
 
 // MirrorScramSyncEnableConfig is the mirror config that opts the mirror
 // into the SCRAM user sync.

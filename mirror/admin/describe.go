@@ -25,6 +25,24 @@ type MirrorDescription struct {
 	// source that cannot export credentials, a PLAINTEXT link), "" when
 	// it runs or is disabled.
 	ScramSyncError string `json:"scram_sync_error,omitempty"`
+	// SkippedGroupOffsets is what the mirror's last consumer group offset
+	// sync round left alone, and why (issue 27).
+	SkippedGroupOffsets []SkippedGroupOffset `json:"skipped_group_offsets,omitempty"`
+}
+
+// SkippedGroupOffset is a group (Partition -1) or one of its partitions
+// whose offset the sync did not write: Reason "group-active" (the group
+// has members on the destination and
+// mirror.consumer.offsets.sync.active.groups is skip) or
+// "destination-ahead" (forward-only, and the destination's committed
+// offset, Committed, is not behind the source's, Source).
+type SkippedGroupOffset struct {
+	Group     string `json:"group"`
+	Topic     string `json:"topic,omitempty"`
+	Partition int32  `json:"partition"`
+	Reason    string `json:"reason"`
+	Committed int64  `json:"committed_offset"`
+	Source    int64  `json:"source_offset"`
 }
 
 // TopicDescription is one topic of a mirror, its partitions sorted by
@@ -133,6 +151,10 @@ func describedMirror(m mirrormsg.DescribeMirrorsResponseDescribedMirror) MirrorD
 	}
 	if m.ScramSyncError != nil {
 		d.ScramSyncError = *m.ScramSyncError
+	}
+	for _, o := range m.SkippedGroupOffsets {
+		d.SkippedGroupOffsets = append(d.SkippedGroupOffsets, SkippedGroupOffset{Group: o.GroupID, Topic: o.TopicName,
+			Partition: o.PartitionIndex, Reason: o.Reason, Committed: o.CommittedOffset, Source: o.SourceOffset})
 	}
 	for _, t := range m.Topics {
 		td := TopicDescription{Name: t.TopicName, Partitions: make([]PartitionDescription, 0, len(t.Partitions))}

@@ -38,11 +38,24 @@ func (s *Syncer) syncGroups(ctx context.Context, v *mirrorView) int {
 		s.logger.Warn("could not list the mirror topics' offsets", "err", err)
 		return failed + 1
 	}
+	var skipped []SkippedOffset
 	for _, g := range groups {
-		if active[g] {
+		if active[g] && !v.set.forwardActive {
 			// "only synced for groups that are not currently active on
 			// the destination cluster, preventing overwrites of local
 			// consumer progress" (digest §6).
+			skipped = append(skipped, SkippedOffset{Group: g, Partition: -1, Reason: SkipGroupActive, Committed: -1, Source: -1})
+			s.c.groupsSkippedActive.Add(1)
+			continue
+		}
+		if active[g] {
+			n, skips, err := s.syncActiveGroup(ctx, v, g, bounds)
+			skipped = append(skipped, skips...)
+			if err != nil {
+				s.logger.Warn("could not sync an active consumer group's offsets forward", "group", g, "err", err)
+				failed++
+			}
+			s.c.offsets.Add(int64(n))
 			continue
 		}
 		n, err := s.syncGroup(ctx, v, g, bounds)
@@ -53,6 +66,7 @@ func (s *Syncer) syncGroups(ctx context.Context, v *mirrorView) int {
 		}
 		s.c.offsets.Add(int64(n))
 	}
+	s.reportSkipped(skipped)
 	return failed
 }
 
@@ -157,22 +171,28 @@ func groupCommits(v *mirrorView, src, dst kadm.OffsetResponses, bounds map[strin
 	return commit
 }
 
+// plannedCommits fetches group's offsets on both clusters and returns the
+// commits groupCommits plans, with the destination's offsets.
+func (s *Syncer) plannedCommits(ctx context.Context, v *mirrorView, group string, bounds map[string]map[int32]logBounds) (kadm.Offsets, kadm.OffsetResponses, error) {
+	src, err := s.src.FetchOffsets(ctx, group)
+	if err != nil {
+		return nil, nil, err
+	}
+	dst, err := s.dst.FetchOffsets(ctx, group)
+	if err != nil {
+		return nil, nil, err
+	}
+	return groupCommits(v, src, dst, bounds), dst, nil
+}
+
 // syncGroup commits one group's offsets and returns how many it committed.
 // The commit carries no generation or member: the group coordinator takes
 // it only while the group is empty, so a consumer that joined since the
 // DescribeGroups is not overwritten either.
 func (s *Syncer) syncGroup(ctx context.Context, v *mirrorView, group string, bounds map[string]map[int32]logBounds) (int, error) {
-	src, err := s.src.FetchOffsets(ctx, group)
-	if err != nil {
+	commit, _, err := s.plannedCommits(ctx, v, group, bounds)
+	if err != nil || len(commit) == 0 {
 		return 0, err
-	}
-	dst, err := s.dst.FetchOffsets(ctx, group)
-	if err != nil {
-		return 0, err
-	}
-	commit := groupCommits(v, src, dst, bounds)
-	if len(commit) == 0 {
-		return 0, nil
 	}
 	resp, err := s.dst.CommitOffsets(ctx, group, commit)
 	if err == nil {

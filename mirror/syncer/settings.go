@@ -22,6 +22,10 @@ type settings struct {
 	acls            []aclRule
 	propertyExclude map[string]bool
 	scram           scramSettings
+	// forwardActive is mirror.consumer.offsets.sync.active.groups=
+	// forward-only: groups active on the destination are synced forward
+	// only (active_groups.go) rather than skipped.
+	forwardActive bool
 }
 
 // configValue is a mirror config's value or its default.
@@ -57,6 +61,7 @@ func parseSettings(cfgs map[string]string) (settings, error) {
 	if s.scram, err = parseScramSettings(cfgs); err != nil {
 		return s, err
 	}
+	s.forwardActive = configValue(cfgs, raftmeta.MirrorActiveGroupsSyncConfig) == raftmeta.MirrorActiveGroupsForwardOnly
 	s.propertyExclude = map[string]bool{raftmeta.MirrorNameConfig: true}
 	for _, k := range splitList(configValue(cfgs, "mirror.topic.properties.exclude")) {
 		s.propertyExclude[k] = true

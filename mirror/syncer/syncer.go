@@ -65,6 +65,13 @@ type Stats struct {
 	PartitionsCreated int64
 	ConfigsAltered    int64
 	OffsetsCommitted  int64
+	// ActiveGroupsSkipped counts groups left alone because they had
+	// members on the destination (mirror.consumer.offsets.sync.active.groups
+	// =skip), once a round each; OffsetsSkippedAhead counts partitions of
+	// active groups not synced in forward-only mode because the
+	// destination's committed offset was not behind.
+	ActiveGroupsSkipped int64
+	OffsetsSkippedAhead int64
 	// ShareOffsetsAltered counts share-partition start offsets set on
 	// the destination (AlterShareGroupOffsets).
 	ShareOffsetsAltered int64
@@ -89,6 +96,8 @@ func (s Stats) Add(o Stats) Stats {
 		PartitionsCreated:             s.PartitionsCreated + o.PartitionsCreated,
 		ConfigsAltered:                s.ConfigsAltered + o.ConfigsAltered,
 		OffsetsCommitted:              s.OffsetsCommitted + o.OffsetsCommitted,
+		ActiveGroupsSkipped:           s.ActiveGroupsSkipped + o.ActiveGroupsSkipped,
+		OffsetsSkippedAhead:           s.OffsetsSkippedAhead + o.OffsetsSkippedAhead,
 		ShareOffsetsAltered:           s.ShareOffsetsAltered + o.ShareOffsetsAltered,
 		AclsCreated:                   s.AclsCreated + o.AclsCreated,
 		AclsDeleted:                   s.AclsDeleted + o.AclsDeleted,
@@ -105,6 +114,7 @@ type counters struct {
 	started, stopped, partitions, configs, offsets, shareOffsets       atomic.Int64
 	aclsAdd, aclsDel                                                   atomic.Int64
 	scramErrors, scramUpserted, scramDeleted                           atomic.Int64
+	groupsSkippedActive, offsetsSkippedAhead                           atomic.Int64
 }
 
 // Syncer synchronises one mirror's metadata from its source; see the
@@ -130,6 +140,11 @@ type Syncer struct {
 	// SCRAM credentials is asked again (only the round's goroutine uses
 	// it).
 	scramUnsupportedUntil time.Time
+
+	// skipMu guards skipped, the last consumer group step's skipped
+	// offsets (Skipped).
+	skipMu  sync.Mutex
+	skipped []SkippedOffset
 
 	// missing counts the consecutive rounds each mirror topic was not
 	// found on the source (only the round's goroutine uses it).
@@ -175,6 +190,8 @@ func (s *Syncer) Stats() Stats {
 		PartitionsCreated:             c.partitions.Load(),
 		ConfigsAltered:                c.configs.Load(),
 		OffsetsCommitted:              c.offsets.Load(),
+		ActiveGroupsSkipped:           c.groupsSkippedActive.Load(),
+		OffsetsSkippedAhead:           c.offsetsSkippedAhead.Load(),
 		ShareOffsetsAltered:           c.shareOffsets.Load(),
 		AclsCreated:                   c.aclsAdd.Load(),
 		AclsDeleted:                   c.aclsDel.Load(),

@@ -381,6 +381,77 @@ func (v *DescribeMirrorsResponseTopicPartitions) decode(b *kbin.Reader, version 
 	return nil
 }
 
+// DescribeMirrorsResponseSkippedGroupOffset is one SkippedGroupOffset of DescribeMirrorsResponse.
+type DescribeMirrorsResponseSkippedGroupOffset struct {
+	GroupID string
+
+	// Empty when the whole group was skipped.
+	TopicName string
+
+	// -1 when the whole group was skipped.
+	//
+	// This field has a default of -1.
+	PartitionIndex int32
+
+	// group-active: the group has members on the destination and mirror.consumer.offsets.sync.active.groups is skip; destination-ahead: forward-only, and the destination's committed offset is not behind the source's.
+	Reason string
+
+	// The destination's committed offset kept (destination-ahead), else -1.
+	//
+	// This field has a default of -1.
+	CommittedOffset int64
+
+	// The offset the sync would have written (destination-ahead), else -1.
+	//
+	// This field has a default of -1.
+	SourceOffset int64
+
+	// UnknownTags are tags received that this version of the schema does not know;
+	// they are sent back unchanged when the struct is encoded again.
+	UnknownTags kmsg.Tags
+}
+
+// Default sets the fields that have a default other than the zero value.
+func (v *DescribeMirrorsResponseSkippedGroupOffset) Default() {
+	v.PartitionIndex = -1
+	v.CommittedOffset = -1
+	v.SourceOffset = -1
+}
+
+// NewDescribeMirrorsResponseSkippedGroupOffset returns a DescribeMirrorsResponseSkippedGroupOffset with its defaults set.
+func NewDescribeMirrorsResponseSkippedGroupOffset() DescribeMirrorsResponseSkippedGroupOffset {
+	var v DescribeMirrorsResponseSkippedGroupOffset
+	v.Default()
+	return v
+}
+
+func (v *DescribeMirrorsResponseSkippedGroupOffset) encode(dst []byte, version int16, flexible bool) []byte {
+	dst = appendString(dst, v.GroupID, flexible)
+	dst = appendString(dst, v.TopicName, flexible)
+	dst = kbin.AppendInt32(dst, v.PartitionIndex)
+	dst = appendString(dst, v.Reason, flexible)
+	dst = kbin.AppendInt64(dst, v.CommittedOffset)
+	dst = kbin.AppendInt64(dst, v.SourceOffset)
+	if flexible {
+		dst = appendUnknownTags(dst, &v.UnknownTags)
+	}
+	return dst
+}
+
+func (v *DescribeMirrorsResponseSkippedGroupOffset) decode(b *kbin.Reader, version int16, flexible, unsafe bool) error {
+	v.Default()
+	v.GroupID = readString(b, flexible, unsafe)
+	v.TopicName = readString(b, flexible, unsafe)
+	v.PartitionIndex = b.Int32()
+	v.Reason = readString(b, flexible, unsafe)
+	v.CommittedOffset = b.Int64()
+	v.SourceOffset = b.Int64()
+	if flexible {
+		return readTags(b, &v.UnknownTags, unsafe, nil)
+	}
+	return nil
+}
+
 // DescribeMirrorsResponseDescribedMirror is one DescribedMirror of DescribeMirrorsResponse.
 type DescribeMirrorsResponseDescribedMirror struct {
 	ErrorCode int16
@@ -396,6 +467,9 @@ type DescribeMirrorsResponseDescribedMirror struct {
 
 	// Why the mirror's SCRAM user sync cannot run, or null when it runs or is disabled (Strait extension).
 	ScramSyncError *string // tag 0
+
+	// What the mirror's last consumer group offset sync round left alone (Strait extension, issue 27).
+	SkippedGroupOffsets []DescribeMirrorsResponseSkippedGroupOffset // tag 3
 
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
@@ -428,9 +502,21 @@ func (v *DescribeMirrorsResponseDescribedMirror) encode(dst []byte, version int1
 		if sendScramSyncError {
 			n++
 		}
+		sendSkippedGroupOffsets := len(v.SkippedGroupOffsets) > 0
+		if sendSkippedGroupOffsets {
+			n++
+		}
 		dst = kbin.AppendUvarint(dst, uint32(n))
 		if sendScramSyncError {
 			dst = appendTag(dst, 0, appendNullableString(nil, v.ScramSyncError, true))
+		}
+		if sendSkippedGroupOffsets {
+			var body []byte
+			body = appendArrayLen(body, len(v.SkippedGroupOffsets), true)
+			for i := range v.SkippedGroupOffsets {
+				body = v.SkippedGroupOffsets[i].encode(body, version, true)
+			}
+			dst = appendTag(dst, 3, body)
 		}
 		dst = v.UnknownTags.AppendEach(dst)
 	}
@@ -462,6 +548,22 @@ func (v *DescribeMirrorsResponseDescribedMirror) decode(b *kbin.Reader, version 
 			case 0:
 				v.ScramSyncError = readNullableString(r, true, unsafe)
 				return true, nil
+			case 3:
+				{
+					n, err := readArrayLen(r, true, false, 24)
+					if err != nil {
+						return true, fmt.Errorf("SkippedGroupOffsets: %w", err)
+					}
+					if n > 0 {
+						v.SkippedGroupOffsets = make([]DescribeMirrorsResponseSkippedGroupOffset, n)
+					}
+					for i := range v.SkippedGroupOffsets {
+						if err := v.SkippedGroupOffsets[i].decode(r, version, true, unsafe); err != nil {
+							return true, fmt.Errorf("SkippedGroupOffsets[%d]: %w", i, err)
+						}
+					}
+				}
+				return true, nil
 			}
 			return false, nil
 		})
@@ -483,7 +585,8 @@ func (v *DescribeMirrorsResponseDescribedMirror) decode(b *kbin.Reader, version 
 // LagMeasuredAtMs (tags 4-6, issue 33: lag measured to what consumers read,
 // and how old its source measurement is); and per mirror ScramSyncError (tag 0, issue
 // 25: why the mirror's SCRAM user sync cannot run, e.g. a source that
-// cannot export credentials).
+// cannot export credentials) and SkippedGroupOffsets (tag 3, issue 27: what
+// the last group offset sync round left alone, and why).
 type DescribeMirrorsResponse struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16

@@ -100,6 +100,18 @@ lag: what the source's consumers can read that the destination's cannot yet.
   measured (the metrics: not in the last 5s): it cannot be reached.
   MEASURED is when it last was.
 
+consumer group offsets: the mirror's sync copies the source's committed
+  offsets of groups without members on the destination. A group with members
+  there is skipped (describe lists it: reason group-active), unless the mirror
+  has mirror.consumer.offsets.sync.active.groups=forward-only: then each of its
+  partitions moves forward to the source's offset and never back, and one
+  where the destination's consumer is ahead is left alone (describe lists it:
+  reason destination-ahead, DEST-COMMITTED and SOURCE; --json
+  skipped_group_offsets; metrics
+  strait_mirror_consumer_group_offsets_skipped_{active,ahead}_total). E.g.
+    strait mirror create dr --source-bootstrap src:9092 \
+      --config mirror.consumer.offsets.sync.active.groups=forward-only
+
 global flags (before or after the command):
   --bootstrap-server HOST:PORT[,HOST:PORT...]
                      the destination cluster (default 127.0.0.1:9092)

@@ -258,6 +258,16 @@ func describeHandler(_ context.Context, req kmsg.Request) kmsg.Response {
 			m.ErrorCode = mirrormsg.ClusterMirrorAuthorizationFailed.Code
 		case "absent": // not answered at all
 			continue
+		case "groups": // issue 27: what the group offset sync left alone
+			for _, o := range []struct {
+				group, topic, reason string
+				part                 int32
+				committed, source    int64
+			}{{"busy", "", "group-active", -1, -1, -1}, {"live", "orders", "destination-ahead", 1, 40, 20}} {
+				sk := mirrormsg.NewDescribeMirrorsResponseSkippedGroupOffset()
+				sk.GroupID, sk.TopicName, sk.Reason, sk.PartitionIndex, sk.CommittedOffset, sk.SourceOffset = o.group, o.topic, o.reason, o.part, o.committed, o.source
+				m.SkippedGroupOffsets = append(m.SkippedGroupOffsets, sk)
+			}
 		case "m1":
 			for _, tn := range []string{"orders", "audit"} {
 				tp := mirrormsg.NewDescribeMirrorsResponseTopicPartitions()
@@ -373,6 +383,43 @@ func TestDescribeJSON(t *testing.T) {
 	}
 	e := run(t, b, "describe", "empty", "--json")
 	e.expect(t, 0, "{\n  \"mirror\": \"empty\",\n  \"topics\": []\n}\n", "")
+}
+
+// TestDescribeSkippedGroupOffsets: describe lists what the last group
+// offset sync round left alone after the partitions (issue 27), and --json
+// has it as skipped_group_offsets.
+func TestDescribeSkippedGroupOffsets(t *testing.T) {
+	b := admintest.NewBroker(t)
+	b.Handle(mirrormsg.KeyDescribeMirrors, describeHandler)
+	run(t, b, "describe", "groups").expect(t, 0, ""+
+		"Mirror groups: 0 topics, 0 partitions\n"+
+		"TOPIC  PARTITION  STATE  SOURCE-HW  DEST-HW  DEST-LEO  LAG  C-LAG  LAG-MS  MEASURED  LME  RETRIES  SKIPPED  ERROR\n"+
+		"Group offsets not synced in the last round: 2\n"+
+		"GROUP  TOPIC   PARTITION  REASON             DEST-COMMITTED  SOURCE\n"+
+		"busy   -       *          group-active       -               -\n"+
+		"live   orders  1          destination-ahead  40              20\n", "")
+	run(t, b, "describe", "groups", "--json").expect(t, 0, `{
+  "mirror": "groups",
+  "topics": [],
+  "skipped_group_offsets": [
+    {
+      "group": "busy",
+      "partition": -1,
+      "reason": "group-active",
+      "committed_offset": -1,
+      "source_offset": -1
+    },
+    {
+      "group": "live",
+      "topic": "orders",
+      "partition": 1,
+      "reason": "destination-ahead",
+      "committed_offset": 40,
+      "source_offset": 20
+    }
+  ]
+}
+`, "")
 }
 
 // topicsHandler answers Start/Stop/Pause/Resume: "busy" fails with fail

@@ -97,6 +97,26 @@ func printDescription(w io.Writer, d admin.MirrorDescription) {
 		}
 	}
 	tw.Flush()
+	printSkippedGroupOffsets(w, d.SkippedGroupOffsets)
+}
+
+// printSkippedGroupOffsets lists what the last group offset sync round
+// left alone (issue 27), after the partitions table; nothing when none.
+func printSkippedGroupOffsets(w io.Writer, skipped []admin.SkippedGroupOffset) {
+	if len(skipped) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Group offsets not synced in the last round: %d\n", len(skipped))
+	tw := newTable(w)
+	fmt.Fprintln(tw, "GROUP\tTOPIC\tPARTITION\tREASON\tDEST-COMMITTED\tSOURCE")
+	for _, o := range skipped {
+		part := "*"
+		if o.Partition >= 0 {
+			part = fmt.Sprint(o.Partition)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Group, strOrDash(o.Topic), part, o.Reason, orDash(o.Committed), orDash(o.Source))
+	}
+	tw.Flush()
 }
 
 func printTopicResults(w io.Writer, rs admin.TopicResults, missing []string) {
