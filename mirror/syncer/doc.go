@@ -15,7 +15,10 @@
 //     IncrementalAlterConfigs;
 //   - consumer group offsets: groups matching mirror.groups.include and
 //     not mirror.groups.exclude that are not active on the destination get
-//     max(destLogStart, min(sourceCommitted, destEnd)) per partition;
+//     max(destLogStart, min(sourceCommitted, destEnd)) per partition; active
+//     ones are skipped, or with mirror.consumer.offsets.sync.active.groups=
+//     forward-only synced forward only (active_groups.go), and what a round
+//     leaves alone is reported (Skipped, DescribeMirrors, metrics, log);
 //   - ACLs: the source ACLs matching mirror.acl.include are reconciled
 //     onto the destination;
 //   - SCRAM credentials (opt-in, mirror.scram.sync.enable; scram.go): the

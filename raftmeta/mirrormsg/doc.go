@@ -106,6 +106,10 @@
 // where the schema allows none and an array longer than its input are
 // errors, and ReadFrom replaces the whole value.
 //
+// Besides the RPCs, offset_commit_forward.go (hand-written) defines the
+// tagged fields Strait adds to Kafka's OffsetCommit for a mirror's
+// forward-only group offset sync (issue 27).
+//
 // Regenerate after editing a schema:
 //
 //go:generate go run ./internal/gen -schemas testdata/schemas -out .
