@@ -146,3 +146,24 @@ func TestForwardOnlyCommitRacesMemberCommits(t *testing.T) {
 	}
 	t.Logf("%d forward-only records among the member's", syncs)
 }
+
+// TestForwardOnlyCommitIntoConsumerGroup: the same for a KIP-848 consumer
+// group with a member: a member-less plain commit is refused, the
+// forward-only one is written above the member's offset and kept below it.
+func TestForwardOnlyCommitIntoConsumerGroup(t *testing.T) {
+	h := newHarness(t)
+	m := h.newConsumer("cg", "c", "foo")
+	if r := m.join(); r.ErrorCode != 0 {
+		t.Fatalf("join: %s", errName(r.ErrorCode))
+	}
+	wantCode(t, "plain commit to the active group", commitCodes(h.commit(9, "cg", "", -1, map[string]map[int32]int64{"foo": {0: 20}}))["foo/0"], unknownMemberID)
+	if codes, kept := h.forwardCommit("cg", map[string]map[int32]int64{"foo": {0: 20}}); codes["foo/0"] != 0 || kept["foo/0"] != -1 {
+		t.Fatalf("forward-only into a consumer group: %v kept %v", codes, kept)
+	}
+	if _, kept := h.forwardCommit("cg", map[string]map[int32]int64{"foo": {0: 7}}); kept["foo/0"] != 20 {
+		t.Fatalf("forward-only below: kept %v, want 20", kept)
+	}
+	if st, _, _, members := h.cgState("cg"); members != 1 {
+		t.Fatalf("consumer group %s with %d members after the sync", st, members)
+	}
+}
