@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // Groups active on the destination (issue 27). KIP-1279 skips them, so a
