@@ -46,6 +46,10 @@ func Wrap(cl *kgo.Client) *Client {
 	return &Client{cl: cl}
 }
 
+// Kgo is the client's kgo client, for the plain Kafka requests a mirror
+// command needs beside the mirror RPCs (ListOffsets after a stop).
+func (c *Client) Kgo() *kgo.Client { return c.cl }
+
 // Close closes the kgo client if NewClient built it.
 func (c *Client) Close() {
 	if c.owned {

@@ -76,7 +76,26 @@ commands:
                                   --export-truncated /var/tmp/orders-failback
   pause    NAME --topic T [--topic T2]...
   resume   NAME --topic T [--topic T2]...
-  stop     NAME --topic T [--topic T2]...   failover / migration cut-over
+  stop     NAME (--topic T [--topic T2]... | --all) [--json] [--barrier-timeout D]
+                           failover / migration cut-over, as one barrier:
+                           pauses the topics and waits until every partition
+                           is at rest (PAUSED, or FAILED), still read-only; if
+                           one is not within --barrier-timeout (default half
+                           of --timeout) it fails closed: nothing becomes
+                           writable, the topics stay paused, and the error
+                           names the partitions. Then it stops them all: each
+                           keeps everything mirrored up to its barrier, open
+                           transactions are aborted (ABORT markers), every
+                           producer id is reset (MIRROR_PID_RESET), and it
+                           becomes writable. It reports per partition the
+                           BARRIER (the source offset mirrored up to), the
+                           source HW and the lag abandoned (records, ms;
+                           "unknown" when the source is gone), the LME, and
+                           the destination's HW and LSO (equal: read_committed
+                           consumers are not stuck). --all: every topic of the
+                           mirror not stopped yet. Examples:
+                             strait mirror stop m1 --topic orders --json
+                             strait mirror stop m1 --all --timeout 2m
 
 lag: what the source's consumers can read that the destination's cannot yet.
   LAG     source high watermark - destination high watermark, in records (the
@@ -176,7 +195,7 @@ var commands = map[string]command{
 	"list":     listCommand,
 	"describe": describeCommand,
 	"start":    withFailbackPreview(withWait(withFilters(topicsCommand("start", nil)))),
-	"stop":     topicsCommand("stop", (*admin.Client).StopMirrorTopics),
+	"stop":     stopCommand,
 	"pause":    topicsCommand("pause", (*admin.Client).PauseMirrorTopics),
 	"resume":   topicsCommand("resume", (*admin.Client).ResumeMirrorTopics),
 }

@@ -58,7 +58,7 @@ func TestHelpAndCommandErrors(t *testing.T) {
 		t.Fatalf("unknown global flag: %+v", r)
 	}
 	r := run(t, nil, "stop", "--help")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "usage: strait mirror stop NAME --topic T [--topic T2]...\n") ||
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "usage: strait mirror stop NAME (--topic T [--topic T2]... | --all)") ||
 		!strings.Contains(r.stdout, "-topic TOPIC") || !strings.Contains(r.stdout, "-bootstrap-server") {
 		t.Fatalf("stop --help: %+v", r)
 	}
@@ -93,6 +93,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"start", "m1", "--topic", "t", "--include", "t.*", "--export-truncated", "/tmp/x"}, `strait mirror start: --dry-run and --export-truncated take --topic, not --include/--exclude`},
 		{[]string{"stop", "m1", "--topic", ""}, `strait mirror stop: invalid value "" for flag -topic: empty value`},
 		{[]string{"pause", "--topic", "t"}, `strait mirror pause: missing NAME`},
+		{[]string{"stop", "m1"}, `strait mirror stop: missing --topic (or --all)`},
+		{[]string{"stop", "m1", "--all", "--topic", "t"}, `strait mirror stop: --all and --topic exclude each other`},
 		{[]string{"resume", "m1", "m2", "--topic", "t"}, `strait mirror resume: unexpected argument "m2"`},
 		{[]string{"list", "--timeout", "0s"}, `strait mirror list: --timeout must be positive, got 0s`},
 		{[]string{"list", "--timeout", "soon"}, `strait mirror list: invalid value "soon" for flag -timeout: parse error`},
@@ -488,7 +490,6 @@ func TestTopicCommands(t *testing.T) {
 		msg  *string
 	}{
 		{"start", mirrormsg.KeyStartMirrorTopics, mirrormsg.TopicAlreadyInClusterMirror, kmsg.StringPtr("busy is in mirror m0")},
-		{"stop", mirrormsg.KeyStopMirrorTopics, mirrormsg.MirrorTopicAlreadyPaused, nil},
 		{"pause", mirrormsg.KeyPauseMirrorTopics, mirrormsg.MirrorTopicBeingStopped, nil},
 		{"resume", mirrormsg.KeyResumeMirrorTopics, mirrormsg.MirrorTopicNotPaused, kmsg.StringPtr("busy is MIRRORING")},
 	} {

@@ -103,11 +103,7 @@ var describeCommand = command{
 		// schema has no per-mirror message.
 		d := ds[0]
 		if d.Err != nil {
-			var ke *kerr.Error
-			if errors.As(d.Err, &ke) {
-				return e.fail(&admin.Error{Err: ke})
-			}
-			return e.fail(d.Err)
+			return e.fail(describeError(d.Err))
 		}
 		if flags.(*outputFlags).json {
 			return e.printJSON(d)
@@ -115,4 +111,14 @@ var describeCommand = command{
 		printDescription(e.stdout, d)
 		return exitOK
 	},
+}
+
+// describeError is a described mirror's error as an *admin.Error, which
+// fail prints as "NAME: message".
+func describeError(err error) error {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return &admin.Error{Err: ke}
+	}
+	return err
 }
