@@ -11,7 +11,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/strait-io/strait/broker/brokertest"
 	"github.com/strait-io/strait/mirror/admin/cli"
+	"github.com/strait-io/strait/wire/mirrormsg"
 )
 
 // TestMirrorStopAllSourceKilled: the promotion barrier of issue 27 with a
@@ -207,4 +209,75 @@ func (b *background) snapshot() map[string]position {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return maps.Clone(b.acked)
+}
+
+// TestMirrorStopFailsClosed: a partition that cannot reach the barrier
+// (its only replica's node is down) fails the whole stop closed: exit 1,
+// the error and the --json report name the partition, and nothing became
+// writable — no partition is STOPPED or STOPPING, the others are PAUSED
+// and still refuse produces with READ_ONLY_TOPIC. The stop before issue 27
+// stopped (and made writable) every partition it could, one by one.
+// Not parallel (a three-node cluster, see threeAndThree).
+func TestMirrorStopFailsClosed(t *testing.T) {
+	dst := startThree(t, "destination", brokertest.WithConfig("default.replication.factor=1", "min.insync.replicas=1"))
+	p := newPair(t, 2*time.Minute, startOne(t, "source"), dst)
+	const topic, partitions = "closed", 3
+	p.src.createTopic(t, p.ctx, topic, partitions)
+	p.createMirror()
+	p.start(topic)
+	produceMix(t, p.ctx, p.src, topic, partitions, 30, producerKinds()[:2])
+	p.waitMirroring(topic, partitions, time.Minute)
+
+	down, node := leaderNotController(dst, topic, partitions)
+	p.logf("killing destination node %d, the only replica of %s/%d", node, topic, down)
+	dst.many.Kill(t, node)
+
+	var out, errb bytes.Buffer
+	live := []string{}
+	for _, id := range dst.many.Running() {
+		live = append(live, dst.many.Node(id).Addr())
+	}
+	code := cli.Main(p.ctx, []string{"--bootstrap-server", strings.Join(live, ","), "--timeout", "30s",
+		"stop", mirrorName, "--topic", topic, "--barrier-timeout", "6s", "--json"}, &out, &errb)
+	p.logf("stop: exit %d\n%s%s", code, out.String(), errb.String())
+	name := fmt.Sprintf("%s-%d", topic, down)
+	if code != 1 || !strings.Contains(errb.String(), "fail closed, nothing was made writable") || !strings.Contains(errb.String(), name+" (") {
+		t.Fatalf("stop: exit %d, stderr %q; want 1, failing closed and naming %s", code, errb.String(), name)
+	}
+	var rep cli.StopReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out.String())
+	}
+	if rep.BarrierReached || rep.Stopped || !strings.Contains(rep.Error, name) {
+		t.Fatalf("report: %+v", rep)
+	}
+
+	// Nothing writable: a second look after the command, with time for a
+	// stop that had been sent to have run.
+	time.Sleep(2 * time.Second)
+	td, err := p.describe(topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writable := 0
+	for _, pd := range td.Partitions {
+		if pd.State == "STOPPED" || pd.State == "STOPPING" {
+			writable++
+			t.Errorf("p%d is %s after a stop that failed closed", pd.Partition, pd.State)
+		}
+		if pd.Partition == down {
+			continue
+		}
+		if pd.State != "PAUSED" {
+			t.Errorf("p%d is %s, want PAUSED (the barrier it reached)", pd.Partition, pd.State)
+		}
+		prod := p.dst.client(t, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+			kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(), kgo.RecordDeliveryTimeout(5*time.Second))
+		err := prod.ProduceSync(p.ctx, &kgo.Record{Partition: pd.Partition, Value: []byte("must-not-land")}).FirstErr()
+		if errCode(err) != mirrormsg.ReadOnlyTopic.Code { // kerr names code 134 otherwise
+			writable++
+			t.Errorf("p%d: produce after a stop that failed closed: %v, want READ_ONLY_TOPIC", pd.Partition, err)
+		}
+	}
+	t.Logf("counts: partitions=%d down=1 writable-after-fail-closed=%d", partitions, writable)
 }
