@@ -281,3 +281,71 @@ func TestMirrorStopFailsClosed(t *testing.T) {
 	}
 	t.Logf("counts: partitions=%d down=1 writable-after-fail-closed=%d", partitions, writable)
 }
+
+// TestMirrorStopReportsLagAbandoned: with the source alive and records
+// the destination does not have (the mirror paused, then 40 more records
+// per partition on the source), `stop --topic` reports per partition the
+// barrier (what was mirrored), the source high watermark and the lag
+// abandoned in records (exactly the 40) and in ms (at least the time
+// since the first of them was written), and the destination's HW and
+// LSO after the stop (equal, one past the barrier: MIRROR_PID_RESET).
+func TestMirrorStopReportsLagAbandoned(t *testing.T) {
+	t.Parallel()
+	p := newPair(t, 2*time.Minute, startOne(t, "source"), startOne(t, "destination"))
+	const topic, partitions, behind = "abandoned", 2, 40
+	p.src.createTopic(t, p.ctx, topic, partitions)
+	p.createMirror()
+	p.start(topic)
+	produceMix(t, p.ctx, p.src, topic, partitions, 20, producerKinds()[1:2])
+	p.waitMirroring(topic, partitions, time.Minute)
+	mirrored := p.src.endOffsets(t, p.ctx, topic)
+	p.pause(topic)
+	p.waitState(topic, "PAUSED", partitions, 30*time.Second)
+	// firstWritten: each partition's first unmirrored record has a
+	// timestamp no later than this.
+	firstWritten := map[int32]time.Time{}
+	prod := p.src.client(t, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for part := range int32(partitions) {
+		for i := range behind {
+			if err := prod.ProduceSync(p.ctx, &kgo.Record{Partition: part, Value: recordValue("behind", i)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				firstWritten[part] = time.Now()
+			}
+		}
+	}
+	source := p.src.endOffsets(t, p.ctx, topic)
+	time.Sleep(300 * time.Millisecond) // a lag in ms clearly above 0
+
+	var out, errb bytes.Buffer
+	began := time.Now()
+	code := cli.Main(p.ctx, []string{"--bootstrap-server", p.dst.seeds()[0], "stop", mirrorName, "--topic", topic, "--json"}, &out, &errb)
+	p.logf("stop: exit %d\n%s%s", code, out.String(), errb.String())
+	if code != 0 {
+		t.Fatalf("stop: exit %d: %s", code, errb.String())
+	}
+	var rep cli.StopReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out.String())
+	}
+	if !rep.BarrierReached || !rep.Stopped || len(rep.Partitions) != partitions {
+		t.Fatalf("report: %+v", rep)
+	}
+	for _, pr := range rep.Partitions {
+		minMs := began.Sub(firstWritten[pr.Partition]).Milliseconds()
+		if pr.Barrier != mirrored[pr.Partition] || pr.SourceHighWatermark != source[pr.Partition] || pr.LagRecords != behind ||
+			pr.LagMs < minMs || pr.DestinationHighWatermark != pr.Barrier+1 || pr.LastStableOffset != pr.DestinationHighWatermark {
+			t.Errorf("p%d: %+v; want barrier %d, source HW %d, lag abandoned %d records and at least %d ms, HW = LSO = barrier+1",
+				pr.Partition, pr, mirrored[pr.Partition], source[pr.Partition], behind, minMs)
+		}
+	}
+
+	// Nothing is left to stop: --all says so and fails.
+	out.Reset()
+	errb.Reset()
+	if code := cli.Main(p.ctx, []string{"--bootstrap-server", p.dst.seeds()[0], "stop", mirrorName, "--all"}, &out, &errb); code != 1 ||
+		!strings.Contains(errb.String(), "no topic left to stop") {
+		t.Errorf("stop --all with every topic stopped: exit %d, %q", code, errb.String())
+	}
+}
