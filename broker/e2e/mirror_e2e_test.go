@@ -71,7 +71,14 @@ func TestMirrorCLI(t *testing.T) {
 		t.Fatalf("not identical or too few records (produced %d): %v", n, r)
 	}
 
-	cli(0, "stop", "m1", "--topic", topic)
+	// stop is the promotion barrier: it returns once every partition is
+	// STOPPED, with a per-partition report.
+	if out := cli(0, "stop", "m1", "--topic", topic); !strings.Contains(out, "BARRIER") ||
+		!strings.Contains(out, fmt.Sprintf("Stopped %d partitions of mirror m1 at one barrier", partitions)) {
+		t.Errorf("stop printed %q", out)
+	} else {
+		t.Logf("stop:\n%s", out)
+	}
 	waitUntil(t, 30*time.Second, "describe: every partition STOPPED", func() (bool, string) {
 		out := cli(0, "describe", "m1")
 		return strings.Count(out, "STOPPED") == partitions, out
