@@ -222,6 +222,9 @@ func (e *env) stop(ctx context.Context, mirror string, f *stopFlags) int {
 	if err != nil || len(notStopped) > 0 {
 		rep.Error = fmt.Sprintf("partitions not STOPPED within --timeout %v (still read-only, the stop retries): %s",
 			e.timeout, strings.Join(notStopped, ", "))
+		if err != nil {
+			rep.Error += fmt.Sprintf(" (%v)", err)
+		}
 		return e.stopFailed(rep, f.json)
 	}
 	if err := e.destinationOffsets(ctx, topics, rep.Partitions); err != nil {
