@@ -13,7 +13,7 @@ import (
 
 	"github.com/strait-io/strait/broker/brokertest"
 	"github.com/strait-io/strait/mirror/admin/cli"
-	"github.com/strait-io/strait/wire/mirrormsg"
+	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
 // TestMirrorStopAllSourceKilled: the promotion barrier of issue 27 with a
