@@ -305,7 +305,13 @@ func TestKcatAgainstACluster(t *testing.T) {
 			for _, m := range member.consumed() {
 				distinct[m.Payload] = true
 			}
-			return len(distinct) == n, fmt.Sprintf("%d distinct read", len(distinct))
+			state := "running"
+			select {
+			case <-member.done:
+				state = "kcat exited (its stderr is logged at the end)"
+			default:
+			}
+			return len(distinct) == n, fmt.Sprintf("%d distinct read, %s", len(distinct), state)
 		})
 		member.terminate()
 		read := member.stop(t)
@@ -389,11 +395,12 @@ func (p *kcatProducer) wait(t *testing.T, n int) {
 // kcatMember is one `kcat -G` consumer group member printing what it
 // consumes as JSON.
 type kcatMember struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	mu   sync.Mutex
-	msgs []kcatMessage
-	bad  error
+	cmd    *exec.Cmd
+	done   chan struct{}
+	mu     sync.Mutex
+	stderr bytes.Buffer // librdkafka's errors, shown when the test fails
+	msgs   []kcatMessage
+	bad    error
 }
 
 func startKcatMember(t *testing.T, ctx context.Context, addr, group, topic string) *kcatMember {
@@ -402,6 +409,7 @@ func startKcatMember(t *testing.T, ctx context.Context, addr, group, topic strin
 	// -u: unbuffered, or the last messages sit in stdio's buffer.
 	m.cmd = exec.CommandContext(ctx, kcatBin(t), "-b", addr, "-G", group, "-q", "-J", "-u",
 		"-X", "auto.offset.reset=earliest", topic)
+	m.cmd.Stderr = lockedWriter{&m.mu, &m.stderr}
 	out, err := m.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -423,7 +431,16 @@ func startKcatMember(t *testing.T, ctx context.Context, addr, group, topic strin
 			m.mu.Unlock()
 		}
 	}()
-	t.Cleanup(func() { _ = m.cmd.Process.Kill(); <-m.done; _ = m.cmd.Wait() })
+	t.Cleanup(func() {
+		_ = m.cmd.Process.Kill()
+		<-m.done
+		_ = m.cmd.Wait()
+		if t.Failed() {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			t.Logf("kcat group member (%s): exit %v; stderr:\n%s", group, m.cmd.ProcessState, m.stderr.String())
+		}
+	})
 	return m
 }
 
