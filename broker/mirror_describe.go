@@ -69,6 +69,7 @@ func (s mirrorService) DescribeMirrors(ctx context.Context, req *mirrormsg.Descr
 			m.ScramSyncError = &e
 		}
 		m.SkippedGroupOffsets = skipped[m.MirrorName]
+		m.FailoverMaxLagMs = raftmeta.MirrorFailoverMaxLagMs(img.MirrorConfig(m.MirrorName))
 		for j := range m.Topics {
 			t := &m.Topics[j]
 			if req.LocalOnly {

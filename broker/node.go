@@ -239,6 +239,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	n.registry = prometheus.NewRegistry()
 	n.metrics = newMetrics(n.registry)
 	n.registry.MustRegister(newMirrorCollector(n.mirrorStats), newMirrorSyncCollector(n.syncers.stats))
+	n.registry.MustRegister(newFailoverBoundCollector(n.mirrorStats, n.quorum.Image))
 	wc, err := n.wireConfig(ctx)
 	if err != nil {
 		return err

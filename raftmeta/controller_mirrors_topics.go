@@ -253,26 +253,20 @@ func (c *mirrorControl) StopMirrorTopics(ctx context.Context, req *mirrormsg.Sto
 	}
 	var extra func(*Image) []topicRef
 	if len(req.Patterns) > 0 {
-		var res []*regexp.Regexp
-		for _, p := range req.Patterns {
-			re, err := regexp.Compile("^(?:" + p + ")$")
-			if err != nil {
-				resp.ErrorCode = kerr.InvalidRegularExpression.Code
-				resp.ErrorMessage = strp("Invalid pattern '" + p + "': " + err.Error())
-				return resp
-			}
-			res = append(res, re)
+		if _, err := StopPatternTopics(nil, "", req.Patterns, nil); err != nil {
+			resp.ErrorCode = kerr.InvalidRegularExpression.Code
+			resp.ErrorMessage = strp(err.Error())
+			return resp
+		}
+		var named []string
+		for _, r := range refs {
+			named = append(named, r.name)
 		}
 		extra = func(img *Image) []topicRef {
 			var out []topicRef
-			for _, mt := range img.MirrorTopics(req.MirrorName) {
-				named := slices.ContainsFunc(refs, func(r topicRef) bool { return r.name == mt.Topic.Name })
-				if mt.Desired == mirrorstate.DesiredStop || named {
-					continue
-				}
-				if slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(mt.Topic.Name) }) {
-					out = append(out, topicRef{name: mt.Topic.Name})
-				}
+			names, _ := StopPatternTopics(img, req.MirrorName, req.Patterns, named)
+			for _, n := range names {
+				out = append(out, topicRef{name: n})
 			}
 			return out
 		}
@@ -284,6 +278,34 @@ func (c *mirrorControl) StopMirrorTopics(ctx context.Context, req *mirrormsg.Sto
 		resp.Topics = append(resp.Topics, t)
 	})
 	return resp
+}
+
+// StopPatternTopics returns the topics StopMirrorTopics' Patterns select
+// in img: mirror's topics not stopped, not among named, whose whole name
+// matches one of patterns (Go regexp), sorted by name. The error names a
+// pattern that does not compile. With a nil img it only checks patterns.
+func StopPatternTopics(img *Image, mirror string, patterns, named []string) ([]string, error) {
+	var res []*regexp.Regexp
+	for _, p := range patterns {
+		re, err := regexp.Compile("^(?:" + p + ")$")
+		if err != nil {
+			return nil, errors.New("Invalid pattern '" + p + "': " + err.Error())
+		}
+		res = append(res, re)
+	}
+	if img == nil {
+		return nil, nil
+	}
+	var out []string
+	for _, mt := range img.MirrorTopics(mirror) {
+		if mt.Desired == mirrorstate.DesiredStop || slices.Contains(named, mt.Topic.Name) {
+			continue
+		}
+		if slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(mt.Topic.Name) }) {
+			out = append(out, mt.Topic.Name)
+		}
+	}
+	return out, nil
 }
 
 // PauseMirrorTopics: v0 (mirror.name=<mirror>.paused). As Stop, by name

@@ -106,6 +106,10 @@ var mirrorConfigDefs = map[string]mirrorConfigDef{
 	// its partitions' committed offsets forward to the source's, never
 	// back, compared and written inside the group coordinator.
 	MirrorActiveGroupsSyncConfig: {def: MirrorActiveGroupsSkip, hasDef: true, check: oneOf([]string{MirrorActiveGroupsSkip, MirrorActiveGroupsForwardOnly}, false)},
+	// Strait's own (issue 27, the RPO guard): a stop refuses a topic
+	// whose lag is above this many ms or unknown, unless forced; -1 for no
+	// bound.
+	MirrorFailoverMaxLagMsConfig: {def: "-1", hasDef: true, check: checkLagBound},
 }
 
 // MirrorActiveGroupsSyncConfig is the mirror config that chooses how the
@@ -135,6 +139,24 @@ const MirrorTruncateExistingConfig = "mirror.truncate.existing"
 // mirror.truncate.existing.
 func MirrorTruncatesExisting(configs map[string]string) bool {
 	return strings.EqualFold(strings.TrimSpace(configs[MirrorTruncateExistingConfig]), "true")
+}
+
+// MirrorFailoverMaxLagMsConfig is the mirror config bounding the lag in
+// milliseconds a stop (failover) accepts (issue 27's RPO guard).
+const MirrorFailoverMaxLagMsConfig = "mirror.failover.max.lag.ms"
+
+// MirrorFailoverMaxLagMs returns a mirror's mirror.failover.max.lag.ms, -1
+// when unset (or unreadable, which validation prevents).
+func MirrorFailoverMaxLagMs(configs map[string]string) int64 {
+	v, ok := configs[MirrorFailoverMaxLagMsConfig]
+	if !ok {
+		return -1
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
 }
 
 // mirrorListConfigs are the mirror configs of Kafka's LIST type, which
@@ -413,6 +435,14 @@ func checkBool(v string) error {
 func checkPositiveLong(v string) error {
 	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil || n < 1 {
 		return fmt.Errorf("not a number of milliseconds of at least 1")
+	}
+	return nil
+}
+
+// checkLagBound accepts a bound of 0 or more, or -1 for none.
+func checkLagBound(v string) error {
+	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil || n < -1 {
+		return fmt.Errorf("not a number of milliseconds of at least 0, or -1 for no bound")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strait-io/strait/mirror/lag"
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
@@ -28,6 +29,9 @@ type MirrorDescription struct {
 	// SkippedGroupOffsets is what the mirror's last consumer group offset
 	// sync round left alone, and why (issue 27).
 	SkippedGroupOffsets []SkippedGroupOffset `json:"skipped_group_offsets,omitempty"`
+	// FailoverMaxLagMs is the mirror config mirror.failover.max.lag.ms,
+	// the lag a stop refuses above (issue 27's RPO guard), nil if unset.
+	FailoverMaxLagMs *int64 `json:"failover_max_lag_ms"`
 }
 
 // SkippedGroupOffset is a group (Partition -1) or one of its partitions
@@ -94,6 +98,10 @@ type PartitionDescription struct {
 	OffsetsSkipped int64 `json:"offsets_skipped"`
 	// LastError is the partition's last error, "" if none.
 	LastError string `json:"last_error"`
+	// OverFailoverBound: a stop now would be refused for this partition
+	// (its lag is over the mirror's FailoverMaxLagMs, or unknown); false
+	// when the mirror sets no bound.
+	OverFailoverBound bool `json:"over_failover_bound"`
 }
 
 // DescribeMirrors describes the named mirrors, or every mirror when no name
@@ -156,6 +164,10 @@ func describedMirror(m mirrormsg.DescribeMirrorsResponseDescribedMirror) MirrorD
 		d.SkippedGroupOffsets = append(d.SkippedGroupOffsets, SkippedGroupOffset{Group: o.GroupID, Topic: o.TopicName,
 			Partition: o.PartitionIndex, Reason: o.Reason, Committed: o.CommittedOffset, Source: o.SourceOffset})
 	}
+	if m.FailoverMaxLagMs >= 0 {
+		d.FailoverMaxLagMs = &m.FailoverMaxLagMs
+	}
+	bound := lag.Bound{Records: lag.Unknown, Ms: m.FailoverMaxLagMs}
 	for _, t := range m.Topics {
 		td := TopicDescription{Name: t.TopicName, Partitions: make([]PartitionDescription, 0, len(t.Partitions))}
 		for _, p := range t.Partitions {
@@ -180,6 +192,9 @@ func describedMirror(m mirrormsg.DescribeMirrorsResponseDescribedMirror) MirrorD
 			if p.ErrorMessage != nil {
 				pd.LastError = *p.ErrorMessage
 			}
+			// A stopped partition has no lag a stop could abandon.
+			stopped := p.State == "STOPPED" || p.State == "STOPPING"
+			pd.OverFailoverBound = !stopped && bound.Exceeded(p.Lag, p.LagMs)
 			td.Partitions = append(td.Partitions, pd)
 		}
 		slices.SortFunc(td.Partitions, func(a, b PartitionDescription) int { return cmp.Compare(a.Partition, b.Partition) })

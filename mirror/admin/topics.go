@@ -28,6 +28,19 @@ type TopicResult struct {
 	// Truncation answers a dry-run start (StartOptions.DryRun), by
 	// partition: what the start would truncate.
 	Truncation []Truncation `json:",omitempty"`
+	// LagOverBound are the partitions whose lag made a stop with a lag
+	// bound refuse the topic (POLICY_VIOLATION; issue 27's RPO guard).
+	LagOverBound []PartitionLagOverBound
+}
+
+// PartitionLagOverBound is a partition a stop refused for its lag: the lag
+// measured at the stop (-1 unknown) and the bound applied (-1 none).
+type PartitionLagOverBound struct {
+	Partition     int32 `json:"partition"`
+	Lag           int64 `json:"lag"`
+	LagMs         int64 `json:"lag_ms"`
+	MaxLagRecords int64 `json:"max_lag_records"`
+	MaxLagMs      int64 `json:"max_lag_ms"`
 }
 
 // DroppedRecords is how many records a start deleted from one partition.
@@ -146,7 +159,28 @@ func (c *Client) StartMirrorTopicsWith(ctx context.Context, mirror string, opts 
 // StopMirrorTopics stops mirroring topics (failover or migration cut-over):
 // each keeps what it mirrored, gets its LME recorded and the transactions
 // the source left open aborted, and is made writable. StateOffset is sent as −1 (no precondition offset).
+// The mirror config mirror.failover.max.lag.ms applies (StopOptions).
 func (c *Client) StopMirrorTopics(ctx context.Context, mirror string, topics ...string) (TopicResults, error) {
+	return c.StopMirrorTopicsWith(ctx, mirror, StopOptions{MaxLagMs: -1, MaxLagRecords: -1}, topics...)
+}
+
+// StopOptions are StopMirrorTopics' RPO guard (issue 27): the broker
+// measures each partition's lag at the stop and refuses a topic with a
+// partition over a bound, or whose lag is unknown (the source cannot be
+// reached), with POLICY_VIOLATION and TopicResult.LagOverBound.
+type StopOptions struct {
+	// MaxLagMs bounds the age of the oldest record a stop abandons; -1
+	// uses the mirror config mirror.failover.max.lag.ms (itself -1, no
+	// bound, by default).
+	MaxLagMs int64
+	// MaxLagRecords bounds the records a stop abandons; -1 for none.
+	MaxLagRecords int64
+	// Force stops whatever the lag.
+	Force bool
+}
+
+// StopMirrorTopicsWith is StopMirrorTopics with opts.
+func (c *Client) StopMirrorTopicsWith(ctx context.Context, mirror string, opts StopOptions, topics ...string) (TopicResults, error) {
 	if err := checkTopics(topics); err != nil {
 		return nil, fmt.Errorf("StopMirrorTopics %s: %w", mirror, err)
 	}
@@ -157,6 +191,7 @@ func (c *Client) StopMirrorTopics(ctx context.Context, mirror string, topics ...
 		tm.TopicName = t
 		req.Topics = append(req.Topics, tm)
 	}
+	req.MaxLagMs, req.MaxLagRecords, req.Force = opts.MaxLagMs, opts.MaxLagRecords, opts.Force
 	resp, err := send(ctx, c.cl, req, isWrite, func(r *mirrormsg.StopMirrorTopicsResponse) int16 { return r.ErrorCode })
 	if err != nil {
 		return nil, fmt.Errorf("StopMirrorTopics %s: %w", mirror, err)
@@ -166,7 +201,12 @@ func (c *Client) StopMirrorTopics(ctx context.Context, mirror string, topics ...
 	}
 	rs := make(TopicResults, 0, len(resp.Topics))
 	for _, t := range resp.Topics {
-		rs = append(rs, topicResult(t.Name, t.ErrorCode, t.ErrorMessage))
+		r := topicResult(t.Name, t.ErrorCode, t.ErrorMessage)
+		for _, o := range t.LagOverBound {
+			r.LagOverBound = append(r.LagOverBound, PartitionLagOverBound{Partition: o.PartitionIndex, Lag: o.Lag, LagMs: o.LagMs,
+				MaxLagRecords: o.MaxLagRecords, MaxLagMs: o.MaxLagMs})
+		}
+		rs = append(rs, r)
 	}
 	return sortResults(rs), nil
 }

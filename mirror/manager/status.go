@@ -173,6 +173,9 @@ type MirrorStats struct {
 	// bound them.
 	Lag              map[storage.TopicPartition]int64
 	LagTotal, LagMax int64
+	// LagMs is each led partition's LagMs, lag.Unknown included (the RPO
+	// guard's gauge compares it with the failover bound).
+	LagMs map[storage.TopicPartition]int64
 	// LagMsMax is the largest LagMs of the led partitions whose LagMs is
 	// known (0 when none is).
 	LagMsMax int64
@@ -204,7 +207,7 @@ func (m *Manager) Stats() Stats {
 	}
 	for name, views := range byMirror {
 		counters := m.counters.peek(name)
-		ms := MirrorStats{Partitions: map[partition.State]int{}, Lag: map[storage.TopicPartition]int64{},
+		ms := MirrorStats{Partitions: map[partition.State]int{}, Lag: map[storage.TopicPartition]int64{}, LagMs: map[storage.TopicPartition]int64{},
 			BytesMirrored: counters.bytes.Load(), RecordsMirrored: counters.records.Load(),
 			FetchErrors: counters.fetchErrors.Load(), OffsetsSkipped: counters.skippedTotal()}
 		m.connMu.RLock()
@@ -221,6 +224,7 @@ func (m *Manager) Stats() Stats {
 			} else {
 				ms.LagUnknown++
 			}
+			ms.LagMs[tp] = ps.LagMs
 			if ps.LagMs < 0 {
 				ms.LagMsUnknown++
 			}

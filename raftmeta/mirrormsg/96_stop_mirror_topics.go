@@ -52,7 +52,11 @@ func (v *StopMirrorTopicsRequestTopicMetadata) decode(b *kbin.Reader, version in
 
 // StopMirrorTopicsRequest is the request of KIP-1279's StopMirrorTopics (API key 96).
 //
-// Source: showuon/kafka@15b72822, verbatim from the digest §2.2.
+// Source: showuon/kafka@15b72822, verbatim from the digest §2.2, plus the
+// Strait RPO guard (issue 27), tagged so the v0 wire format is unchanged:
+// MaxLagMs, MaxLagRecords and Force (tags 8-10; numbered apart from the low
+// tags other Strait extensions of this RPC take). The broker that receives the
+// request measures each partition's lag and refuses a topic over the bound.
 type StopMirrorTopicsRequest struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16
@@ -70,6 +74,19 @@ type StopMirrorTopicsRequest struct {
 	//
 	// This field has a default of -1.
 	StateOffset int64
+
+	// Refuse to stop a topic with a partition whose lag in milliseconds exceeds this or is unknown; -1 uses the mirror config mirror.failover.max.lag.ms (Strait extension).
+	//
+	// This field has a default of -1.
+	MaxLagMs int64 // tag 8
+
+	// Refuse to stop a topic with a partition whose lag in records exceeds this or is unknown; -1 for no bound (Strait extension).
+	//
+	// This field has a default of -1.
+	MaxLagRecords int64 // tag 9
+
+	// Stop whatever the lag: skip the lag bounds (Strait extension).
+	Force bool // tag 10
 
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
@@ -122,6 +139,8 @@ func (v *StopMirrorTopicsRequest) readFrom(src []byte, unsafe bool) error {
 // Default sets the fields that have a default other than the zero value.
 func (v *StopMirrorTopicsRequest) Default() {
 	v.StateOffset = -1
+	v.MaxLagMs = -1
+	v.MaxLagRecords = -1
 }
 
 // NewStopMirrorTopicsRequest returns a StopMirrorTopicsRequest with its defaults set.
@@ -150,6 +169,18 @@ func (v *StopMirrorTopicsRequest) encode(dst []byte, version int16, flexible boo
 		if sendPatterns {
 			n++
 		}
+		sendMaxLagMs := v.MaxLagMs != -1
+		if sendMaxLagMs {
+			n++
+		}
+		sendMaxLagRecords := v.MaxLagRecords != -1
+		if sendMaxLagRecords {
+			n++
+		}
+		sendForce := v.Force
+		if sendForce {
+			n++
+		}
 		dst = kbin.AppendUvarint(dst, uint32(n))
 		if sendPatterns {
 			var body []byte
@@ -158,6 +189,15 @@ func (v *StopMirrorTopicsRequest) encode(dst []byte, version int16, flexible boo
 				body = appendString(body, v.Patterns[i], true)
 			}
 			dst = appendTag(dst, 0, body)
+		}
+		if sendMaxLagMs {
+			dst = appendTag(dst, 8, kbin.AppendInt64(nil, v.MaxLagMs))
+		}
+		if sendMaxLagRecords {
+			dst = appendTag(dst, 9, kbin.AppendInt64(nil, v.MaxLagRecords))
+		}
+		if sendForce {
+			dst = appendTag(dst, 10, kbin.AppendBool(nil, v.Force))
 		}
 		dst = v.UnknownTags.AppendEach(dst)
 	}
@@ -199,9 +239,88 @@ func (v *StopMirrorTopicsRequest) decode(b *kbin.Reader, version int16, flexible
 					}
 				}
 				return true, nil
+			case 8:
+				v.MaxLagMs = r.Int64()
+				return true, nil
+			case 9:
+				v.MaxLagRecords = r.Int64()
+				return true, nil
+			case 10:
+				v.Force = r.Bool()
+				return true, nil
 			}
 			return false, nil
 		})
+	}
+	return nil
+}
+
+// StopMirrorTopicsResponseLagOverBoundPartition is one LagOverBoundPartition of StopMirrorTopicsResponse.
+type StopMirrorTopicsResponseLagOverBoundPartition struct {
+	// The partition index.
+	PartitionIndex int32
+
+	// The lag in records measured at the stop, -1 if unknown.
+	//
+	// This field has a default of -1.
+	Lag int64
+
+	// The lag in milliseconds measured at the stop, -1 if unknown.
+	//
+	// This field has a default of -1.
+	LagMs int64
+
+	// The bound in records applied, -1 if none.
+	//
+	// This field has a default of -1.
+	MaxLagRecords int64
+
+	// The bound in milliseconds applied, -1 if none.
+	//
+	// This field has a default of -1.
+	MaxLagMs int64
+
+	// UnknownTags are tags received that this version of the schema does not know;
+	// they are sent back unchanged when the struct is encoded again.
+	UnknownTags kmsg.Tags
+}
+
+// Default sets the fields that have a default other than the zero value.
+func (v *StopMirrorTopicsResponseLagOverBoundPartition) Default() {
+	v.Lag = -1
+	v.LagMs = -1
+	v.MaxLagRecords = -1
+	v.MaxLagMs = -1
+}
+
+// NewStopMirrorTopicsResponseLagOverBoundPartition returns a StopMirrorTopicsResponseLagOverBoundPartition with its defaults set.
+func NewStopMirrorTopicsResponseLagOverBoundPartition() StopMirrorTopicsResponseLagOverBoundPartition {
+	var v StopMirrorTopicsResponseLagOverBoundPartition
+	v.Default()
+	return v
+}
+
+func (v *StopMirrorTopicsResponseLagOverBoundPartition) encode(dst []byte, version int16, flexible bool) []byte {
+	dst = kbin.AppendInt32(dst, v.PartitionIndex)
+	dst = kbin.AppendInt64(dst, v.Lag)
+	dst = kbin.AppendInt64(dst, v.LagMs)
+	dst = kbin.AppendInt64(dst, v.MaxLagRecords)
+	dst = kbin.AppendInt64(dst, v.MaxLagMs)
+	if flexible {
+		dst = appendUnknownTags(dst, &v.UnknownTags)
+	}
+	return dst
+}
+
+func (v *StopMirrorTopicsResponseLagOverBoundPartition) decode(b *kbin.Reader, version int16, flexible, unsafe bool) error {
+	v.Default()
+	v.PartitionIndex = b.Int32()
+	v.Lag = b.Int64()
+	v.LagMs = b.Int64()
+	v.MaxLagRecords = b.Int64()
+	v.MaxLagMs = b.Int64()
+	if flexible {
+		return readTags(b, &v.UnknownTags, unsafe, nil)
 	}
 	return nil
 }
@@ -216,6 +335,9 @@ type StopMirrorTopicsResponseTopicResult struct {
 
 	// The per-topic error message, or null if there was no error (Strait extension).
 	ErrorMessage *string // tag 0
+
+	// The partitions whose lag exceeds the stop's bound or is unknown, for a topic refused with POLICY_VIOLATION (Strait extension).
+	LagOverBound []StopMirrorTopicsResponseLagOverBoundPartition // tag 8
 
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
@@ -242,9 +364,21 @@ func (v *StopMirrorTopicsResponseTopicResult) encode(dst []byte, version int16, 
 		if sendErrorMessage {
 			n++
 		}
+		sendLagOverBound := len(v.LagOverBound) > 0
+		if sendLagOverBound {
+			n++
+		}
 		dst = kbin.AppendUvarint(dst, uint32(n))
 		if sendErrorMessage {
 			dst = appendTag(dst, 0, appendNullableString(nil, v.ErrorMessage, true))
+		}
+		if sendLagOverBound {
+			var body []byte
+			body = appendArrayLen(body, len(v.LagOverBound), true)
+			for i := range v.LagOverBound {
+				body = v.LagOverBound[i].encode(body, version, true)
+			}
+			dst = appendTag(dst, 8, body)
 		}
 		dst = v.UnknownTags.AppendEach(dst)
 	}
@@ -261,6 +395,22 @@ func (v *StopMirrorTopicsResponseTopicResult) decode(b *kbin.Reader, version int
 			case 0:
 				v.ErrorMessage = readNullableString(r, true, unsafe)
 				return true, nil
+			case 8:
+				{
+					n, err := readArrayLen(r, true, false, 37)
+					if err != nil {
+						return true, fmt.Errorf("LagOverBound: %w", err)
+					}
+					if n > 0 {
+						v.LagOverBound = make([]StopMirrorTopicsResponseLagOverBoundPartition, n)
+					}
+					for i := range v.LagOverBound {
+						if err := v.LagOverBound[i].decode(r, version, true, unsafe); err != nil {
+							return true, fmt.Errorf("LagOverBound[%d]: %w", i, err)
+						}
+					}
+				}
+				return true, nil
 			}
 			return false, nil
 		})
@@ -273,7 +423,9 @@ func (v *StopMirrorTopicsResponseTopicResult) decode(b *kbin.Reader, version int
 // Source: the seed (kip-1279-seed.txt, StopMirrorTopicsResponse), the same
 // shape as snapshot A's StartMirrorTopicsResponse (the digest §2.2: the
 // controller code uses StopMirrorTopicsResponseData.TopicResult), plus the
-// Strait extension of StartMirrorTopicsResponse: tagged per-topic ErrorMessage.
+// Strait extension of StartMirrorTopicsResponse: tagged per-topic ErrorMessage,
+// and the RPO guard's refusal (issue 27, tag 8): the partitions whose lag is over
+// the bound or unknown.
 type StopMirrorTopicsResponse struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16

@@ -471,6 +471,11 @@ type DescribeMirrorsResponseDescribedMirror struct {
 	// What the mirror's last consumer group offset sync round left alone (Strait extension, issue 27).
 	SkippedGroupOffsets []DescribeMirrorsResponseSkippedGroupOffset // tag 3
 
+	// The mirror config mirror.failover.max.lag.ms, the lag bound a stop refuses above (issue 27's RPO guard), or -1 if unset (Strait extension).
+	//
+	// This field has a default of -1.
+	FailoverMaxLagMs int64 // tag 8
+
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
 	UnknownTags kmsg.Tags
@@ -479,6 +484,7 @@ type DescribeMirrorsResponseDescribedMirror struct {
 // Default sets the fields that have a default other than the zero value.
 func (v *DescribeMirrorsResponseDescribedMirror) Default() {
 	v.AuthorizedOperations = -2147483648
+	v.FailoverMaxLagMs = -1
 }
 
 // NewDescribeMirrorsResponseDescribedMirror returns a DescribeMirrorsResponseDescribedMirror with its defaults set.
@@ -506,6 +512,10 @@ func (v *DescribeMirrorsResponseDescribedMirror) encode(dst []byte, version int1
 		if sendSkippedGroupOffsets {
 			n++
 		}
+		sendFailoverMaxLagMs := v.FailoverMaxLagMs != -1
+		if sendFailoverMaxLagMs {
+			n++
+		}
 		dst = kbin.AppendUvarint(dst, uint32(n))
 		if sendScramSyncError {
 			dst = appendTag(dst, 0, appendNullableString(nil, v.ScramSyncError, true))
@@ -517,6 +527,9 @@ func (v *DescribeMirrorsResponseDescribedMirror) encode(dst []byte, version int1
 				body = v.SkippedGroupOffsets[i].encode(body, version, true)
 			}
 			dst = appendTag(dst, 3, body)
+		}
+		if sendFailoverMaxLagMs {
+			dst = appendTag(dst, 8, kbin.AppendInt64(nil, v.FailoverMaxLagMs))
 		}
 		dst = v.UnknownTags.AppendEach(dst)
 	}
@@ -564,6 +577,9 @@ func (v *DescribeMirrorsResponseDescribedMirror) decode(b *kbin.Reader, version 
 					}
 				}
 				return true, nil
+			case 8:
+				v.FailoverMaxLagMs = r.Int64()
+				return true, nil
 			}
 			return false, nil
 		})
@@ -586,7 +602,8 @@ func (v *DescribeMirrorsResponseDescribedMirror) decode(b *kbin.Reader, version 
 // and how old its source measurement is); and per mirror ScramSyncError (tag 0, issue
 // 25: why the mirror's SCRAM user sync cannot run, e.g. a source that
 // cannot export credentials) and SkippedGroupOffsets (tag 3, issue 27: what
-// the last group offset sync round left alone, and why).
+// the last group offset sync round left alone, and why), and FailoverMaxLagMs
+// (tag 8, issue 27: the RPO guard's bound, so describe shows the lag against it).
 type DescribeMirrorsResponse struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16

@@ -118,9 +118,21 @@ func goldens() []golden {
 				Topics:      []mirrormsg.StopMirrorTopicsRequestTopicMetadata{{TopicName: "t1"}},
 				Patterns:    []string{"p"},
 				StateOffset: 42,
+				// The RPO guard's tags at their defaults are not sent.
+				MaxLagMs: -1, MaxLagRecords: -1,
 			},
 			want: cat(cstr("m"), carr(1), cstr("t1"), noTags, i64(42),
 				uv(1), tag(0, cat(carr(1), cstr("p")))),
+		},
+		{
+			name: "StopMirrorTopicsRequest with the RPO guard",
+			msg: &mirrormsg.StopMirrorTopicsRequest{
+				MirrorName:  "m",
+				Topics:      []mirrormsg.StopMirrorTopicsRequestTopicMetadata{{TopicName: "t1"}},
+				StateOffset: -1, MaxLagMs: 5000, MaxLagRecords: 100, Force: true,
+			},
+			want: cat(cstr("m"), carr(1), cstr("t1"), noTags, i64(-1),
+				uv(3), tag(8, i64(5000)), tag(9, i64(100)), tag(10, []byte{1})),
 		},
 		{
 			name: "ResumeMirrorTopicsRequest",
@@ -269,7 +281,8 @@ func goldens() []golden {
 							LagMs: 1500, RetryCount: 2, DestinationHighWatermark: 88, CommittedLag: 12, LagMeasuredAtMs: 1700000000000,
 						}},
 					}},
-					ScramSyncError: sp("no export"),
+					ScramSyncError:   sp("no export"),
+					FailoverMaxLagMs: 5000,
 				}},
 			},
 			want: cat(i32(0), i16(0), null, carr(1),
@@ -278,7 +291,7 @@ func goldens() []golden {
 				i32(1), i64(100), i64(90), i64(10), cstr("MIRRORING"), i32(3),
 				uv(7), tag(0, cstr("boom")), tag(1, i64(5)), tag(2, i64(1500)), tag(3, i32(2)),
 				tag(4, i64(88)), tag(5, i64(12)), tag(6, i64(1700000000000)),
-				noTags, uv(1), tag(0, cstr("no export")), noTags),
+				noTags, uv(2), tag(0, cstr("no export")), tag(8, i64(5000)), noTags),
 		},
 		{
 			// LagMs, DestinationHighWatermark, CommittedLag and
@@ -297,6 +310,7 @@ func goldens() []golden {
 							DestinationHighWatermark: -1, CommittedLag: -1, LagMeasuredAtMs: -1,
 						}},
 					}},
+					FailoverMaxLagMs: -1,
 				}},
 			},
 			want: cat(i32(0), i16(0), null, carr(1),

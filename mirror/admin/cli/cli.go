@@ -77,6 +77,7 @@ commands:
   pause    NAME --topic T [--topic T2]...
   resume   NAME --topic T [--topic T2]...
   stop     NAME (--topic T [--topic T2]... | --all) [--json] [--barrier-timeout D]
+           [--max-lag-ms N] [--max-lag-records N] [--force]
                            failover / migration cut-over, as one barrier:
                            pauses the topics and waits until every partition
                            is at rest (PAUSED, or FAILED), still read-only; if
@@ -93,9 +94,24 @@ commands:
                            "unknown" when the source is gone), the LME, and
                            the destination's HW and LSO (equal: read_committed
                            consumers are not stuck). --all: every topic of the
-                           mirror not stopped yet. Examples:
+                           mirror not stopped yet.
+                           RPO guard, between the barrier and the stop: the
+                           broker measures each partition's lag at the barrier
+                           and refuses (POLICY_VIOLATION) a topic with a
+                           partition more than N ms / N records behind, or
+                           whose lag is unknown (source down), naming each
+                           partition with its lag; a refused topic stays
+                           paused and read-only (fail closed: resume it, or
+                           stop again with --force). --max-lag-ms defaults to
+                           the mirror config mirror.failover.max.lag.ms (-1:
+                           no bound); describe shows it and OVER-BOUND per
+                           partition, the metric
+                           strait_mirror_failover_lag_bound_exceeded counts
+                           partitions over it.
+                           Examples:
                              strait mirror stop m1 --topic orders --json
                              strait mirror stop m1 --all --timeout 2m
+                             strait mirror stop east --topic orders --max-lag-ms 5000
 
 lag: what the source's consumers can read that the destination's cannot yet.
   LAG     source high watermark - destination high watermark, in records (the

@@ -58,8 +58,9 @@ func TestHelpAndCommandErrors(t *testing.T) {
 		t.Fatalf("unknown global flag: %+v", r)
 	}
 	r := run(t, nil, "stop", "--help")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "usage: strait mirror stop NAME (--topic T [--topic T2]... | --all)") ||
-		!strings.Contains(r.stdout, "-topic TOPIC") || !strings.Contains(r.stdout, "-bootstrap-server") {
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "usage: strait mirror stop NAME (--topic T [--topic T2]... | --all) [--json] [--barrier-timeout DURATION] [--max-lag-ms N] [--max-lag-records N] [--force]\n") ||
+		!strings.Contains(r.stdout, "-topic TOPIC") || !strings.Contains(r.stdout, "-bootstrap-server") ||
+		!strings.Contains(r.stdout, "-max-lag-ms N") || !strings.Contains(r.stdout, "-force") {
 		t.Fatalf("stop --help: %+v", r)
 	}
 }
@@ -343,6 +344,7 @@ func TestDescribeJSON(t *testing.T) {
 			Topic      string           `json:"topic"`
 			Partitions []map[string]any `json:"partitions"`
 		} `json:"topics"`
+		FailoverMaxLagMs *int64 `json:"failover_max_lag_ms"`
 	}
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
 	dec.DisallowUnknownFields()
@@ -357,7 +359,7 @@ func TestDescribeJSON(t *testing.T) {
 		"partition": 1.0, "state": "FAILED", "source_high_watermark": -1.0, "destination_log_end_offset": -1.0,
 		"lag": -1.0, "lag_ms": -1.0, "last_mirror_epoch": -1.0, "retry_count": 3.0, "offsets_skipped": 7.0,
 		"last_error": "source topic id changed", "destination_high_watermark": -1.0, "lag_unknown": true,
-		"committed_lag": -1.0, "lag_measured_at": "2026-12-06T09:59:00Z",
+		"committed_lag": -1.0, "lag_measured_at": "2026-12-06T09:59:00Z", "over_failover_bound": false,
 	}
 	if !reflect.DeepEqual(failed, want) {
 		t.Fatalf("partition %v\nwant %v", failed, want)
@@ -379,12 +381,13 @@ func TestDescribeJSON(t *testing.T) {
           "last_mirror_epoch": 4,
           "retry_count": 0,
           "offsets_skipped": 0,
-          "last_error": ""
+          "last_error": "",
+          "over_failover_bound": false
         },`) {
 		t.Fatalf("JSON layout:\n%s", r.stdout)
 	}
 	e := run(t, b, "describe", "empty", "--json")
-	e.expect(t, 0, "{\n  \"mirror\": \"empty\",\n  \"topics\": []\n}\n", "")
+	e.expect(t, 0, "{\n  \"mirror\": \"empty\",\n  \"topics\": [],\n  \"failover_max_lag_ms\": null\n}\n", "")
 }
 
 // TestDescribeSkippedGroupOffsets: describe lists what the last group
@@ -419,7 +422,8 @@ func TestDescribeSkippedGroupOffsets(t *testing.T) {
       "committed_offset": 40,
       "source_offset": 20
     }
-  ]
+  ],
+  "failover_max_lag_ms": null
 }
 `, "")
 }

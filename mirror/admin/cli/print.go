@@ -86,14 +86,23 @@ func printDescription(w io.Writer, d admin.MirrorDescription) {
 	if d.ScramSyncError != "" {
 		fmt.Fprintf(w, "SCRAM user sync: %s\n", d.ScramSyncError)
 	}
+	bounded := printFailoverBound(w, d)
 	tw := newTable(w)
-	fmt.Fprintln(tw, "TOPIC\tPARTITION\tSTATE\tSOURCE-HW\tDEST-HW\tDEST-LEO\tLAG\tC-LAG\tLAG-MS\tMEASURED\tLME\tRETRIES\tSKIPPED\tERROR")
+	head := "TOPIC\tPARTITION\tSTATE\tSOURCE-HW\tDEST-HW\tDEST-LEO\tLAG\tC-LAG\tLAG-MS\tMEASURED\tLME\tRETRIES\tSKIPPED\tERROR"
+	if bounded {
+		head += "\tOVER-BOUND"
+	}
+	fmt.Fprintln(tw, head)
 	for _, t := range d.Topics {
 		for _, p := range t.Partitions {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", t.Name, p.Partition, strOrDash(p.State),
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s", t.Name, p.Partition, strOrDash(p.State),
 				orDash(p.SourceHighWatermark), orDash(p.DestinationHighWatermark), orDash(p.DestinationLogEndOffset),
 				orUnknown(p.Lag), orUnknown(p.CommittedLag), orUnknown(p.LagMs), measured(p.LagMeasuredAt),
 				orDash(p.LastMirrorEpoch), retries(p.RetryCount), p.OffsetsSkipped, strOrDash(p.LastError))
+			if bounded {
+				fmt.Fprintf(tw, "\t%s", yesNo(p.OverFailoverBound))
+			}
+			fmt.Fprintln(tw)
 		}
 	}
 	tw.Flush()

@@ -27,6 +27,11 @@ type stopFlags struct {
 	all            bool
 	json           bool
 	barrierTimeout time.Duration
+	// The RPO guard (issue 27): sent with StopMirrorTopics; the broker
+	// measures each partition and refuses a topic over the bound.
+	maxLagMs      int64
+	maxLagRecords int64
+	force         bool
 }
 
 func (f *stopFlags) check() error {
@@ -37,6 +42,10 @@ func (f *stopFlags) check() error {
 		return fmt.Errorf("missing --topic (or --all)")
 	case f.barrierTimeout < 0:
 		return fmt.Errorf("--barrier-timeout must not be negative, got %v", f.barrierTimeout)
+	case f.maxLagMs < -1:
+		return fmt.Errorf("--max-lag-ms must be 0 or more (-1: the mirror config), got %d", f.maxLagMs)
+	case f.maxLagRecords < -1:
+		return fmt.Errorf("--max-lag-records must be 0 or more, got %d", f.maxLagRecords)
 	}
 	return nil
 }
@@ -55,7 +64,11 @@ func (f *stopFlags) check() error {
 //     mirrored record lies below it; it is the source offset mirrored up
 //     to) and the lag left behind, from a describe, which measures the
 //     source for each call (unknown, never 0, when the source is gone).
-//  4. StopMirrorTopics: each partition goes PAUSED → STOPPING (no fetcher
+//  4. StopMirrorTopics, with the RPO guard's bound (--max-lag-ms,
+//     --max-lag-records, --force): the broker measures the lag at the
+//     barrier and refuses (POLICY_VIOLATION) a topic over the bound or of
+//     unknown lag; a refused topic stays paused (fail closed). Then each
+//     partition goes PAUSED → STOPPING (no fetcher
 //     runs, so its stop offset is the cut), which bumps the leader epoch,
 //     records the LME, writes an ABORT marker for every transaction open
 //     at the cut and MIRROR_PID_RESET, then STOPPED and writable.
@@ -66,7 +79,7 @@ func (f *stopFlags) check() error {
 // Every step is an idempotent RPC, so an interrupted stop is finished by
 // running it again.
 var stopCommand = command{
-	args: "NAME (--topic T [--topic T2]... | --all) [--json] [--barrier-timeout DURATION]",
+	args: "NAME (--topic T [--topic T2]... | --all) [--json] [--barrier-timeout DURATION] [--max-lag-ms N] [--max-lag-records N] [--force]",
 	npos: 1,
 	flags: func(fs *flag.FlagSet) any {
 		f := &stopFlags{}
@@ -75,6 +88,11 @@ var stopCommand = command{
 		fs.BoolVar(&f.json, "json", false, "print the stop report as JSON")
 		fs.DurationVar(&f.barrierTimeout, "barrier-timeout", 0,
 			"how long every partition has to reach the barrier (paused, read-only) before the stop fails closed (default: half of --timeout)")
+		fs.Int64Var(&f.maxLagMs, "max-lag-ms", -1,
+			"refuse to stop a topic with a partition whose lag at the barrier is older than `N` ms or unknown (default: the mirror config mirror.failover.max.lag.ms)")
+		fs.Int64Var(&f.maxLagRecords, "max-lag-records", -1,
+			"refuse to stop a topic with a partition more than `N` records behind at the barrier or of unknown lag")
+		fs.BoolVar(&f.force, "force", false, "stop whatever the lag (skip --max-lag-* and mirror.failover.max.lag.ms)")
 		return f
 	},
 	run: func(ctx context.Context, e *env, mirror string, flags any) int {
@@ -93,6 +111,10 @@ type StopReport struct {
 	// stable offset at its high watermark.
 	Stopped    bool                  `json:"stopped"`
 	Partitions []StopPartitionReport `json:"partitions"`
+	// LagOverBound are the partitions whose lag at the barrier made the
+	// RPO guard refuse their topic (POLICY_VIOLATION); those topics stay
+	// paused.
+	LagOverBound []StopLagOverBound `json:"lag_over_bound,omitempty"`
 	// Error says why the stop failed, "" when it did not.
 	Error string `json:"error,omitempty"`
 }
@@ -125,6 +147,13 @@ type StopPartitionReport struct {
 	DestinationHighWatermark int64  `json:"destination_high_watermark"`
 	LastStableOffset         int64  `json:"last_stable_offset"`
 	Error                    string `json:"error,omitempty"`
+}
+
+// StopLagOverBound is one partition the RPO guard refused: its topic, lag
+// at the barrier (−1 unknown) and the bound applied (−1 none).
+type StopLagOverBound struct {
+	Topic string `json:"topic"`
+	admin.PartitionLagOverBound
 }
 
 func (p StopPartitionReport) name() string { return fmt.Sprintf("%s-%d", p.Topic, p.Partition) }
@@ -188,17 +217,35 @@ func (e *env) stop(ctx context.Context, mirror string, f *stopFlags) int {
 	rep.BarrierReached = true
 
 	// 3. The cut (parts), measured at the barrier. 4. The stop.
-	rs, err = e.client.StopMirrorTopics(ctx, mirror, topics...)
+	opts := admin.StopOptions{MaxLagMs: f.maxLagMs, MaxLagRecords: f.maxLagRecords, Force: f.force}
+	rs, err = e.client.StopMirrorTopicsWith(ctx, mirror, opts, topics...)
 	if err != nil {
 		rep.Error = fmt.Sprintf("every partition reached the barrier, but the stop failed (the topics stay paused): %v", err)
 		return e.stopFailed(rep, f.json)
 	}
 	refused = refused[:0]
+	var overBound []admin.TopicResult
 	for _, r := range rs.Failed() {
 		refused = append(refused, fmt.Sprintf("topic %s: %s: %s", r.Topic, admin.ErrorName(r.Err), r.Detail()))
+		for _, o := range r.LagOverBound {
+			rep.LagOverBound = append(rep.LagOverBound, StopLagOverBound{Topic: r.Topic, PartitionLagOverBound: o})
+		}
+		if len(r.LagOverBound) > 0 {
+			overBound = append(overBound, r)
+		}
+	}
+	for _, t := range rs.Missing(topics) {
+		refused = append(refused, fmt.Sprintf("topic %s: no result from the broker", t))
 	}
 	if len(refused) > 0 {
-		rep.Error = "every partition reached the barrier, but the stop was refused: " + strings.Join(refused, "; ")
+		rep.Error = "every partition reached the barrier, but the stop was refused (the refused topics stay paused, read-only: " +
+			"fail closed; `strait mirror resume` resumes them, or stop again with --force to abandon the lag): " + strings.Join(refused, "; ")
+		if len(overBound) > 0 && !f.json {
+			fmt.Fprintln(e.stderr, "Partitions over the stop's lag bound (RPO guard):")
+			for _, r := range overBound {
+				printLagOverBound(e.stderr, r)
+			}
+		}
 		return e.stopFailed(rep, f.json)
 	}
 

@@ -60,18 +60,24 @@ func topicsCommand(name string, call topicsCall) command {
 			if err != nil {
 				return e.fail(err)
 			}
-			missing := rs.Missing(topics)
-			printTopicResults(e.stdout, rs, missing)
-			code := exitOK
-			for _, r := range rs.Failed() {
-				fmt.Fprintf(e.stderr, "strait mirror %s: topic %s: %s: %s\n", e.cmd, r.Topic, admin.ErrorName(r.Err), r.Detail())
-				code = exitFailed
-			}
-			if len(missing) > 0 {
-				fmt.Fprintf(e.stderr, "strait mirror %s: the broker returned no result for %s\n", e.cmd, joinQuoted(missing))
-				code = exitFailed
-			}
-			return code
+			return e.reportTopicResults(rs, topics)
 		},
 	}
+}
+
+// reportTopicResults prints per-topic results and returns exit 1 if any
+// topic failed or was not answered.
+func (e *env) reportTopicResults(rs admin.TopicResults, topics []string) int {
+	missing := rs.Missing(topics)
+	printTopicResults(e.stdout, rs, missing)
+	code := exitOK
+	for _, r := range rs.Failed() {
+		fmt.Fprintf(e.stderr, "strait mirror %s: topic %s: %s: %s\n", e.cmd, r.Topic, admin.ErrorName(r.Err), r.Detail())
+		code = exitFailed
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(e.stderr, "strait mirror %s: the broker returned no result for %s\n", e.cmd, joinQuoted(missing))
+		code = exitFailed
+	}
+	return code
 }
