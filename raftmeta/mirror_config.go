@@ -110,6 +110,11 @@ var mirrorConfigDefs = map[string]mirrorConfigDef{
 	// whose lag is above this many ms or unknown, unless forced; -1 for no
 	// bound.
 	MirrorFailoverMaxLagMsConfig: {def: "-1", hasDef: true, check: checkLagBound},
+	// Strait's own (issue 27, loud failure): whether a partition whose
+	// source deleted records before they were mirrored (log start past the
+	// destination's end) skips them and mirrors on (counted, logged) rather
+	// than going FAILED. mirror/source.SkipDeletedOffsetsConfig.
+	"mirror.offsets.skip.enable": {def: "false", hasDef: true, check: checkBool},
 }
 
 // MirrorActiveGroupsSyncConfig is the mirror config that chooses how the

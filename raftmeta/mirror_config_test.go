@@ -100,6 +100,8 @@ func TestValidateMirrorConfigs(t *testing.T) {
 		{"zero refresh interval", cfg("mirror.metadata.refresh.interval.ms", "0"), "at least 1"},
 		{"bad refresh interval", cfg("mirror.metadata.refresh.interval.ms", "1m"), "at least 1"},
 		{"failover lag bound", cfg("mirror.failover.max.lag.ms", "5000"), ""},
+		{"offsets skip", cfg("mirror.offsets.skip.enable", "true"), ""},
+		{"offsets skip not a bool", cfg("mirror.offsets.skip.enable", "yes"), "mirror.offsets.skip.enable"},
 		{"failover lag bound zero", cfg("mirror.failover.max.lag.ms", "0"), ""},
 		{"no failover lag bound", cfg("mirror.failover.max.lag.ms", "-1"), ""},
 		{"failover lag bound below -1", cfg("mirror.failover.max.lag.ms", "-2"), "at least 0, or -1"},

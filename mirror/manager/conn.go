@@ -74,17 +74,18 @@ func (m *Manager) newConn(name string, cfgs map[string]string) *mirrorConn {
 	}
 	counters := m.counters.of(name)
 	cl, err := source.New(source.Config{
-		MirrorName:        name,
-		BootstrapServers:  source.BootstrapServers(cfgs),
-		ClientOpts:        opts,
-		LocalClusterID:    m.cfg.ClusterID,
-		MaxWaitMs:         m.cfg.FetchMaxWaitMs,
-		MinBytes:          m.cfg.FetchMinBytes,
-		MaxBytes:          m.cfg.FetchMaxBytes,
-		PartitionMaxBytes: m.cfg.FetchPartitionMaxBytes,
-		Clock:             m.cfg.Clock,
-		Logger:            m.logger,
-		OnPartitionError:  func(tp storage.TopicPartition, err error) { m.onPartitionError(c, counters, tp, err) },
+		MirrorName:         name,
+		BootstrapServers:   source.BootstrapServers(cfgs),
+		ClientOpts:         opts,
+		LocalClusterID:     m.cfg.ClusterID,
+		MaxWaitMs:          m.cfg.FetchMaxWaitMs,
+		MinBytes:           m.cfg.FetchMinBytes,
+		MaxBytes:           m.cfg.FetchMaxBytes,
+		PartitionMaxBytes:  m.cfg.FetchPartitionMaxBytes,
+		Clock:              m.cfg.Clock,
+		Logger:             m.logger,
+		OnPartitionError:   func(tp storage.TopicPartition, err error) { m.onPartitionError(c, counters, tp, err) },
+		SkipDeletedOffsets: source.SkipsDeletedOffsets(cfgs),
 		OnOffsetsSkipped: func(tp storage.TopicPartition, from, to int64) {
 			counters.skipped(tp, to-from)
 			m.logger.Warn("mirror skipped offsets the source deleted before they were mirrored", "mirror", name,

@@ -17,6 +17,17 @@ import (
 	"github.com/strait-io/strait/wire/tlsconf"
 )
 
+// SkipDeletedOffsetsConfig is the mirror config that sets
+// Config.SkipDeletedOffsets (validated by raftmeta with the other mirror
+// configs).
+const SkipDeletedOffsetsConfig = "mirror.offsets.skip.enable"
+
+// SkipsDeletedOffsets reports whether a mirror's configs set
+// mirror.offsets.skip.enable.
+func SkipsDeletedOffsets(configs map[string]string) bool {
+	return strings.EqualFold(strings.TrimSpace(configs[SkipDeletedOffsetsConfig]), "true")
+}
+
 // BootstrapServers is a mirror's bootstrap.servers as a list (entries
 // trimmed, empty ones skipped, as Kafka's LIST type).
 func BootstrapServers(configs map[string]string) []string {

@@ -65,6 +65,12 @@ type Config struct {
 	// at the source's log start, skipping [from, to): data deleted on the
 	// source before it was mirrored. Same rules as OnPartitionError.
 	OnOffsetsSkipped func(tp storage.TopicPartition, from, to int64)
+	// SkipDeletedOffsets lets the core restart a partition at the source's
+	// log start when the source deleted records before they were mirrored
+	// (counted, logged, OnOffsetsSkipped). False (the default, issue 27)
+	// fails the partition instead: FetchEarliestOffset reports a
+	// RecordsDeletedError and returns it, so nothing is skipped silently.
+	SkipDeletedOffsets bool
 }
 
 func (c *Config) withDefaults() (Config, error) {

@@ -77,9 +77,15 @@
 //     below v12 has no LastFetchedEpoch, so divergence would go unnoticed).
 //
 // OFFSET_OUT_OF_RANGE goes to the core, which asks FetchLatestOffset and
-// FetchEarliestOffset and restarts the log at the source's log start when
-// everything past its end was deleted on the source; the endpoint counts
-// those offsets (Status.OffsetsSkipped), logs them and calls
+// FetchEarliestOffset. When the source deleted records past the mirror's
+// log end before they were mirrored (retention, DeleteRecords), the
+// endpoint refuses the skip (issue 27's loud failure): FetchEarliestOffset
+// reports and returns a RecordsDeletedError (ErrSourceRecordsDeleted, fatal:
+// FAILED, retried, logged at WARN) naming the offsets lost, and the core
+// keeps the log. With Config.SkipDeletedOffsets (mirror config
+// mirror.offsets.skip.enable), or for a first copy from offset 0, the core
+// restarts the log at the source's log start instead, and the endpoint
+// counts those offsets (Status.OffsetsSkipped), logs them and calls
 // Config.OnOffsetsSkipped, since data that expired before it was mirrored
 // must never be silent.
 package source

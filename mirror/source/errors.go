@@ -25,7 +25,30 @@ var (
 	// cluster id (Config.LocalClusterID): its bootstrap servers reach this
 	// cluster.
 	ErrSelfMirror = errors.New("the source cluster is this cluster")
+	// ErrSourceRecordsDeleted: the source deleted records (retention,
+	// DeleteRecords) before they were mirrored: its log start passed the
+	// mirror partition's log end, so mirroring on would leave a gap
+	// (issue 27's loud failure; Config.SkipDeletedOffsets skips instead).
+	ErrSourceRecordsDeleted = errors.New("source deleted records before they were mirrored")
 )
+
+// RecordsDeletedError says which offsets the source no longer has; it is
+// an ErrSourceRecordsDeleted.
+type RecordsDeletedError struct {
+	TP storage.TopicPartition
+	// DestinationEnd is the mirror partition's log end (the fetch
+	// offset), SourceStart the source's log start now.
+	DestinationEnd, SourceStart int64
+}
+
+func (e *RecordsDeletedError) Error() string {
+	return fmt.Sprintf("%v: the source log of %s starts at offset %d, past the destination's log end %d; offsets %d to %d are lost "+
+		"(stop the topic to fail over with the gap, or set mirror config mirror.offsets.skip.enable=true to mirror on from %d)",
+		ErrSourceRecordsDeleted, e.TP, e.SourceStart, e.DestinationEnd, e.DestinationEnd, e.SourceStart-1, e.SourceStart)
+}
+
+// Unwrap makes errors.Is(err, ErrSourceRecordsDeleted) hold.
+func (e *RecordsDeletedError) Unwrap() error { return ErrSourceRecordsDeleted }
 
 // SelfMirrorError says which mirror reaches its own cluster, and how; it is
 // an ErrSelfMirror.
@@ -88,5 +111,5 @@ func (e *PartitionError) Unwrap() error { return e.Err }
 func IsFatal(err error) bool {
 	return errors.Is(err, ErrSourceTopicRecreated) || errors.Is(err, ErrSourceTopicNotFound) ||
 		errors.Is(err, ErrSourcePartitionNotFound) || errors.Is(err, ErrSourceUnsupported) ||
-		errors.Is(err, ErrSelfMirror)
+		errors.Is(err, ErrSelfMirror) || errors.Is(err, ErrSourceRecordsDeleted)
 }

@@ -25,7 +25,7 @@ func consumerRequests() *fetcher.KafkaEndPoint { return &fetcher.KafkaEndPoint{R
 func (e *EndPoint) FetchEarliestOffset(ctx context.Context, tp storage.TopicPartition, _ int32) (fetcher.OffsetAndEpoch, error) {
 	out, err := e.listOffset(ctx, tp, storage.EarliestTimestamp)
 	if err == nil {
-		e.c.recordEarliest(tp, out.Offset)
+		err = e.c.recordEarliest(tp, out.Offset)
 	}
 	return out, err
 }

@@ -165,23 +165,45 @@ func (c *Cluster) recordLatest(tp storage.TopicPartition, offset int64, sent tim
 // an OFFSET_OUT_OF_RANGE, counts the offsets the core will skip: the
 // core restarts the log at the source's start when the fetch offset is
 // below it and not beyond the source's end (fetcher.ResetFetchOffset).
-func (c *Cluster) recordEarliest(tp storage.TopicPartition, offset int64) {
+//
+// Unless Config.SkipDeletedOffsets, such a skip past mirrored records
+// (from an offset above 0) is refused instead: the
+// partition is reported failed with a RecordsDeletedError (a fatal error:
+// the driver moves it to FAILED, logged at WARN), which is returned for
+// the core, so it keeps the log as it is.
+func (c *Cluster) recordEarliest(tp storage.TopicPartition, offset int64) error {
 	c.mu.Lock()
 	st := c.statusLocked(tp)
 	st.LogStartOffset, st.Err, st.UpdatedAt = offset, nil, c.cfg.Clock.Now()
 	from := st.oorOffset
 	skipped := from >= 0 && st.oorEnd >= from && offset > from
-	st.oorOffset, st.oorEnd = -1, -1
-	if skipped {
+	// From offset 0 nothing was mirrored yet: a first copy starts at the
+	// source's log start, as a new Kafka follower does; only a gap after
+	// mirrored records is a loss to fail on.
+	refuse := skipped && from > 0 && !c.cfg.SkipDeletedOffsets
+	if !refuse {
+		// A refusal stays until the next fetch answer: the core asks
+		// the offsets again after a backoff without fetching, and must
+		// be refused again rather than restart the log.
+		st.oorOffset, st.oorEnd = -1, -1
+	}
+	if skipped && !refuse {
 		st.OffsetsSkipped += offset - from
 	}
 	c.mu.Unlock()
 	if !skipped {
-		return
+		return nil
+	}
+	if refuse {
+		perr := &PartitionError{TP: tp, Op: "list offsets", Broker: -1,
+			Err: &RecordsDeletedError{TP: tp, DestinationEnd: from, SourceStart: offset}}
+		c.recordError(perr)
+		return perr
 	}
 	c.logger.Warn("source deleted offsets before they were mirrored; skipping them",
 		"partition", tp.String(), "from", from, "to", offset, "skipped", offset-from)
 	if c.cfg.OnOffsetsSkipped != nil {
 		c.cfg.OnOffsetsSkipped(tp, from, offset)
 	}
+	return nil
 }
