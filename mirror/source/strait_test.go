@@ -218,6 +218,27 @@ func TestStraitSourceOffsets(t *testing.T) {
 	if s, _ := src.Status(tp); s.OffsetsSkipped != cut || len(ev.skips()) != 1 {
 		t.Fatalf("skips counted twice: %+v", s)
 	}
+	// A copy that mirrored records (fetch offset 1 > 0) is refused the
+	// skip (issue 27): the earliest offset comes with a RecordsDeletedError
+	// naming the offsets lost, again when the core asks again, and nothing
+	// more is counted as skipped.
+	resp, err = ep.Fetch(ctx, ep.BuildFetch([]fetcher.FetchPartition{fetchPart(tp, id, 1, -1)}))
+	if err != nil || resp[tp].ErrorCode != kerr.OffsetOutOfRange.Code {
+		t.Fatalf("fetch at 1 below the source's start: %v %+v", err, resp[tp])
+	}
+	if _, err := ep.FetchLatestOffset(ctx, tp, 7); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		_, err := ep.FetchEarliestOffset(ctx, tp, 7)
+		var rde *source.RecordsDeletedError
+		if !errors.As(err, &rde) || rde.DestinationEnd != 1 || rde.SourceStart != cut || !source.IsFatal(err) {
+			t.Fatalf("earliest past a mirrored offset: %v, want a fatal RecordsDeletedError [1, %d)", err, cut)
+		}
+	}
+	if s, _ := src.Status(tp); s.OffsetsSkipped != cut || len(ev.skips()) != 1 {
+		t.Fatalf("a refused skip was counted: %+v", s)
+	}
 	got := fetchAll(t, ctx, ep, tp, id, cut, -1, hw)
 	sameBatches(t, "after the cut", got.data, readLog(t, l, cut))
 }
