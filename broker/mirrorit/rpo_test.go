@@ -89,27 +89,25 @@ func TestMirrorStopLagGuard(t *testing.T) {
 		}
 		return ""
 	})
-	// The CLI: --max-lag-records (and the config's ms), text and --json.
+	// The CLI (the barrier stop, which pauses first and sends the bound
+	// with its StopMirrorTopics): --max-lag-records (and the config's ms),
+	// text and --json; refused, the topic stays paused (fail closed).
 	var out, errb bytes.Buffer
 	code := cli.Main(p.ctx, []string{"--bootstrap-server", p.dst.seeds()[0], "stop", mirrorName, "--topic", lagging, "--max-lag-records", "5"}, &out, &errb)
 	p.logf("strait mirror stop --max-lag-records 5: exit %d\n%s%s", code, out.String(), errb.String())
 	if code != 1 || !strings.Contains(errb.String(), "POLICY_VIOLATION") ||
 		!strings.Contains(errb.String(), fmt.Sprintf("partition 0: %d records", behind)) ||
-		!strings.Contains(errb.String(), fmt.Sprintf("partition 1: %d records", behind)) || !strings.Contains(errb.String(), "5 records, 1000 ms") {
+		!strings.Contains(errb.String(), fmt.Sprintf("partition 1: %d records", behind)) || !strings.Contains(errb.String(), "5 records, 1000 ms") ||
+		!strings.Contains(errb.String(), "stay paused") {
 		t.Errorf("strait mirror stop --max-lag-records 5: exit %d, want 1 naming both partitions, their lag and the bound\n%s%s", code, out.String(), errb.String())
 	}
 	out.Reset()
 	errb.Reset()
 	code = cli.Main(p.ctx, []string{"--bootstrap-server", p.dst.seeds()[0], "stop", mirrorName, "--topic", lagging, "--max-lag-records", "5", "--json"}, &out, &errb)
-	var js struct {
-		Topics []struct {
-			Topic        string                        `json:"topic"`
-			Error        string                        `json:"error"`
-			LagOverBound []admin.PartitionLagOverBound `json:"lag_over_bound"`
-		} `json:"topics"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &js); err != nil || code != 1 || len(js.Topics) != 1 || js.Topics[0].Error != "POLICY_VIOLATION" ||
-		len(js.Topics[0].LagOverBound) != partitions || js.Topics[0].LagOverBound[0].Lag != behind || js.Topics[0].LagOverBound[0].MaxLagRecords != 5 {
+	var js cli.StopReport
+	if err := json.Unmarshal(out.Bytes(), &js); err != nil || code != 1 || !js.BarrierReached || js.Stopped ||
+		!strings.Contains(js.Error, "POLICY_VIOLATION") || len(js.LagOverBound) != partitions ||
+		js.LagOverBound[0].Topic != lagging || js.LagOverBound[0].Lag != behind || js.LagOverBound[0].MaxLagRecords != 5 {
 		t.Errorf("strait mirror stop --json: exit %d, %v\n%s%s", code, err, out.String(), errb.String())
 	}
 	if td := p.waitState(lagging, "PAUSED", partitions, 5*time.Second); td.Partitions[0].State != "PAUSED" {
@@ -119,10 +117,15 @@ func TestMirrorStopLagGuard(t *testing.T) {
 	// Under the bound (caught up): stopped.
 	p.stop(caught)
 	p.waitState(caught, "STOPPED", partitions, 30*time.Second)
-	// --force: stopped whatever the lag.
-	rs, err = p.mirror.StopMirrorTopicsWith(p.ctx, mirrorName, admin.StopOptions{MaxLagMs: -1, MaxLagRecords: -1, Force: true}, lagging)
-	if err != nil || len(rs.Failed()) > 0 {
-		t.Fatalf("stop --force %s: %v %+v", lagging, err, rs)
+	// --force through the CLI: stopped whatever the lag, the lag it
+	// abandons in the report.
+	out.Reset()
+	errb.Reset()
+	code = cli.Main(p.ctx, []string{"--bootstrap-server", p.dst.seeds()[0], "stop", mirrorName, "--topic", lagging, "--force", "--json"}, &out, &errb)
+	js = cli.StopReport{}
+	if err := json.Unmarshal(out.Bytes(), &js); err != nil || code != 0 || !js.Stopped || len(js.Partitions) != partitions ||
+		js.Partitions[0].LagRecords != behind {
+		t.Fatalf("strait mirror stop --force --json: exit %d, %v\n%s%s", code, err, out.String(), errb.String())
 	}
 	p.waitState(lagging, "STOPPED", partitions, 30*time.Second)
 
