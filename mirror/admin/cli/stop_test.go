@@ -1,9 +1,11 @@
 package cli_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/mirror/admin/admintest"
@@ -69,5 +71,59 @@ func TestStopBarrierRefused(t *testing.T) {
 	}
 	if n := stopRequests(b); n != 0 {
 		t.Fatalf("%d StopMirrorTopics sent", n)
+	}
+}
+
+// TestStopLagGuardRefused: the barrier stop sends the RPO guard's bound
+// (--max-lag-ms, --max-lag-records, --force) with its StopMirrorTopics;
+// a topic the broker refuses for its lag (POLICY_VIOLATION) ends the stop
+// with exit 1 naming each partition with its lag and the bound, the topic
+// left paused (fail closed), in text and --json.
+func TestStopLagGuardRefused(t *testing.T) {
+	b := admintest.NewBroker(t)
+	b.Handle(mirrormsg.KeyPauseMirrorTopics, topicsHandler(nil, nil))
+	b.Handle(mirrormsg.KeyStopMirrorTopics, func(_ context.Context, req kmsg.Request) kmsg.Response {
+		r := req.(*mirrormsg.StopMirrorTopicsRequest)
+		resp := r.ResponseKind().(*mirrormsg.StopMirrorTopicsResponse)
+		for _, tm := range r.Topics {
+			tr := mirrormsg.NewStopMirrorTopicsResponseTopicResult()
+			tr.Name = tm.TopicName
+			if !r.Force {
+				tr.ErrorCode, tr.ErrorMessage = kerr.PolicyViolation.Code, kmsg.StringPtr("lag over the failover bound")
+				o := mirrormsg.NewStopMirrorTopicsResponseLagOverBoundPartition()
+				o.PartitionIndex, o.Lag, o.LagMs, o.MaxLagRecords, o.MaxLagMs = 1, 7, 9000, r.MaxLagRecords, r.MaxLagMs
+				tr.LagOverBound = append(tr.LagOverBound, o)
+			}
+			resp.Topics = append(resp.Topics, tr)
+		}
+		return resp
+	})
+	h, _ := scriptedDescribe([]pstate{{state: "PAUSED"}, {state: "PAUSED", lag: 7, lagMs: 9000}})
+	b.Handle(mirrormsg.KeyDescribeMirrors, h)
+
+	r := run(t, b, "stop", "m1", "--topic", "orders", "--max-lag-ms", "5000", "--max-lag-records", "5")
+	if r.code != 1 || !strings.Contains(r.stderr, "POLICY_VIOLATION") || !strings.Contains(r.stderr, "stay paused") ||
+		!strings.Contains(r.stderr, "orders partition 1: lag 7 records") || !strings.Contains(r.stderr, "bound 5 records, 5000 ms") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	var sent []*mirrormsg.StopMirrorTopicsRequest
+	for _, q := range b.Received() {
+		if s, ok := q.(*mirrormsg.StopMirrorTopicsRequest); ok {
+			sent = append(sent, s)
+		}
+	}
+	if len(sent) != 1 || sent[0].MaxLagMs != 5000 || sent[0].MaxLagRecords != 5 || sent[0].Force {
+		t.Fatalf("StopMirrorTopics sent: %+v, want one with MaxLagMs 5000, MaxLagRecords 5, no Force", sent)
+	}
+
+	r = run(t, b, "stop", "m1", "--topic", "orders", "--max-lag-records", "5", "--json")
+	if r.code != 1 || !strings.Contains(r.stdout, `"barrier_reached": true`) || !strings.Contains(r.stdout, `"stopped": false`) ||
+		!strings.Contains(r.stdout, `"lag_over_bound": [`) || !strings.Contains(r.stdout, `"max_lag_records": 5`) ||
+		!strings.Contains(r.stdout, `"max_lag_ms": -1`) {
+		t.Fatalf("--json: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	if r := run(t, b, "stop", "m1", "--topic", "orders", "--max-lag-ms", "-2"); r.code != 2 || !strings.Contains(r.stderr, "--max-lag-ms must be 0 or more") {
+		t.Fatalf("--max-lag-ms -2: exit %d\n%s", r.code, r.stderr)
 	}
 }
