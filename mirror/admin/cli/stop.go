@@ -240,6 +240,17 @@ func (e *env) stop(ctx context.Context, mirror string, f *stopFlags) int {
 	if len(refused) > 0 {
 		rep.Error = "every partition reached the barrier, but the stop was refused (the refused topics stay paused, read-only: " +
 			"fail closed; `strait mirror resume` resumes them, or stop again with --force to abandon the lag): " + strings.Join(refused, "; ")
+		// The broker stops the topics it did not refuse (the guard is per
+		// topic): say so, they are becoming writable.
+		var accepted []string
+		for _, r := range rs {
+			if r.Err == nil {
+				accepted = append(accepted, r.Topic)
+			}
+		}
+		if len(accepted) > 0 {
+			rep.Error += "; the other topics were stopped: " + strings.Join(accepted, ", ")
+		}
 		if len(overBound) > 0 && !f.json {
 			fmt.Fprintln(e.stderr, "Partitions over the stop's lag bound (RPO guard):")
 			for _, r := range overBound {
