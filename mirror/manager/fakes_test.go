@@ -226,6 +226,20 @@ type fakeStates struct {
 	recs    map[state.Key]partition.Record
 	history map[state.Key][]partition.Record
 	writes  int
+	// failing: the next writes of a state fail (a coordinator that
+	// cannot take them yet); failed counts them.
+	failing map[partition.State]int
+	failed  int
+}
+
+// failNext makes the next n writes of st fail with a retriable error.
+func (s *fakeStates) failNext(st partition.State, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failing == nil {
+		s.failing = map[partition.State]int{}
+	}
+	s.failing[st] = n
 }
 
 func newFakeStates() *fakeStates {
@@ -245,6 +259,11 @@ func (s *fakeStates) ReadState(_ context.Context, k state.Key) (partition.Record
 func (s *fakeStates) WriteState(_ context.Context, k state.Key, rec partition.Record, expected int32) (int32, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.failing[rec.State] > 0 {
+		s.failing[rec.State]--
+		s.failed++
+		return 0, fmt.Errorf("write-state refused for now: the coordinator does not know leader epoch %d yet", rec.LeaderEpoch)
+	}
 	cur, ok := s.recs[k]
 	if !ok {
 		cur = partition.EmptyRecord()

@@ -427,3 +427,34 @@ func TestSourceEpochAheadBumps(t *testing.T) {
 		t.Fatalf("destination epoch %d, %d truncations; want 1, 0", snap.epoch, snap.truncations)
 	}
 }
+
+// TestStoppedPartitionHasNoLastError: a stop step that failed and was
+// retried (here the STOPPING write, as a __mirror_state coordinator that
+// has not seen the stop's leader epoch bump yet refuses it) is history
+// once the partition is STOPPED: its status carries no error, so describe
+// and the stop report do not show a stopped partition as failing.
+func TestStoppedPartitionHasNoLastError(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 25*time.Second)
+	defer cancel()
+	kc, id := startKfake(t, "events", 1)
+	seeds := kc.ListenAddrs()
+	produce(t, ctx, seeds, "events", 1, 20, kgo.NoCompression())
+	e := newEnv(t, seeds, "events", id, 1, 0)
+	e.mgr.Start(ctx)
+	e.waitCaughtUp(func() int64 { return kc.PartitionInfo("events", 0).HighWatermark }, 0, partition.StateMirroring)
+
+	e.st.failNext(partition.StateStopping, 1)
+	e.setMirrorName("m" + mirrorstate.SuffixRemoved)
+	waitFor(t, 15*time.Second, func() string { return "records " + e.st.states(e.key(0)) }, func() bool {
+		rec, ok := e.st.get(e.key(0))
+		return ok && rec.State == partition.StateStopped
+	})
+	e.st.mu.Lock()
+	failed := e.st.failed
+	e.st.mu.Unlock()
+	ps, ok := statusOf(e.mgr, e.tp(0))
+	if failed != 1 || !ok || ps.State != partition.StateStopped || ps.LastError != "" {
+		t.Fatalf("after %d refused STOPPING writes: status %+v, want STOPPED with no error", failed, ps)
+	}
+}

@@ -102,6 +102,13 @@ func (m *Manager) partitionStatus(tp storage.TopicPartition, v view, c *mirrorCo
 		// state. While mirroring, the current error is the source's.
 		ps.LastError = ""
 	}
+	if rec.State == partition.StateStopped {
+		// STOPPED is final: every stop step succeeded in the end, and a
+		// failure one of them retried past (a __mirror_state write the
+		// coordinator refused until it saw the stop's epoch bump) is
+		// history, not the partition's state.
+		ps.LastError = ""
+	}
 	src := lag.Source{HighWatermark: lag.Unknown, LastStableOffset: lag.Unknown}
 	if c != nil && c.cluster != nil {
 		if st, ok := c.cluster.Status(tp); ok {
