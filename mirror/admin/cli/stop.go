@@ -198,6 +198,9 @@ func (e *env) stop(ctx context.Context, mirror string, f *stopFlags) int {
 	bctx, cancel := context.WithTimeout(ctx, barrierTimeout)
 	parts, err := e.pollPartitions(bctx, mirror, topics, atRest)
 	cancel()
+	if err != nil && len(parts) == 0 {
+		parts = e.describeOnce(ctx, mirror, topics)
+	}
 	rep.Partitions = parts
 	if err != nil {
 		// 2. Fail closed.
@@ -326,6 +329,23 @@ func (e *env) stopFailed(rep *StopReport, asJSON bool) int {
 	}
 	fmt.Fprintf(e.stderr, "strait mirror %s: %s\n", e.cmd, rep.Error)
 	return exitFailed
+}
+
+// failClosedDescribeTimeout bounds the describe that names the partitions
+// of a stop failing closed when none answered within the barrier timeout:
+// a broker waits up to 5 s for the others' partitions (UNKNOWN after).
+const failClosedDescribeTimeout = 10 * time.Second
+
+// describeOnce is the topics' partitions from one describe, asked again
+// until one answers within failClosedDescribeTimeout (and --timeout); nil
+// if none did. A describe can take longer than a short --barrier-timeout
+// when a destination broker is down (its peers wait for it), and then the
+// fail-closed error must still name the partitions not at the barrier.
+func (e *env) describeOnce(ctx context.Context, mirror string, topics []string) []StopPartitionReport {
+	ctx, cancel := context.WithTimeout(ctx, failClosedDescribeTimeout)
+	defer cancel()
+	parts, _ := e.pollPartitions(ctx, mirror, topics, func(string) bool { return true })
+	return parts
 }
 
 // stoppableTopics lists the mirror's topics that are not stopped (nor

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -125,5 +126,32 @@ func TestStopLagGuardRefused(t *testing.T) {
 
 	if r := run(t, b, "stop", "m1", "--topic", "orders", "--max-lag-ms", "-2"); r.code != 2 || !strings.Contains(r.stderr, "--max-lag-ms must be 0 or more") {
 		t.Fatalf("--max-lag-ms -2: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestStopFailsClosedNamesPartitionsAfterSlowDescribe: when no describe
+// answers within --barrier-timeout (a destination broker down holds the
+// brokers' describe fan-out for seconds), the stop still fails closed
+// naming the partitions not at the barrier, from one more describe, not
+// with a bare "context deadline exceeded". Before, it named none.
+func TestStopFailsClosedNamesPartitionsAfterSlowDescribe(t *testing.T) {
+	b := admintest.NewBroker(t)
+	b.Handle(mirrormsg.KeyPauseMirrorTopics, topicsHandler(nil, nil))
+	b.Handle(mirrormsg.KeyStopMirrorTopics, topicsHandler(nil, nil))
+	h, calls := scriptedDescribe([]pstate{{state: "PAUSED"}, {state: "UNKNOWN", lag: -1}})
+	b.Handle(mirrormsg.KeyDescribeMirrors, func(ctx context.Context, req kmsg.Request) kmsg.Response {
+		if calls() == 0 {
+			time.Sleep(800 * time.Millisecond) // longer than the barrier timeout
+		}
+		return h(ctx, req)
+	})
+
+	r := run(t, b, "stop", "m1", "--topic", "orders", "--barrier-timeout", "300ms", "--json")
+	if r.code != 1 || !strings.Contains(r.stderr, "fail closed, nothing was made writable") || !strings.Contains(r.stderr, "orders-1 (UNKNOWN)") ||
+		strings.Contains(r.stderr, "orders-0") || !strings.Contains(r.stdout, `"state": "UNKNOWN"`) {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := stopRequests(b); n != 0 {
+		t.Fatalf("%d StopMirrorTopics sent by a stop that failed closed", n)
 	}
 }
