@@ -72,6 +72,7 @@ commands:
                            written (stop producing to the topic first: records
                            written after the export are not in it)
                            e.g. strait mirror start back --topic orders --dry-run
+                                strait mirror start back --topic orders --dry-run --json
                                 strait mirror start back --topic orders \
                                   --export-truncated /var/tmp/orders-failback
   pause    NAME --topic T [--topic T2]...
@@ -112,6 +113,11 @@ commands:
                              strait mirror stop m1 --topic orders --json
                              strait mirror stop m1 --all --timeout 2m
                              strait mirror stop east --topic orders --max-lag-ms 5000
+                             strait mirror stop east --topic orders --max-lag-records 1000
+                             strait mirror stop east --topic orders --force
+                             strait mirror stop m1 --all --json --barrier-timeout 20s
+                             strait mirror create east --source-bootstrap src:9092 \
+                               --config mirror.failover.max.lag.ms=30000
 
 lag: what the source's consumers can read that the destination's cannot yet.
   LAG     source high watermark - destination high watermark, in records (the
@@ -146,6 +152,7 @@ consumer group offsets: the mirror's sync copies the source's committed
   strait_mirror_consumer_group_offsets_skipped_{active,ahead}_total). E.g.
     strait mirror create dr --source-bootstrap src:9092 \
       --config mirror.consumer.offsets.sync.active.groups=forward-only
+    strait mirror describe dr --json
 
 global flags (before or after the command):
   --bootstrap-server HOST:PORT[,HOST:PORT...]
