@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -68,25 +67,6 @@ func joinLive(t *testing.T, p *pair, group, topic string) *kgo.Client {
 		return ""
 	})
 	return cl
-}
-
-// memberCommit commits offs as cl's group member and returns the first
-// error, of the request or of a partition.
-func memberCommit(ctx context.Context, cl *kgo.Client, offs map[string]map[int32]kgo.EpochOffset) error {
-	var err error
-	cl.CommitOffsetsSync(ctx, offs, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, e error) {
-		if err = e; err != nil {
-			return
-		}
-		for _, rt := range resp.Topics {
-			for _, rp := range rt.Partitions {
-				if err == nil {
-					err = kerr.ErrorForCode(rp.ErrorCode)
-				}
-			}
-		}
-	})
-	return err
 }
 
 // offsetsRecord is one OffsetCommit record of __consumer_offsets.
@@ -202,7 +182,7 @@ func TestSyncActiveGroupNeverRewinds(t *testing.T) {
 				at[part] = max(at[part], min(pace+rng.Int64N(40)-20, perPartition))
 				offs[topic][part] = kgo.EpochOffset{Epoch: -1, Offset: at[part]}
 			}
-			err := memberCommit(ctx, live, offs)
+			err := MemberCommit(ctx, live, offs)
 			if err == nil {
 				dstCommits++
 			}
@@ -259,7 +239,7 @@ func TestSyncActiveGroupSkippedReport(t *testing.T) {
 	p.start(topic)
 	p.waitMirroring(topic, partitions, 20*time.Second)
 	live := joinLive(t, p, group, topic)
-	if err := memberCommit(p.ctx, live, map[string]map[int32]kgo.EpochOffset{topic: {0: {Epoch: -1, Offset: 10}, 1: {Epoch: -1, Offset: 40}}}); err != nil {
+	if err := MemberCommit(p.ctx, live, map[string]map[int32]kgo.EpochOffset{topic: {0: {Epoch: -1, Offset: 10}, 1: {Epoch: -1, Offset: 40}}}); err != nil {
 		t.Fatal(err)
 	}
 	var os kadm.Offsets
@@ -328,7 +308,7 @@ func TestSyncActiveGroupSkippedReport(t *testing.T) {
 		return ""
 	})
 	// The member is still the group's, and its own commits still go in.
-	if err := memberCommit(p.ctx, live, map[string]map[int32]kgo.EpochOffset{topic: {0: {Epoch: -1, Offset: 31}}}); err != nil {
+	if err := MemberCommit(p.ctx, live, map[string]map[int32]kgo.EpochOffset{topic: {0: {Epoch: -1, Offset: 31}}}); err != nil {
 		t.Fatalf("the member's commit after the sync: %v", err)
 	}
 	p.logf("skip mode reported the group; forward-only moved p0 10 -> 30 and reported p1 (40 > 20)")
