@@ -88,9 +88,16 @@ func scrapeMetric(port int, series string) (float64, bool, error) {
 // the voters) and writes node1..nodeN.properties into one directory.
 func newClusterNodes(t *testing.T, n int, extra ...string) []*clusterNode {
 	t.Helper()
+	return newClusterNodesOn(t, freePorts(t, n), extra...)
+}
+
+// newClusterNodesOn is newClusterNodes on ports picked by the caller, with
+// other nodes' (one node per ports).
+func newClusterNodesOn(t *testing.T, ps []ports, extra ...string) []*clusterNode {
+	t.Helper()
 	dir := t.TempDir()
 	var nodes []*clusterNode
-	for i, p := range freePorts(t, n) {
+	for i, p := range ps {
 		nodes = append(nodes, &clusterNode{node: newNodeOn(t, p), id: int32(i + 1), dir: dir, file: fmt.Sprintf("node%d.properties", i+1)})
 	}
 	for _, cn := range nodes {

@@ -132,53 +132,58 @@ func mirrorEnds(t *testing.T, ctx context.Context, addr, topic string) map[int32
 // Fetch requests and compares them with the mirrorit checker.
 func mirrorCompare(t *testing.T, ctx context.Context, srcAddr, dstAddr, topic string) *mirrorit.Report {
 	t.Helper()
-	read := func(addr string) (kadm.TopicID, map[int32][]record.Batch) {
-		cl := newClient(t, addr)
-		md, err := kadm.NewClient(cl).Metadata(ctx, topic)
-		if err != nil {
-			t.Fatal(err)
-		}
-		td := md.Topics[topic]
-		out := map[int32][]record.Batch{}
-		for p := range int32(len(td.Partitions)) {
-			var off, hw int64 = 0, -1
-			for hw < 0 || off < hw {
-				req := kmsg.NewPtrFetchRequest()
-				req.ReplicaID, req.MaxBytes, req.SessionEpoch = -1, 16<<20, -1
-				rt := kmsg.NewFetchRequestTopic()
-				rt.Topic, rt.TopicID = topic, td.ID
-				rp := kmsg.NewFetchRequestTopicPartition()
-				rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = p, off, 8<<20
-				rp.CurrentLeaderEpoch, rp.LastFetchedEpoch, rp.LogStartOffset = -1, -1, -1
-				rt.Partitions = append(rt.Partitions, rp)
-				req.Topics = append(req.Topics, rt)
-				resp, err := req.RequestWith(ctx, cl)
-				if err != nil {
-					t.Fatalf("fetch %s/%d at %s: %v", topic, p, addr, err)
-				}
-				got := resp.Topics[0].Partitions[0]
-				if got.ErrorCode != 0 {
-					t.Fatalf("fetch %s/%d at %s: %v", topic, p, addr, kerr.ErrorForCode(got.ErrorCode))
-				}
-				hw = got.HighWatermark
-				before := off
-				out[p], off, err = mirrorit.AppendBatches(out[p], got.RecordBatches, off)
-				if err != nil {
-					t.Fatalf("fetch %s/%d at %s: %v", topic, p, addr, err)
-				}
-				if off == before && off < hw {
-					t.Fatalf("fetch %s/%d at %s: no progress at offset %d below the high watermark %d", topic, p, addr, off, hw)
-				}
-			}
-		}
-		return td.ID, out
-	}
-	srcID, srcLog := read(srcAddr)
-	dstID, dstLog := read(dstAddr)
+	srcID, srcLog := rawBatches(t, ctx, srcAddr, topic)
+	dstID, dstLog := rawBatches(t, ctx, dstAddr, topic)
 	r := &mirrorit.Report{Topic: topic, Partitions: len(srcLog), SourcePartitions: len(srcLog), DestinationPartitions: len(dstLog),
 		SameTopicID: srcID == dstID}
 	for p := range int32(len(srcLog)) {
 		r.ComparePartition(p, srcLog[p], dstLog[p])
 	}
 	return r
+}
+
+// rawBatches reads every partition of topic from a single-node cluster at
+// addr with raw Fetch requests (the batches as stored, byte for byte) up
+// to its high watermark, and returns the topic id with them.
+func rawBatches(t *testing.T, ctx context.Context, addr, topic string) (kadm.TopicID, map[int32][]record.Batch) {
+	t.Helper()
+	cl := newClient(t, addr)
+	md, err := kadm.NewClient(cl).Metadata(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := md.Topics[topic]
+	out := map[int32][]record.Batch{}
+	for p := range int32(len(td.Partitions)) {
+		var off, hw int64 = 0, -1
+		for hw < 0 || off < hw {
+			req := kmsg.NewPtrFetchRequest()
+			req.ReplicaID, req.MaxBytes, req.SessionEpoch = -1, 16<<20, -1
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic, rt.TopicID = topic, td.ID
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = p, off, 8<<20
+			rp.CurrentLeaderEpoch, rp.LastFetchedEpoch, rp.LogStartOffset = -1, -1, -1
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+			resp, err := req.RequestWith(ctx, cl)
+			if err != nil {
+				t.Fatalf("fetch %s/%d at %s: %v", topic, p, addr, err)
+			}
+			got := resp.Topics[0].Partitions[0]
+			if got.ErrorCode != 0 {
+				t.Fatalf("fetch %s/%d at %s: %v", topic, p, addr, kerr.ErrorForCode(got.ErrorCode))
+			}
+			hw = got.HighWatermark
+			before := off
+			out[p], off, err = mirrorit.AppendBatches(out[p], got.RecordBatches, off)
+			if err != nil {
+				t.Fatalf("fetch %s/%d at %s: %v", topic, p, addr, err)
+			}
+			if off == before && off < hw {
+				t.Fatalf("fetch %s/%d at %s: no progress at offset %d below the high watermark %d", topic, p, addr, off, hw)
+			}
+		}
+	}
+	return td.ID, out
 }

@@ -19,20 +19,29 @@ import (
 func mirrorCLI(t *testing.T, addr string) func(want int, args ...string) string {
 	return func(want int, args ...string) string {
 		t.Helper()
-		all := append([]string{"mirror", "--bootstrap-server", addr, "--timeout", "20s"}, args...)
-		p := startProc(t, t.TempDir(), all...)
-		code, err := p.wait(30 * time.Second)
-		if err != nil {
-			t.Fatalf("strait %s: %v", strings.Join(all, " "), err)
-		}
+		code, stdout, stderr := runMirror(t, addr, args...)
 		if code != want {
-			t.Fatalf("strait %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(all, " "), code, want, p.stdoutString(), p.stderr())
+			t.Fatalf("strait mirror %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, want, stdout, stderr)
 		}
 		if want != 0 {
-			return p.stderr()
+			return stderr
 		}
-		return p.stdoutString()
+		return stdout
 	}
+}
+
+// runMirror runs `strait mirror --bootstrap-server addr --timeout 20s
+// args...` as a separate process and returns its exit code, stdout and
+// stderr.
+func runMirror(t *testing.T, addr string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	all := append([]string{"mirror", "--bootstrap-server", addr, "--timeout", "20s"}, args...)
+	p := startProc(t, t.TempDir(), all...)
+	code, err := p.wait(30 * time.Second)
+	if err != nil {
+		t.Fatalf("strait %s: %v", strings.Join(all, " "), err)
+	}
+	return code, p.stdoutString(), p.stderr()
 }
 
 // startMirrorPair starts two single-node clusters: a source and a
