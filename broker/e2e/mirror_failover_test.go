@@ -340,6 +340,26 @@ func (f *failoverClusters) stopRPOGuard(t *testing.T, ctx context.Context) {
 		t.Errorf("describe rpo printed:\n%s\nwant the line %q", desc, want)
 	}
 
+	var d admin.MirrorDescription
+	if out := f.dstCLI(0, "describe", "rpo", "--json"); json.Unmarshal([]byte(out), &d) != nil || d.FailoverMaxLagMs == nil || *d.FailoverMaxLagMs != 1000 ||
+		len(d.Topics) != 1 || !slices.EqualFunc(d.Topics[0].Partitions, []bool{true, true}, func(pd admin.PartitionDescription, over bool) bool { return pd.OverFailoverBound == over }) {
+		t.Errorf("describe rpo --json printed %q; want failover_max_lag_ms 1000 and both partitions over_failover_bound", out)
+	}
+	// The metrics, summed over the destination's brokers (each counts the
+	// partitions it leads), from the lag measured about every second.
+	waitUntil(t, 10*time.Second, "the metrics to show both partitions over the bound", func() (bool, string) {
+		var over, bound float64
+		for _, cn := range f.dst {
+			v, _, err := scrapeMetric(cn.ports.metrics, `strait_mirror_failover_lag_bound_exceeded{mirror="rpo"}`)
+			b, _, err2 := scrapeMetric(cn.ports.metrics, `strait_mirror_failover_max_lag_ms{mirror="rpo"}`)
+			if err != nil || err2 != nil {
+				return false, fmt.Sprint(err, err2)
+			}
+			over, bound = over+v, max(bound, b)
+		}
+		return over == failoverPartitions && bound == 1000, fmt.Sprintf("exceeded %v, bound %v", over, bound)
+	})
+
 	refused := func(args []string, bound string) {
 		t.Helper()
 		code, stdout, stderr := runMirror(t, f.dstAddrs, args...)
@@ -679,16 +699,19 @@ func (f *failoverClusters) stopFailsClosed(t *testing.T, ctx context.Context) {
 	for _, p := range md.Topics[topic].Partitions {
 		leaders[p.Partition] = p.Leader
 	}
-	// A node leading a partition of the topic, not the controller (its
-	// move would only slow the test down).
+	// A node leading a partition of the topic, not the controller if
+	// another leads one (a controller move only slows the test down).
 	victim := int32(-1)
 	for _, l := range leaders {
-		if l != md.Controller && (victim < 0 || l < victim) {
+		if l < 0 {
+			continue
+		}
+		if victim < 0 || victim == md.Controller || l != md.Controller && l < victim {
 			victim = l
 		}
 	}
 	if victim < 0 {
-		t.Fatalf("no partition of %s led by a node other than the controller %d: %v", topic, md.Controller, leaders)
+		t.Fatalf("no leader of %s in %+v", topic, md.Topics[topic])
 	}
 	var down []string
 	for p, l := range leaders {
