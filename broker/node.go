@@ -164,7 +164,8 @@ func NewNode(cfg *config.Config, opts Options) *Node {
 	n := &Node{cfg: cfg, logger: opts.Logger, clock: opts.Clock, fs: opts.FS, opts: opts,
 		halted: make(chan struct{}), startDone: make(chan struct{})}
 	n.producerIDs = producerid.New(n.allocateProducerIDs, opts.Logger.With("component", "producer-ids"))
-	n.peers = &peers{n: n}
+	n.peers = &peers{nodeID: cfg.NodeID, seed: n.interBrokerAddr, opts: n.interBrokerClientOpts,
+		logger: opts.Logger.With("component", "peers")}
 	n.syncers = newMirrorSyncers(n)
 	n.bgCtx, n.bgCancel = context.WithCancel(context.Background())
 	return n
