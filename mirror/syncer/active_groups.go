@@ -92,71 +92,72 @@ func (s *Syncer) reportSkipped(skipped []SkippedOffset) {
 	s.logger.Info("consumer group offsets not synced", "count", len(skipped), "skipped", strings.Join(lines, "; "))
 }
 
-// syncActiveGroup syncs an active group's offsets forward only. It returns
-// how many offsets it wrote and those it skipped because the destination
-// was ahead: seen so in the OffsetFetch, or found so by the coordinator's
+// syncActiveGroup syncs an active group's offsets forward only and
+// returns each partition's outcome: OutcomeAhead where the destination was
+// ahead, seen so in the OffsetFetch or found so by the coordinator's
 // compare-and-set.
-func (s *Syncer) syncActiveGroup(ctx context.Context, v *mirrorView, group string, bounds map[string]map[int32]logBounds) (int, []SkippedOffset, error) {
-	commit, dst, err := s.plannedCommits(ctx, v, group, bounds)
+func (s *Syncer) syncActiveGroup(ctx context.Context, v *mirrorView, group string, bounds map[string]map[int32]logBounds) ([]PartitionOffset, error) {
+	pl, err := s.plannedCommits(ctx, v, group, bounds)
 	if err != nil {
-		return 0, nil, err
-	}
-	var skipped []SkippedOffset
-	ahead := func(o kadm.Offset, committed int64) {
-		skipped = append(skipped, SkippedOffset{Group: group, Topic: o.Topic, Partition: o.Partition, Reason: SkipAhead, Committed: committed, Source: o.At})
-		s.c.offsetsSkippedAhead.Add(1)
+		return nil, err
 	}
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group, req.Generation = group, -1
 	mirrormsg.SetForwardOnly(req)
-	wanted := map[string]map[int32]kadm.Offset{}
-	for _, o := range commit.Sorted() {
-		if cur, ok := dst.Lookup(o.Topic, o.Partition); ok && cur.Err == nil && cur.At >= o.At {
-			if cur.At > o.At {
-				ahead(o, cur.At)
-			}
-			// Equal offsets (another epoch or metadata): nothing to
-			// move.
+	sent := map[string]map[int32]bool{}
+	for _, o := range pl.commit.Sorted() {
+		if cur, ok := pl.dst.Lookup(o.Topic, o.Partition); ok && cur.Err == nil && cur.At >= o.At {
+			// Ahead, or equal offsets (another epoch or metadata):
+			// nothing to move.
 			continue
 		}
-		if wanted[o.Topic] == nil {
-			wanted[o.Topic] = map[int32]kadm.Offset{}
+		if sent[o.Topic] == nil {
+			sent[o.Topic] = map[int32]bool{}
 			rt := kmsg.NewOffsetCommitRequestTopic()
 			rt.Topic = o.Topic
 			req.Topics = append(req.Topics, rt)
 		}
-		wanted[o.Topic][o.Partition] = o
+		sent[o.Topic][o.Partition] = true
 		rp := kmsg.NewOffsetCommitRequestTopicPartition()
 		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = o.Partition, o.At, o.LeaderEpoch, &o.Metadata
 		req.Topics[len(req.Topics)-1].Partitions = append(req.Topics[len(req.Topics)-1].Partitions, rp)
 	}
-	if len(req.Topics) == 0 {
-		return 0, skipped, nil
-	}
-	resp, err := req.RequestWith(ctx, s.cfg.Destination)
-	if err != nil {
-		return 0, skipped, err
-	}
-	n := 0
+	answers := map[string]map[int32]*kmsg.OffsetCommitResponseTopicPartition{}
 	var firstErr error
-	for _, t := range resp.Topics {
-		for i := range t.Partitions {
-			p := &t.Partitions[i]
-			o, ok := wanted[t.Topic][p.Partition]
-			switch {
-			case !ok:
-			case p.ErrorCode != 0:
-				if firstErr == nil {
-					firstErr = fmt.Errorf("%s-%d: %w", t.Topic, p.Partition, kerr.ErrorForCode(p.ErrorCode))
-				}
-			default:
-				if kept, ok := mirrormsg.Kept(p); ok {
-					ahead(o, kept)
-				} else {
-					n++
+	if len(req.Topics) > 0 {
+		resp, err := req.RequestWith(ctx, s.cfg.Destination)
+		if err != nil {
+			firstErr = err
+		} else {
+			for _, t := range resp.Topics {
+				for i := range t.Partitions {
+					p := &t.Partitions[i]
+					if answers[t.Topic] == nil {
+						answers[t.Topic] = map[int32]*kmsg.OffsetCommitResponseTopicPartition{}
+					}
+					answers[t.Topic][p.Partition] = p
+					if p.ErrorCode != 0 && firstErr == nil && sent[t.Topic][p.Partition] {
+						firstErr = fmt.Errorf("%s-%d: %w", t.Topic, p.Partition, kerr.ErrorForCode(p.ErrorCode))
+					}
 				}
 			}
 		}
 	}
-	return n, skipped, firstErr
+	return pl.outcomes(v, bounds, func(c kadm.Offset, cur int64) (int64, Outcome) {
+		switch {
+		case !sent[c.Topic][c.Partition] && cur > c.At:
+			return cur, OutcomeAhead
+		case !sent[c.Topic][c.Partition]:
+			return cur, OutcomeUnchanged
+		}
+		p, ok := answers[c.Topic][c.Partition]
+		switch {
+		case !ok || p.ErrorCode != 0:
+			return cur, OutcomeFailed
+		}
+		if kept, ok := mirrormsg.Kept(p); ok {
+			return kept, OutcomeAhead
+		}
+		return c.At, OutcomeSynced
+	}), firstErr
 }

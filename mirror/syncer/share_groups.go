@@ -29,9 +29,13 @@ func (s *Syncer) syncShareGroups(ctx context.Context, v *mirrorView) int {
 	}
 	// A broker before ListGroups v5 ignores the type filter; one before
 	// Kafka 4.1 has no share groups to list.
-	groups, failed := s.sourceGroups(ctx, v, []string{"share"}, func(g kadm.ListedGroup) bool {
+	groups, listErr := s.sourceGroups(ctx, v, []string{"share"}, func(g kadm.ListedGroup) bool {
 		return g.GroupType == "share"
 	})
+	failed := 0
+	if listErr != nil {
+		failed++
+	}
 	if len(groups) == 0 {
 		return failed
 	}

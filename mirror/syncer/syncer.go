@@ -146,6 +146,12 @@ type Syncer struct {
 	skipMu  sync.Mutex
 	skipped []SkippedOffset
 
+	// groupMu runs the consumer group rounds, periodic and on demand
+	// (SyncGroupsNow), one at a time; lastGroupSync is when one over
+	// mirror topics last completed without a failure (ms, 0 never).
+	groupMu       sync.Mutex
+	lastGroupSync atomic.Int64
+
 	// missing counts the consecutive rounds each mirror topic was not
 	// found on the source (only the round's goroutine uses it).
 	missing map[string]int
