@@ -392,6 +392,16 @@ func matrixFamilies() []matrixFamily {
 			req := &mirrormsg.PauseMirrorTopicsRequest{MirrorName: name}
 			return send(t, cl, req, func(r *mirrormsg.PauseMirrorTopicsResponse) int16 { return r.ErrorCode }).ErrorCode
 		},
+	}, {
+		// The barrier's last group offset sync (issue 27): ALTER on the
+		// mirror, as the RPCs that change a mirror's topics.
+		name: "mirrorsync", rt: kmsg.ACLResourceType(8), op: kmsg.ACLOperationAlter,
+		allowed: mirrormsg.UnknownClusterMirror.Code, denied: mirrormsg.ClusterMirrorAuthorizationFailed.Code,
+		do: func(t *testing.T, cl *kgo.Client, name string, _ [16]byte) int16 {
+			req := mirrormsg.NewPtrSyncMirrorGroupOffsetsRequest()
+			req.MirrorName = name
+			return send(t, cl, req, func(r *mirrormsg.SyncMirrorGroupOffsetsResponse) int16 { return r.ErrorCode }).ErrorCode
+		},
 	}}
 }
 

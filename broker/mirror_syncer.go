@@ -223,6 +223,19 @@ func (m *mirrorSyncers) scramSyncStatus(name string) string {
 	return ""
 }
 
+// syncer is the syncer of mirror on this broker; running is false if
+// this broker does not sync the mirror, and the syncer nil if it should
+// but cannot with the mirror's configs.
+func (m *mirrorSyncers) syncer(name string) (s *syncer.Syncer, running bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.running[name]
+	if !ok {
+		return nil, false
+	}
+	return r.s, true
+}
+
 // skippedOffsets is what the last round of a mirror's syncer on this
 // broker left alone in the consumer group step (DescribeMirrors'
 // SkippedGroupOffsets), nil if this broker does not sync the mirror.

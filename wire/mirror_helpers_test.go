@@ -89,6 +89,10 @@ func (m *mirrorStandIn) DescribeScramCredentialSecrets(_ context.Context, req *m
 	return as[*mirrormsg.DescribeScramCredentialSecretsResponse](m.answer(req))
 }
 
+func (m *mirrorStandIn) SyncMirrorGroupOffsets(_ context.Context, req *mirrormsg.SyncMirrorGroupOffsetsRequest) *mirrormsg.SyncMirrorGroupOffsetsResponse {
+	return as[*mirrormsg.SyncMirrorGroupOffsetsResponse](m.answer(req))
+}
+
 // servedMirrorAPIs are the mirror RPCs a client listener serves: all but
 // the internal ones.
 func servedMirrorAPIs() []mirrormsg.API {
@@ -272,6 +276,21 @@ func mirrorCases() []mirrorCase {
 			r.Credentials = []mirrormsg.DescribeScramCredentialSecretsResponseCredential{{
 				Name: "alice", Mechanism: 2, Salt: []byte{1, 2, 3}, StoredKey: []byte{4}, ServerKey: []byte{5}, Iterations: 4096,
 			}}
+			return r
+		}},
+		{"SyncMirrorGroupOffsets", func() kmsg.Request {
+			r := mirrormsg.NewPtrSyncMirrorGroupOffsetsRequest()
+			r.MirrorName, r.Topics, r.TimeoutMs = "m1", []string{"pay"}, 2500
+			return r
+		}, func() kmsg.Response {
+			r := mirrormsg.NewPtrSyncMirrorGroupOffsetsResponse()
+			r.MirrorName, r.SyncerBrokerID, r.LastGroupSyncMs = "m1", 2, 1700000000000
+			r.Groups = []mirrormsg.SyncMirrorGroupOffsetsResponseGroup{
+				{GroupID: "billing", Partitions: []mirrormsg.SyncMirrorGroupOffsetsResponsePartition{
+					{TopicName: "pay", PartitionIndex: 0, SourceOffset: 40, CommittedOffset: 40, Outcome: "synced"},
+				}},
+				{GroupID: "live", SkipReason: strp("group-active")},
+			}
 			return r
 		}},
 	}

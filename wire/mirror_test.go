@@ -106,7 +106,7 @@ func TestMirrorKeysAdvertisedOnlyWithService(t *testing.T) {
 				mirrorKeys++
 			}
 		}
-		if wantN := map[bool]int{false: 0, true: 12}[withMirror]; mirrorKeys != wantN {
+		if wantN := map[bool]int{false: 0, true: 13}[withMirror]; mirrorKeys != wantN {
 			t.Fatalf("mirror service %t: %d mirror keys advertised, want %d", withMirror, mirrorKeys, wantN)
 		}
 	}

@@ -28,6 +28,7 @@ var mirrorRanges = map[int16][2]int16{
 	94: {0, 0}, 95: {0, 0}, 96: {0, 0}, 97: {0, 0}, 98: {0, 0}, 99: {0, 0},
 	100: {0, 0}, 101: {0, 0}, 102: {0, 0}, 103: {0, 0}, 105: {0, 0},
 	106: {0, 0}, // Strait's DescribeScramCredentialSecrets
+	108: {0, 0}, // Strait's SyncMirrorGroupOffsets (issue 27)
 }
 
 // txnRanges are the transaction coordinator's APIs (KIP-98), advertised

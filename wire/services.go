@@ -241,4 +241,9 @@ type MirrorService interface {
 	// credentials for a mirror's SCRAM sync (Strait's key 106); the wire
 	// server asks only for a request that came on an encrypted listener.
 	DescribeScramCredentialSecrets(ctx context.Context, req *mirrormsg.DescribeScramCredentialSecretsRequest) *mirrormsg.DescribeScramCredentialSecretsResponse
+
+	// SyncMirrorGroupOffsets has the mirror's syncer run one consumer
+	// group offset round now (Strait's key 108, issue 27's promotion
+	// barrier); any broker takes it and forwards it to the syncer's.
+	SyncMirrorGroupOffsets(ctx context.Context, req *mirrormsg.SyncMirrorGroupOffsetsRequest) *mirrormsg.SyncMirrorGroupOffsetsResponse
 }

@@ -38,11 +38,14 @@ const (
 //     right now, or not the broker asked.
 //   - COORDINATOR_LOAD_IN_PROGRESS: the __mirror_state partition the
 //     broker reads is still loading after a leader change.
+//   - COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR: the broker running a
+//     mirror's syncer (SyncMirrorGroupOffsets) is moving or starting.
 //   - REQUEST_TIMED_OUT: only a request that may be sent twice: a write's
 //     timeout leaves it unknown whether it happened.
 func retriable(code int16, idem idempotency) bool {
 	switch code {
-	case kerr.NotController.Code, kerr.NotLeaderForPartition.Code, kerr.CoordinatorLoadInProgress.Code:
+	case kerr.NotController.Code, kerr.NotLeaderForPartition.Code, kerr.CoordinatorLoadInProgress.Code,
+		kerr.CoordinatorNotAvailable.Code, kerr.NotCoordinator.Code:
 		return true
 	case kerr.RequestTimedOut.Code:
 		return bool(idem)

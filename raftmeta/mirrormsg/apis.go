@@ -20,6 +20,7 @@ const (
 	KeyBumpLeaderEpochs               int16 = 105
 	KeyDescribeScramCredentialSecrets int16 = 106
 	KeySyncScramCredentials           int16 = 107
+	KeySyncMirrorGroupOffsets         int16 = 108
 )
 
 // APIs lists every mirror RPC by key; it is never modified. The wire registry
@@ -64,6 +65,9 @@ var APIs = []API{
 	{Key: 107, Name: "SyncScramCredentials", Min: 0, Max: 0, Admin: false, Internal: true,
 		NewRequest:  func() kmsg.Request { return NewPtrSyncScramCredentialsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrSyncScramCredentialsResponse() }},
+	{Key: 108, Name: "SyncMirrorGroupOffsets", Min: 0, Max: 0, Admin: false, Internal: false,
+		NewRequest:  func() kmsg.Request { return NewPtrSyncMirrorGroupOffsetsRequest() },
+		NewResponse: func() kmsg.Response { return NewPtrSyncMirrorGroupOffsetsResponse() }},
 }
 
 var (
@@ -154,4 +158,12 @@ var (
 	_ kmsg.UnsafeReadFrom      = (*SyncScramCredentialsResponse)(nil)
 	_ kmsg.ThrottleResponse    = (*SyncScramCredentialsResponse)(nil)
 	_ kmsg.SetThrottleResponse = (*SyncScramCredentialsResponse)(nil)
+	_ kmsg.Request             = (*SyncMirrorGroupOffsetsRequest)(nil)
+	_ kmsg.Response            = (*SyncMirrorGroupOffsetsResponse)(nil)
+	_ kmsg.UnsafeReadFrom      = (*SyncMirrorGroupOffsetsRequest)(nil)
+	_ kmsg.UnsafeReadFrom      = (*SyncMirrorGroupOffsetsResponse)(nil)
+	_ kmsg.TimeoutRequest      = (*SyncMirrorGroupOffsetsRequest)(nil)
+	_ kmsg.SetTimeoutRequest   = (*SyncMirrorGroupOffsetsRequest)(nil)
+	_ kmsg.ThrottleResponse    = (*SyncMirrorGroupOffsetsResponse)(nil)
+	_ kmsg.SetThrottleResponse = (*SyncMirrorGroupOffsetsResponse)(nil)
 )

@@ -20,6 +20,9 @@ func TestAPIs(t *testing.T) {
 		102: "PauseMirrorTopics", 103: "DeleteMirror", 105: "BumpLeaderEpochs",
 		// Strait's own (issue 25): the SCRAM sync of a mirror.
 		106: "DescribeScramCredentialSecrets", 107: "SyncScramCredentials",
+		// Strait's own (issue 27): the promotion barrier's last group
+		// offset sync.
+		108: "SyncMirrorGroupOffsets",
 	}
 	internal := map[string]bool{"SyncScramCredentials": true}
 	admin := map[string]bool{
@@ -74,7 +77,7 @@ func TestAPIs(t *testing.T) {
 		if _, ok := resp.(kmsg.ThrottleResponse); !ok {
 			t.Errorf("%s: the response has ThrottleTimeMs but is not a kmsg.ThrottleResponse", a.Name)
 		}
-		if _, ok := req.(kmsg.TimeoutRequest); ok != (a.Name == "StartMirrorTopics") {
+		if _, ok := req.(kmsg.TimeoutRequest); ok != (a.Name == "StartMirrorTopics" || a.Name == "SyncMirrorGroupOffsets") {
 			t.Errorf("%s: TimeoutRequest %t", a.Name, ok)
 		}
 		if got := mirrormsg.RequestForKey(a.Key); reflect.TypeOf(got) != reflect.TypeOf(req) {
@@ -87,7 +90,7 @@ func TestAPIs(t *testing.T) {
 			t.Errorf("NameForKey(%d) = %q", a.Key, mirrormsg.NameForKey(a.Key))
 		}
 	}
-	for _, k := range []int16{-1, 0, 18, 93, 104, 108} {
+	for _, k := range []int16{-1, 0, 18, 93, 104, 109} {
 		if mirrormsg.RequestForKey(k) != nil || mirrormsg.ResponseForKey(k) != nil || mirrormsg.NameForKey(k) != "" {
 			t.Errorf("key %d is not a mirror RPC but is looked up", k)
 		}

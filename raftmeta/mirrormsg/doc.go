@@ -40,12 +40,17 @@
 //	105  BumpLeaderEpochs    aiven@cec72d23 + tags            seed
 //	106  DescribeScramCredentialSecrets   Strait (issue 25)   Strait
 //	107  SyncScramCredentials             Strait (internal)   Strait
+//	108  SyncMirrorGroupOffsets           Strait (issue 27)   Strait
 //
 // 106 and 107 are not KIP-1279's: they sync a mirror's SCRAM users (issue
 // 25). 106 exports the source's salts and keys (never printed: their
 // String methods redact them, scram_secrets.go); 107 is Internal, sent only
 // to the active controller over the controller channel, never served on a
-// client listener. Their bytes fields are Kafka's "bytes" type.
+// client listener. Their bytes fields are Kafka's "bytes" type. 108 is
+// issue 27's: the promotion barrier (`strait mirror stop`) asks any broker
+// to have the mirror's syncer run one consumer group offset round now, so
+// the offsets committed on the source up to the cut are on the
+// destination before it becomes writable.
 //
 // "seed" is shared/spec/kip-1279-seed.txt. "Strait" marks a schema the
 // sources do not have, designed minimally in Kafka's style. "+ tag(s)"

@@ -395,6 +395,25 @@ func goldens() []golden {
 			msg:  &mirrormsg.SyncScramCredentialsResponse{ErrorCode: 58, ErrorMessage: sp("no")},
 			want: cat(i32(0), i16(58), cstr("no"), noTags),
 		},
+		{
+			name: "SyncMirrorGroupOffsetsRequest",
+			msg:  &mirrormsg.SyncMirrorGroupOffsetsRequest{MirrorName: "m1", Topics: []string{"t"}, TimeoutMs: 5000, LocalOnly: true},
+			want: cat(cstr("m1"), carr(1), cstr("t"), i32(5000), i8(1), noTags),
+		},
+		{
+			name: "SyncMirrorGroupOffsetsResponse",
+			msg: &mirrormsg.SyncMirrorGroupOffsetsResponse{
+				MirrorName: "m1", SyncerBrokerID: 2, LastGroupSyncMs: 7,
+				Groups: []mirrormsg.SyncMirrorGroupOffsetsResponseGroup{{
+					GroupID: "g", SkipReason: sp("group-active"),
+					Partitions: []mirrormsg.SyncMirrorGroupOffsetsResponsePartition{{
+						TopicName: "t", PartitionIndex: 1, SourceOffset: 10, CommittedOffset: 9, Outcome: "synced",
+					}},
+				}},
+			},
+			want: cat(i32(0), i16(0), null, cstr("m1"), i32(2), i64(7), carr(1), cstr("g"), i16(0), null, cstr("group-active"),
+				carr(1), cstr("t"), i32(1), i64(10), i64(9), cstr("synced"), noTags, noTags, noTags),
+		},
 	}
 }
 
