@@ -79,6 +79,7 @@ commands:
   resume   NAME --topic T [--topic T2]...
   stop     NAME (--topic T [--topic T2]... | --all) [--json] [--barrier-timeout D]
            [--max-lag-ms N] [--max-lag-records N] [--force]
+           [--offset-sync-timeout D] [--require-offset-sync]
                            failover / migration cut-over, as one barrier:
                            pauses the topics and waits until every partition
                            is at rest (PAUSED, or FAILED), still read-only; if
@@ -109,6 +110,20 @@ commands:
                            partition, the metric
                            strait_mirror_failover_lag_bound_exceeded counts
                            partitions over it.
+                           Group offsets, at the barrier before the stop: the
+                           mirror's syncer runs its consumer group round once
+                           more for the topics (same filters and active-group
+                           mode as the periodic one), each offset clamped to
+                           the partition's barrier, and the report lists per
+                           group the partitions synced, skipped (group-active,
+                           destination-ahead) and failed (--json
+                           group_offsets). A source that cannot be reached
+                           does not fail the stop: the last completed sync
+                           stands (its time is shown; offsets may be up to one
+                           mirror.metadata.refresh.interval.ms old), unless
+                           --require-offset-sync, which then fails closed
+                           (topics stay paused). --offset-sync-timeout bounds
+                           the sync (default 10s).
                            Examples:
                              strait mirror stop m1 --topic orders --json
                              strait mirror stop m1 --all --timeout 2m
@@ -116,6 +131,7 @@ commands:
                              strait mirror stop east --topic orders --max-lag-records 1000
                              strait mirror stop east --topic orders --force
                              strait mirror stop m1 --all --json --barrier-timeout 20s
+                             strait mirror stop east --all --require-offset-sync
                              strait mirror create east --source-bootstrap src:9092 \
                                --config mirror.failover.max.lag.ms=30000
 

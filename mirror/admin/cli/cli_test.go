@@ -58,7 +58,7 @@ func TestHelpAndCommandErrors(t *testing.T) {
 		t.Fatalf("unknown global flag: %+v", r)
 	}
 	r := run(t, nil, "stop", "--help")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "usage: strait mirror stop NAME (--topic T [--topic T2]... | --all) [--json] [--barrier-timeout DURATION] [--max-lag-ms N] [--max-lag-records N] [--force]\n") ||
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "usage: strait mirror stop NAME (--topic T [--topic T2]... | --all) [--json] [--barrier-timeout DURATION] [--max-lag-ms N] [--max-lag-records N] [--force] [--offset-sync-timeout DURATION] [--require-offset-sync]\n") ||
 		!strings.Contains(r.stdout, "-topic TOPIC") || !strings.Contains(r.stdout, "-bootstrap-server") ||
 		!strings.Contains(r.stdout, "-max-lag-ms N") || !strings.Contains(r.stdout, "-force") {
 		t.Fatalf("stop --help: %+v", r)

@@ -32,6 +32,9 @@ type stopFlags struct {
 	maxLagMs      int64
 	maxLagRecords int64
 	force         bool
+	// The last group offset sync at the barrier (issue 27).
+	offsetSyncTimeout time.Duration
+	requireOffsetSync bool
 }
 
 func (f *stopFlags) check() error {
@@ -44,6 +47,8 @@ func (f *stopFlags) check() error {
 		return fmt.Errorf("--barrier-timeout must not be negative, got %v", f.barrierTimeout)
 	case f.maxLagMs < -1:
 		return fmt.Errorf("--max-lag-ms must be 0 or more (-1: the mirror config), got %d", f.maxLagMs)
+	case f.offsetSyncTimeout <= 0:
+		return fmt.Errorf("--offset-sync-timeout must be positive, got %v", f.offsetSyncTimeout)
 	case f.maxLagRecords < -1:
 		return fmt.Errorf("--max-lag-records must be 0 or more, got %d", f.maxLagRecords)
 	}
@@ -64,6 +69,12 @@ func (f *stopFlags) check() error {
 //     mirrored record lies below it; it is the source offset mirrored up
 //     to) and the lag left behind, from a describe, which measures the
 //     source for each call (unknown, never 0, when the source is gone).
+//     Then group offsets are synced one last time (SyncMirrorGroupOffsets,
+//     offset_sync.go): the mirror's syncer runs its consumer group round
+//     now for the topics, each offset clamped to the barrier (the
+//     destination's end at rest). A source that cannot be reached does not
+//     fail the stop, unless --require-offset-sync: the last periodic sync
+//     stands and the report says when it ran.
 //  4. StopMirrorTopics, with the RPO guard's bound (--max-lag-ms,
 //     --max-lag-records, --force): the broker measures the lag at the
 //     barrier and refuses (POLICY_VIOLATION) a topic over the bound or of
@@ -79,7 +90,7 @@ func (f *stopFlags) check() error {
 // Every step is an idempotent RPC, so an interrupted stop is finished by
 // running it again.
 var stopCommand = command{
-	args: "NAME (--topic T [--topic T2]... | --all) [--json] [--barrier-timeout DURATION] [--max-lag-ms N] [--max-lag-records N] [--force]",
+	args: "NAME (--topic T [--topic T2]... | --all) [--json] [--barrier-timeout DURATION] [--max-lag-ms N] [--max-lag-records N] [--force] [--offset-sync-timeout DURATION] [--require-offset-sync]",
 	npos: 1,
 	flags: func(fs *flag.FlagSet) any {
 		f := &stopFlags{}
@@ -93,6 +104,10 @@ var stopCommand = command{
 		fs.Int64Var(&f.maxLagRecords, "max-lag-records", -1,
 			"refuse to stop a topic with a partition more than `N` records behind at the barrier or of unknown lag")
 		fs.BoolVar(&f.force, "force", false, "stop whatever the lag (skip --max-lag-* and mirror.failover.max.lag.ms)")
+		fs.DurationVar(&f.offsetSyncTimeout, "offset-sync-timeout", defaultOffsetSyncTimeout,
+			"how long the last consumer group offset sync at the barrier may take")
+		fs.BoolVar(&f.requireOffsetSync, "require-offset-sync", false,
+			"fail closed (nothing made writable) when the group offsets cannot all be synced at the barrier (source unreachable, a group failed)")
 		return f
 	},
 	run: func(ctx context.Context, e *env, mirror string, flags any) int {
@@ -111,6 +126,9 @@ type StopReport struct {
 	// stable offset at its high watermark.
 	Stopped    bool                  `json:"stopped"`
 	Partitions []StopPartitionReport `json:"partitions"`
+	// GroupOffsets is the last consumer group offset sync at the barrier;
+	// nil when the barrier was not reached.
+	GroupOffsets *StopGroupOffsets `json:"group_offsets"`
 	// LagOverBound are the partitions whose lag at the barrier made the
 	// RPO guard refuse their topic (POLICY_VIOLATION); those topics stay
 	// paused.
@@ -218,6 +236,9 @@ func (e *env) stop(ctx context.Context, mirror string, f *stopFlags) int {
 		return e.stopFailed(rep, f.json)
 	}
 	rep.BarrierReached = true
+	if !e.syncOffsetsAtBarrier(ctx, mirror, topics, f, rep) {
+		return e.stopFailed(rep, f.json)
+	}
 
 	// 3. The cut (parts), measured at the barrier. 4. The stop.
 	opts := admin.StopOptions{MaxLagMs: f.maxLagMs, MaxLagRecords: f.maxLagRecords, Force: f.force}
@@ -476,6 +497,9 @@ func printStopReport(w io.Writer, rep *StopReport) {
 			orDash(p.DestinationHighWatermark), orDash(p.LastStableOffset), strOrDash(p.Error))
 	}
 	tw.Flush()
+	if rep.GroupOffsets != nil {
+		printGroupOffsets(w, rep.GroupOffsets)
+	}
 	switch {
 	case rep.Stopped:
 		fmt.Fprintf(w, "Stopped %d partitions of mirror %s at one barrier; they are writable.\n", len(rep.Partitions), rep.Mirror)

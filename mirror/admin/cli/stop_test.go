@@ -101,6 +101,7 @@ func TestStopLagGuardRefused(t *testing.T) {
 	})
 	h, _ := scriptedDescribe([]pstate{{state: "PAUSED"}, {state: "PAUSED", lag: 7, lagMs: 9000}})
 	b.Handle(mirrormsg.KeyDescribeMirrors, h)
+	b.Handle(mirrormsg.KeySyncMirrorGroupOffsets, syncHandler(func(*mirrormsg.SyncMirrorGroupOffsetsResponse) {}))
 
 	r := run(t, b, "stop", "m1", "--topic", "orders", "--max-lag-ms", "5000", "--max-lag-records", "5")
 	if r.code != 1 || !strings.Contains(r.stderr, "POLICY_VIOLATION") || !strings.Contains(r.stderr, "stay paused") ||
@@ -153,5 +154,123 @@ func TestStopFailsClosedNamesPartitionsAfterSlowDescribe(t *testing.T) {
 	}
 	if n := stopRequests(b); n != 0 {
 		t.Fatalf("%d StopMirrorTopics sent by a stop that failed closed", n)
+	}
+}
+
+// syncHandler answers SyncMirrorGroupOffsets with resp's fields.
+func syncHandler(fill func(*mirrormsg.SyncMirrorGroupOffsetsResponse)) admintest.HandlerFunc {
+	return func(_ context.Context, req kmsg.Request) kmsg.Response {
+		r := req.(*mirrormsg.SyncMirrorGroupOffsetsRequest)
+		resp := r.ResponseKind().(*mirrormsg.SyncMirrorGroupOffsetsResponse)
+		resp.MirrorName, resp.SyncerBrokerID = r.MirrorName, 1
+		fill(resp)
+		return resp
+	}
+}
+
+// refuseStop answers every StopMirrorTopics topic INVALID_CLUSTER_MIRROR_STATES,
+// which ends a stop right after it was sent.
+func refuseStop(_ context.Context, req kmsg.Request) kmsg.Response {
+	r := req.(*mirrormsg.StopMirrorTopicsRequest)
+	resp := r.ResponseKind().(*mirrormsg.StopMirrorTopicsResponse)
+	for _, tm := range r.Topics {
+		tr := mirrormsg.NewStopMirrorTopicsResponseTopicResult()
+		tr.Name, tr.ErrorCode = tm.TopicName, mirrormsg.InvalidClusterMirrorStates.Code
+		resp.Topics = append(resp.Topics, tr)
+	}
+	return resp
+}
+
+// requestOrder is the index in b.Received of the first request of each
+// key.
+func requestOrder(b *admintest.Broker) map[int16]int {
+	out := map[int16]int{}
+	for i, r := range b.Received() {
+		if _, ok := out[r.Key()]; !ok {
+			out[r.Key()] = i
+		}
+	}
+	return out
+}
+
+// TestStopSyncsGroupOffsetsAtBarrier: once every partition is at rest,
+// and before StopMirrorTopics, the stop asks for the last group offset
+// sync of its topics, and reports it per group (text and --json). The old
+// stop never asked.
+func TestStopSyncsGroupOffsetsAtBarrier(t *testing.T) {
+	b := admintest.NewBroker(t)
+	b.Handle(mirrormsg.KeyPauseMirrorTopics, topicsHandler(nil, nil))
+	b.Handle(mirrormsg.KeyStopMirrorTopics, refuseStop)
+	h, _ := scriptedDescribe([]pstate{{state: "PAUSED"}, {state: "PAUSED"}})
+	b.Handle(mirrormsg.KeyDescribeMirrors, h)
+	b.Handle(mirrormsg.KeySyncMirrorGroupOffsets, syncHandler(func(r *mirrormsg.SyncMirrorGroupOffsetsResponse) {
+		r.LastGroupSyncMs = 1_700_000_000_000
+		r.Groups = []mirrormsg.SyncMirrorGroupOffsetsResponseGroup{
+			{GroupID: "billing", Partitions: []mirrormsg.SyncMirrorGroupOffsetsResponsePartition{
+				{TopicName: "orders", PartitionIndex: 0, SourceOffset: 40, CommittedOffset: 40, Outcome: "synced"},
+				{TopicName: "orders", PartitionIndex: 1, SourceOffset: 90, CommittedOffset: 80, Outcome: "synced"},
+			}},
+			{GroupID: "live", SkipReason: kmsg.StringPtr("group-active")},
+		}
+	}))
+
+	r := run(t, b, "stop", "m1", "--topic", "orders")
+	if r.code != 1 || !strings.Contains(r.stdout, "Group offsets synced at the barrier (2 groups, by broker 1):") ||
+		!strings.Contains(r.stdout, "billing") || !strings.Contains(r.stdout, "skipped: group-active") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	order := requestOrder(b)
+	si, ok1 := order[mirrormsg.KeySyncMirrorGroupOffsets]
+	st, ok2 := order[mirrormsg.KeyStopMirrorTopics]
+	if !ok1 || !ok2 || si > st {
+		t.Fatalf("SyncMirrorGroupOffsets at %d (%t), StopMirrorTopics at %d (%t): the sync must come first", si, ok1, st, ok2)
+	}
+	for _, q := range b.Received() {
+		if s, ok := q.(*mirrormsg.SyncMirrorGroupOffsetsRequest); ok && (s.MirrorName != "m1" || len(s.Topics) != 1 || s.Topics[0] != "orders") {
+			t.Fatalf("sync request %+v, want mirror m1, topics [orders]", s)
+		}
+	}
+
+	r = run(t, b, "stop", "m1", "--topic", "orders", "--json")
+	for _, want := range []string{`"group_offsets": {`, `"synced": true`, `"syncer_broker": 1`, `"group": "billing"`,
+		`"partitions_synced": 2`, `"skip_reason": "group-active"`, `"outcome": "synced"`, `"committed_offset": 80`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("--json lacks %s: exit %d\nstdout:\n%s\nstderr:\n%s", want, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestStopOffsetSyncSourceDown: a sync that cannot reach the source does
+// not fail the stop (it goes on to StopMirrorTopics) and says which sync's
+// offsets stand; with --require-offset-sync the stop fails closed before
+// StopMirrorTopics.
+func TestStopOffsetSyncSourceDown(t *testing.T) {
+	b := admintest.NewBroker(t)
+	b.Handle(mirrormsg.KeyPauseMirrorTopics, topicsHandler(nil, nil))
+	b.Handle(mirrormsg.KeyStopMirrorTopics, refuseStop)
+	h, _ := scriptedDescribe([]pstate{{state: "PAUSED", lag: -1}})
+	b.Handle(mirrormsg.KeyDescribeMirrors, h)
+	b.Handle(mirrormsg.KeySyncMirrorGroupOffsets, syncHandler(func(r *mirrormsg.SyncMirrorGroupOffsetsResponse) {
+		r.ErrorCode, r.ErrorMessage = kerr.NetworkException.Code, kmsg.StringPtr("listing the source's groups: dial tcp: connection refused")
+		r.LastGroupSyncMs = 1_700_000_000_000
+	}))
+
+	r := run(t, b, "stop", "m1", "--topic", "orders", "--json")
+	if !strings.Contains(r.stderr, "warning: group offsets not synced at the barrier (NETWORK_EXCEPTION: listing the source's groups") ||
+		!strings.Contains(r.stderr, "the last completed sync (2023-11-14T22:13:20Z) stands") ||
+		!strings.Contains(r.stdout, `"synced": false`) || !strings.Contains(r.stdout, `"last_sync": "2023-11-14T`) {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := stopRequests(b); n != 1 {
+		t.Fatalf("%d StopMirrorTopics sent, want 1: a dead source does not fail the stop", n)
+	}
+
+	r = run(t, b, "stop", "m1", "--topic", "orders", "--require-offset-sync")
+	if r.code != 1 || !strings.Contains(r.stderr, "--require-offset-sync was given: fail closed, nothing was made writable") ||
+		!strings.Contains(r.stdout, "Group offsets NOT synced at the barrier: NETWORK_EXCEPTION") {
+		t.Fatalf("--require-offset-sync: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := stopRequests(b); n != 1 {
+		t.Fatalf("%d StopMirrorTopics sent in all, want 1: --require-offset-sync must fail closed", n)
 	}
 }

@@ -172,7 +172,7 @@ func TestEveryCommandHelp(t *testing.T) {
 		"list":     "[--json]",
 		"describe": "NAME [--json]",
 		"start":    "NAME --topic T [--topic T2]... [--wait] [--dry-run [--json]] [--export-truncated DIR]",
-		"stop":     "NAME (--topic T [--topic T2]... | --all) [--json] [--barrier-timeout DURATION] [--max-lag-ms N] [--max-lag-records N] [--force]",
+		"stop":     "NAME (--topic T [--topic T2]... | --all) [--json] [--barrier-timeout DURATION] [--max-lag-ms N] [--max-lag-records N] [--force] [--offset-sync-timeout DURATION] [--require-offset-sync]",
 		"pause":    "NAME --topic T [--topic T2]...",
 		"resume":   "NAME --topic T [--topic T2]...",
 	} {
