@@ -72,12 +72,18 @@ func TestMirrorCLI(t *testing.T) {
 	}
 
 	// stop is the promotion barrier: it returns once every partition is
-	// STOPPED, with a per-partition report.
+	// STOPPED, with a per-partition report, after syncing the group
+	// offsets one last time.
+	commitE2EGroup(t, ctx, newAdmin(t, src.kafkaAddr()), topic)
 	if out := cli(0, "stop", "m1", "--topic", topic); !strings.Contains(out, "BARRIER") ||
-		!strings.Contains(out, fmt.Sprintf("Stopped %d partitions of mirror m1 at one barrier", partitions)) {
+		!strings.Contains(out, fmt.Sprintf("Stopped %d partitions of mirror m1 at one barrier", partitions)) ||
+		!strings.Contains(out, "Group offsets synced at the barrier") {
 		t.Errorf("stop printed %q", out)
 	} else {
 		t.Logf("stop:\n%s", out)
+	}
+	if got := fetchE2EGroup(t, ctx, newAdmin(t, dst.kafkaAddr()), topic); got != 10 {
+		t.Errorf("e2e-g on the destination after the stop: offset %d, want the source's 10", got)
 	}
 	waitUntil(t, 30*time.Second, "describe: every partition STOPPED", func() (bool, string) {
 		out := cli(0, "describe", "m1")
@@ -86,6 +92,30 @@ func TestMirrorCLI(t *testing.T) {
 	if msg := cli(1, "describe", "no-such-mirror"); !strings.Contains(msg, "UNKNOWN_CLUSTER_MIRROR") {
 		t.Errorf("describe of an unknown mirror printed %q, want UNKNOWN_CLUSTER_MIRROR", msg)
 	}
+}
+
+// commitE2EGroup commits offset 10 of topic's partition 0 for group e2e-g.
+func commitE2EGroup(t *testing.T, ctx context.Context, adm *kadm.Client, topic string) {
+	t.Helper()
+	var os kadm.Offsets
+	os.Add(kadm.Offset{Topic: topic, Partition: 0, At: 10, LeaderEpoch: -1})
+	if resp, err := adm.CommitOffsets(ctx, "e2e-g", os); err != nil || resp.Error() != nil {
+		t.Fatalf("commit e2e-g: %v %v", err, resp.Error())
+	}
+}
+
+// fetchE2EGroup is e2e-g's committed offset of topic's partition 0, -1
+// if none.
+func fetchE2EGroup(t *testing.T, ctx context.Context, adm *kadm.Client, topic string) int64 {
+	t.Helper()
+	os, err := adm.FetchOffsets(ctx, "e2e-g")
+	if err != nil {
+		t.Fatalf("fetch e2e-g: %v", err)
+	}
+	if o, ok := os.Lookup(topic, 0); ok && o.Err == nil {
+		return o.At
+	}
+	return -1
 }
 
 // mirrorProduce writes perKind records with a plain (acks=1), an
