@@ -32,15 +32,26 @@ func stopJSON(t *testing.T, p *pair, args ...string) (int, cli.StopReport, strin
 // the source writes on past the destination's end; `stop --topic --json`
 // syncs the offsets one last time at the barrier: the destination's
 // committed offsets equal the source's, clamped to the barrier (the
-// destination's log end), a group active on the destination is skipped
-// (group-active) and left alone, and the report says so per group.
+// destination's log end), a group active on the destination is left
+// alone, skipped as group-active (the default mode) or, in forward-only
+// mode, per partition as destination-ahead, and the report says so per
+// group.
 func TestMirrorStopSyncsGroupOffsets(t *testing.T) {
 	t.Parallel()
+	testMirrorStopSyncsGroupOffsets(t, "skip")
+}
+
+func TestMirrorStopSyncsGroupOffsetsForwardOnly(t *testing.T) {
+	t.Parallel()
+	testMirrorStopSyncsGroupOffsets(t, "forward-only")
+}
+
+func testMirrorStopSyncsGroupOffsets(t *testing.T, activeMode string) {
 	p := newPair(t, 2*time.Minute, startOne(t, "source"), startOne(t, "destination"))
 	const topic, partitions, mirrored, beyond = "last-sync", 2, 50, 40
 	p.src.createTopic(t, p.ctx, topic, partitions)
 	writeEach(t, p, p.src, topic, partitions, mirrored, "m")
-	p.createMirror(oneHourSync)
+	p.createMirror(oneHourSync, "mirror.consumer.offsets.sync.active.groups="+activeMode)
 	p.start(topic)
 	p.waitMirroring(topic, partitions, time.Minute)
 
@@ -110,8 +121,16 @@ func TestMirrorStopSyncsGroupOffsets(t *testing.T) {
 		r.Partitions[0].SourceOffset != mirrored+beyond {
 		t.Errorf("beyond: %+v, want 2 synced, p0 source %d committed %d (clamped to the barrier)", r, mirrored+beyond, mirrored)
 	}
-	if r := byGroup["live"]; r.SkipReason != "group-active" || len(r.Partitions) != 0 {
-		t.Errorf("live: %+v, want skipped: group-active", r)
+	switch r := byGroup["live"]; activeMode {
+	case "skip":
+		if r.SkipReason != "group-active" || len(r.Partitions) != 0 {
+			t.Errorf("live: %+v, want skipped: group-active", r)
+		}
+	case "forward-only":
+		if r.SkipReason != "" || r.Skipped != 2 || r.Synced != 0 || r.Partitions[0].Outcome != "destination-ahead" ||
+			r.Partitions[0].CommittedOffset != mirrored || r.Partitions[0].SourceOffset != 3 {
+			t.Errorf("live: %+v, want 2 partitions skipped: destination-ahead (committed %d, source 3 and 4)", r, mirrored)
+		}
 	}
 }
 
