@@ -30,5 +30,8 @@
 // a client of its own broker, so every write takes the normal paths
 // (forwarding to the controller, the group coordinator) and their checks.
 // It only ever touches topics of its mirror whose mirror.name asks them
-// to mirror: paused and stopped topics are left alone.
+// to mirror: paused and stopped topics are left alone. The one exception
+// is the promotion barrier's last group offset round (SyncGroupsNow,
+// issue 27), which `strait mirror stop` asks for once the topics it stops
+// are paused at rest: the same consumer group step, over those topics.
 package syncer
