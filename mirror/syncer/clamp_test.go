@@ -30,18 +30,18 @@ func TestSyncedOffset(t *testing.T) {
 	}
 }
 
+// offsetResponses is an OffsetFetch answer holding os.
+func offsetResponses(os ...kadm.Offset) kadm.OffsetResponses {
+	out := kadm.OffsetResponses{}
+	for _, o := range os {
+		out.Add(kadm.OffsetResponse{Offset: o})
+	}
+	return out
+}
+
 func TestGroupCommits(t *testing.T) {
 	v := &mirrorView{active: map[string]*raftmeta.Topic{"orders": {Name: "orders"}}}
-	resp := func(os ...kadm.Offset) kadm.OffsetResponses {
-		out := kadm.OffsetResponses{}
-		for _, o := range os {
-			if out[o.Topic] == nil {
-				out[o.Topic] = map[int32]kadm.OffsetResponse{}
-			}
-			out[o.Topic][o.Partition] = kadm.OffsetResponse{Offset: o}
-		}
-		return out
-	}
+	resp := offsetResponses
 	src := resp(
 		kadm.Offset{Topic: "orders", Partition: 0, At: 30, LeaderEpoch: 2, Metadata: "m"},
 		kadm.Offset{Topic: "orders", Partition: 1, At: 500, LeaderEpoch: 2},
