@@ -107,7 +107,7 @@ func lastSyncNote(last *time.Time) string {
 // partitions table.
 func printGroupOffsets(w io.Writer, g *StopGroupOffsets) {
 	if g.Synced {
-		fmt.Fprintf(w, "Group offsets synced at the barrier (%d groups, by broker %d):\n", len(g.Groups), g.SyncerBroker)
+		fmt.Fprintf(w, "Group offsets synced at the barrier by broker %d (groups: %d):\n", g.SyncerBroker, len(g.Groups))
 	} else {
 		fmt.Fprintf(w, "Group offsets NOT synced at the barrier: %s\n  %s\n", g.Error, lastSyncNote(g.LastSync))
 	}
