@@ -17,9 +17,10 @@ import (
 
 // peers is the broker's client for the RPCs it sends to the other brokers
 // of its cluster: the mirror's ReadMirrorStates / WriteMirrorStates to the
-// coordinator of a record and DescribeMirrors with LocalOnly to each
-// broker, the transaction coordinator's WriteTxnMarkers and
-// AddPartitionsToTxn, the share coordinator's state RPCs, ListOffsets.
+// coordinator of a record, DescribeMirrors with LocalOnly to each broker
+// and SyncMirrorGroupOffsets to the mirror's syncer; the transaction
+// coordinator's WriteTxnMarkers and AddPartitionsToTxn; the share
+// coordinator's state RPCs; ListOffsets.
 // Franz-go clients, bootstrapped from this broker's own inter-broker
 // listener: they learn the others' addresses from Metadata and reach a
 // broker by id (Client.Broker). Created on first use.
@@ -50,6 +51,7 @@ const (
 	laneDefault        peerLane = "default"
 	laneMirrorState    peerLane = "mirror-state"
 	laneMirrorDescribe peerLane = "mirror-describe"
+	laneMirrorSync     peerLane = "mirror-sync"
 	laneTxnMarkers     peerLane = "txn-markers"
 	laneTxnVerify      peerLane = "txn-verify"
 	laneShareState     peerLane = "share-state"
@@ -72,6 +74,9 @@ func laneOf(req kmsg.Request) peerLane {
 		return laneMirrorState
 	case mirrormsg.KeyDescribeMirrors:
 		return laneMirrorDescribe
+	case mirrormsg.KeySyncMirrorGroupOffsets:
+		// A round waits on the source, up to --offset-sync-timeout.
+		return laneMirrorSync
 	}
 	return laneDefault
 }

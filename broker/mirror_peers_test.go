@@ -92,6 +92,7 @@ func TestPeerLaneOf(t *testing.T) {
 		{mirrormsg.NewPtrWriteMirrorStatesRequest(), laneMirrorState},
 		{mirrormsg.NewPtrReadMirrorStatesRequest(), laneMirrorState},
 		{mirrormsg.NewPtrDescribeMirrorsRequest(), laneMirrorDescribe},
+		{mirrormsg.NewPtrSyncMirrorGroupOffsetsRequest(), laneMirrorSync},
 		{kmsg.NewPtrWriteTxnMarkersRequest(), laneTxnMarkers},
 		{kmsg.NewPtrAddPartitionsToTxnRequest(), laneTxnVerify},
 		{kmsg.NewPtrWriteShareGroupStateRequest(), laneShareState},
