@@ -106,9 +106,15 @@ func lastSyncNote(last *time.Time) string {
 // printGroupOffsets prints the barrier's group offset sync after the
 // partitions table.
 func printGroupOffsets(w io.Writer, g *StopGroupOffsets) {
-	if g.Synced {
-		fmt.Fprintf(w, "Group offsets synced at the barrier by broker %d (groups: %d):\n", g.SyncerBroker, len(g.Groups))
-	} else {
+	// A blank line ends the partitions table above, for readers and for
+	// scripts that read the table up to it.
+	fmt.Fprintln(w)
+	switch {
+	case g.Synced && len(g.Groups) == 0:
+		fmt.Fprintf(w, "Group offsets synced at the barrier by broker %d: no group has offsets on these topics.\n", g.SyncerBroker)
+	case g.Synced:
+		fmt.Fprintf(w, "Group offsets synced at the barrier by broker %d (%d groups):\n", g.SyncerBroker, len(g.Groups))
+	default:
 		fmt.Fprintf(w, "Group offsets NOT synced at the barrier: %s\n  %s\n", g.Error, lastSyncNote(g.LastSync))
 	}
 	if len(g.Groups) == 0 {

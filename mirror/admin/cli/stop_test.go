@@ -215,7 +215,7 @@ func TestStopSyncsGroupOffsetsAtBarrier(t *testing.T) {
 	}))
 
 	r := run(t, b, "stop", "m1", "--topic", "orders")
-	if r.code != 1 || !strings.Contains(r.stdout, "Group offsets synced at the barrier by broker 1 (groups: 2):") ||
+	if r.code != 1 || !strings.Contains(r.stdout, "Group offsets synced at the barrier by broker 1 (2 groups):") ||
 		!strings.Contains(r.stdout, "billing") || !strings.Contains(r.stdout, "skipped: group-active") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
