@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -60,7 +59,7 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	}
 	c := &Cluster{Net: faultnet.New()}
 	voterCount := min(n, 3)
-	ports := freePorts(t, n+voterCount)
+	ports := FreePorts(t, n+voterCount)
 	plain, ctrl := ports[:n], make([]int, n)
 	copy(ctrl, ports[n:])
 	var voters []string
@@ -153,34 +152,6 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 	return c
 }
 
-// freePorts returns n distinct loopback ports nothing listens on right
-// now: voters must know each other's CONTROLLER addresses before any of
-// them starts. Every listener stays open until all n are picked; closing
-// each before picking the next let the kernel hand the same port out
-// twice (seen in CI: "found duplicate address in configuration").
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	ports := make([]int, 0, n)
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("brokertest: free port: %v", err)
-		}
-		defer ln.Close()
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
-}
-
-func pickPort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
 // startNode starts b on its first ports. A free port picked in advance can
 // be taken by another process before the node binds it (seen in CI, with
 // other test binaries running); the PLAINTEXT port is nobody's to know in
@@ -192,7 +163,7 @@ func (c *Cluster) startNode(b *Broker, plain, ctrl int) error {
 		if err == nil || attempt == 5 || !strings.Contains(err.Error(), "listener PLAINTEXT") || !strings.Contains(err.Error(), "address already in use") {
 			return err
 		}
-		if plain, err = pickPort(); err != nil {
+		if plain, err = FreePort(); err != nil {
 			return err
 		}
 		addr := fmt.Sprintf("127.0.0.1:%d", plain)

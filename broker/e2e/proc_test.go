@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strait-io/strait/broker/brokertest"
 )
 
 // readyMsg is the line `strait serve` logs once it serves requests; its
@@ -229,26 +230,12 @@ func logAttrs(line string) map[string]string {
 // restarted process serves where the clients already point.
 type ports struct{ kafka, controller, metrics int }
 
-// freePorts asks the kernel for the three loopback ports of each of n
-// nodes, all free now and all distinct: the listeners stay open until
-// every port is picked, so the kernel cannot hand one out twice.
+// freePorts picks the three loopback ports of each of n nodes, all free
+// now, all distinct, outside the kernel's ephemeral range
+// (brokertest.FreePorts).
 func freePorts(t testing.TB, n int) []ports {
 	t.Helper()
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ps []int
-	for range 3 * n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ps = append(ps, l.Addr().(*net.TCPAddr).Port)
-	}
+	ps := brokertest.FreePorts(t, 3*n)
 	out := make([]ports, n)
 	for i := range out {
 		out[i] = ports{ps[3*i], ps[3*i+1], ps[3*i+2]}
