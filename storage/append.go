@@ -78,8 +78,45 @@ func (l *Log) AppendAsFollower(buf []byte) (AppendInfo, error) {
 		if info.FirstOffset < leo {
 			return AppendInfo{}, 0, &UnexpectedAppendOffsetError{FirstOffset: info.FirstOffset, LastOffset: info.LastOffset, LogEndOffset: leo}
 		}
-		return l.appendValidatedLocked(buf, info, record.OriginReplication, l.clock.Now().UnixMilli(), nil)
+		return l.appendRunsLocked(buf, info)
 	})
+}
+
+// appendRunsLocked appends a fetched set in runs that each fit in a
+// segment (validator.Info.Split), rolling between them as needed: a fetch
+// of replica.fetch.max.bytes (or the mirror's fetch size) may be larger
+// than a small segment.bytes, and refusing it would stop the follower (or
+// the mirror) for good. Each run is a whole append (producer state, epoch
+// cache, roll, write, commit), so the producer snapshot a roll takes
+// includes the runs before it. A failing run leaves the runs before it
+// appended; the error fails the fetch as any append error does. mu is held.
+func (l *Log) appendRunsLocked(buf []byte, info validator.Info) (AppendInfo, int64, error) {
+	runs := info.Split(int(l.config.SegmentBytes))
+	if len(runs) == 1 {
+		return l.appendValidatedLocked(buf, info, record.OriginReplication, l.clock.Now().UnixMilli(), nil)
+	}
+	var out AppendInfo
+	var flushTo int64
+	pos := 0
+	for i, run := range runs {
+		got, to, err := l.appendValidatedLocked(buf[pos:pos+run.Bytes], run, record.OriginReplication, l.clock.Now().UnixMilli(), nil)
+		if err != nil {
+			return AppendInfo{}, 0, err
+		}
+		pos += run.Bytes
+		flushTo = max(flushTo, to)
+		if i == 0 {
+			out = got
+			continue
+		}
+		out.LastOffset, out.LogStartOffset = got.LastOffset, got.LogStartOffset
+		out.NumRecords += got.NumRecords
+		out.Bytes += got.Bytes
+		if got.MaxTimestamp > out.MaxTimestamp { // ties keep the first, as Info does
+			out.MaxTimestamp, out.OffsetOfMaxTimestamp = got.MaxTimestamp, got.OffsetOfMaxTimestamp
+		}
+	}
+	return out, flushTo, nil
 }
 
 // appendAndFlush runs an append and then, when flush.messages asks for it,

@@ -1382,9 +1382,11 @@ func (h *modelHarness) opAppendFollower() {
 		descs = append(descs, fmt.Sprintf("[%d,%d] e%d pid=%d/%d seq..%d", b.base, b.last, b.epoch, b.pid, b.pepoch, b.lastSeq))
 	}
 	h.logf("append-follower %s bytes=%d -> [%d,%d] err=%v", strings.Join(descs, " "), len(buf), info.FirstOffset, info.LastOffset, err)
-	if int64(len(buf)) > int64(h.cfg.SegmentBytes) {
+	// Only a batch larger than a segment is refused; a larger set is
+	// appended over several segments (appendRunsLocked).
+	if slices.ContainsFunc(bs, func(b *mBatch) bool { return int64(len(b.data)) > int64(h.cfg.SegmentBytes) }) {
 		if !errors.Is(err, kerr.RecordListTooLarge) {
-			h.fatalf("follower append of %d bytes into %d-byte segments: want RECORD_LIST_TOO_LARGE, got %v", len(buf), h.cfg.SegmentBytes, err)
+			h.fatalf("follower append of a batch over %d-byte segments: want RECORD_LIST_TOO_LARGE, got %v", h.cfg.SegmentBytes, err)
 		}
 		for p, seq := range seqs {
 			p.seq = seq
@@ -1400,7 +1402,20 @@ func (h *modelHarness) opAppendFollower() {
 	if info.FirstOffset != bs[0].base || info.LastOffset != bs[len(bs)-1].last {
 		h.fatalf("follower append: got %+v, want [%d,%d]", info, bs[0].base, bs[len(bs)-1].last)
 	}
-	if err := h.m.appendBatches(bs, int64(len(buf)), h.now()); err != nil {
+	// The Log appends the set in runs of whole batches that each fit in a
+	// segment, rolling between them as a run needs.
+	start, size := 0, int64(0)
+	for i, b := range bs {
+		if i > start && size+int64(len(b.data)) > int64(h.cfg.SegmentBytes) {
+			if err := h.m.appendBatches(bs[start:i], size, h.now()); err != nil {
+				h.fatalf("%v", err)
+			}
+			start, size = i, 0
+			h.count("follower-append-over-segments", 1)
+		}
+		size += int64(len(b.data))
+	}
+	if err := h.m.appendBatches(bs[start:], size, h.now()); err != nil {
 		h.fatalf("%v", err)
 	}
 	h.count("follower-append", 1)

@@ -55,3 +55,24 @@ func (in *Info) addBatch(b record.Batch) {
 		in.OffsetOfMaxTimestamp = b.LastOffset()
 	}
 }
+
+// Split cuts a replicated append into runs of consecutive batches of at
+// most maxBytes each (a batch larger than maxBytes is a run of its own),
+// so a fetched set larger than segment.bytes is appended over several
+// segments, each run rolling the log as needed. The runs' batches are the
+// same slices of the caller's buffer.
+func (in Info) Split(maxBytes int) []Info {
+	if in.Bytes <= maxBytes || len(in.Batches) <= 1 {
+		return []Info{in}
+	}
+	var out []Info
+	cur := emptyInfo()
+	for _, b := range in.Batches {
+		if len(cur.Batches) > 0 && cur.Bytes+len(b) > maxBytes {
+			out = append(out, cur)
+			cur = emptyInfo()
+		}
+		cur.addBatch(b)
+	}
+	return append(out, cur)
+}

@@ -13,9 +13,16 @@ import (
 // (analyzeAndValidateRecords for a non-leader append). Each batch must be
 // whole, magic 2, with a valid CRC and a known codec, and cover offsets
 // after the previous batch's. Records are not decoded, nothing is
-// decompressed, and max.message.bytes does not apply (ignoreRecordSize);
-// segment.bytes still bounds the whole append, as UnifiedLog.append checks
-// it on every path. Batches are not modified.
+// decompressed, and max.message.bytes does not apply (ignoreRecordSize).
+// segment.bytes bounds each batch, not the whole set: a fetch returns up to
+// replica.fetch.max.bytes (or the mirror's fetch size) per partition, which
+// may exceed a small segment.bytes, and the log appends such a set over
+// several segments (Info.Split). Kafka checks the whole set in
+// UnifiedLog.append on every path and avoids the failure by configuration
+// (segment.bytes at least 1 MiB since Kafka 4.0, KIP-1030, no less than the
+// default per-partition fetch); Strait accepts segment.bytes down to 14, so
+// only a batch that no segment can hold is refused. Batches are not
+// modified.
 //
 // nextOffset is the log end offset. A first offset below it is not an error
 // here: whether to truncate or fail is the log's decision (Kafka's
@@ -28,19 +35,18 @@ func (v *Validator) ValidateReplicated(buf []byte, cfg Config, nextOffset int64)
 		return Info{}, err
 	}
 	info := emptyInfo()
-	total := 0
 	prevLast := int64(-1)
 	for i, b := range batches {
 		if err := checkReplicatedBatch(b, prevLast, i); err != nil {
 			return Info{}, err
 		}
+		if int64(len(b)) > int64(cfg.SegmentBytes) {
+			return Info{}, record.Errorf(kerr.RecordListTooLarge,
+				"record batch at offsets [%d, %d] is %d bytes, which exceeds the maximum configured segment size of %d: no segment can hold it",
+				b.BaseOffset(), b.LastOffset(), len(b), cfg.SegmentBytes)
+		}
 		prevLast = b.LastOffset()
-		total += len(b)
 		info.addBatch(b)
-	}
-	if int64(total) > int64(cfg.SegmentBytes) {
-		return Info{}, record.Errorf(kerr.RecordListTooLarge,
-			"message batch size is %d bytes in append, which exceeds the maximum configured segment size of %d", total, cfg.SegmentBytes)
 	}
 	return info, nil
 }
