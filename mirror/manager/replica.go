@@ -96,6 +96,19 @@ func (r *mirrorReplica) AppendAsFollower(records []byte) (storage.AppendInfo, er
 	if err == nil {
 		r.stats.bytes.Add(int64(cut))
 		r.stats.records.Add(info.NumRecords)
+	} else if reportAppendError(err) {
+		// The core drops the partition on any other append error: told
+		// nothing, the machine would show it MIRRORING while nothing is
+		// mirrored. RECORD_LIST_TOO_LARGE is one: a source batch larger
+		// than the destination's segment.bytes.
+		r.report(partition.FetchFailed{Ref: r.ref, Kind: partition.FetchFatal, Err: err})
 	}
 	return info, err
+}
+
+// reportAppendError: an append error the machine must hear of, not one
+// the core retries (ErrRetryAppend) nor a stale handle's (the leadership
+// moved: the machine learns it from the metadata).
+func reportAppendError(err error) bool {
+	return !errors.Is(err, fetcher.ErrRetryAppend) && !errors.Is(err, kerr.FencedLeaderEpoch) && !errors.Is(err, kerr.NotLeaderForPartition)
 }
