@@ -25,8 +25,14 @@ import (
 // (the source is down: anything may be missing) unless the request sets
 // Force. The check is here, not in the CLI, because any admin client may
 // send the stop; every client request reaches the controller through a
-// broker. The refused topics are taken out of the request; the rest go on
-// to the controller.
+// broker.
+//
+// All or nothing: a failover of several topics (stop --topic a --topic b,
+// or --all) is one decision. If any topic is over the bound, none is
+// stopped: the request is not forwarded, every topic it names is answered
+// POLICY_VIOLATION (those over the bound with each partition's lag and the
+// bound, the others saying they were held back with them) and all stay as
+// they were (PAUSED at the barrier stop's cut).
 //
 // Error code: POLICY_VIOLATION (44), Kafka's "request parameters do not
 // satisfy the configured policy" (CreateTopicPolicy, AlterConfigPolicy):
@@ -45,11 +51,11 @@ func failoverBound(img *raftmeta.Image, req *mirrormsg.StopMirrorTopicsRequest) 
 	return b
 }
 
-// guardFailoverLag applies the RPO guard to req: it returns the refused
-// topics' results and removes them from req. With a bound, Patterns are
-// resolved here to the topics they select (the controller's rule: the
-// mirror's topics not stopped whose whole name matches), so only the
-// topics measured are stopped.
+// guardFailoverLag applies the RPO guard to req. It returns nil when the
+// stop may go on, else a result for every topic of req, none stopped (all
+// or nothing). With a bound, Patterns are resolved here to the topics they
+// select (the controller's rule: the mirror's topics not stopped whose
+// whole name matches), so only the topics measured are stopped.
 func (s mirrorService) guardFailoverLag(ctx context.Context, req *mirrormsg.StopMirrorTopicsRequest) []mirrormsg.StopMirrorTopicsResponseTopicResult {
 	n := s.n
 	img := n.quorum.Image()
@@ -90,10 +96,40 @@ func (s mirrorService) guardFailoverLag(ctx context.Context, req *mirrormsg.Stop
 		n.logger.Warn("stop refused: the mirror topic's lag is over the failover bound (--force stops it anyway)",
 			"mirror", req.MirrorName, "topic", name, "bound", bound.String(), "partitions", describeOver(over))
 	}
-	req.Topics = slices.DeleteFunc(req.Topics, func(t mirrormsg.StopMirrorTopicsRequestTopicMetadata) bool {
-		return slices.ContainsFunc(refused, func(r mirrormsg.StopMirrorTopicsResponseTopicResult) bool { return r.Name == t.TopicName })
-	})
-	return refused
+	if len(refused) == 0 {
+		return nil
+	}
+	return holdBack(req, refused)
+}
+
+// holdBack completes refused with a POLICY_VIOLATION for every other topic
+// of req: a stop with a topic over the bound stops none of them.
+func holdBack(req *mirrormsg.StopMirrorTopicsRequest, refused []mirrormsg.StopMirrorTopicsResponseTopicResult) []mirrormsg.StopMirrorTopicsResponseTopicResult {
+	over := make([]string, 0, len(refused))
+	for _, r := range refused {
+		over = append(over, r.Name)
+	}
+	out := refused
+	for _, t := range req.Topics {
+		if slices.ContainsFunc(out, func(r mirrormsg.StopMirrorTopicsResponseTopicResult) bool { return r.Name == t.TopicName }) {
+			continue
+		}
+		r := mirrormsg.NewStopMirrorTopicsResponseTopicResult()
+		r.Name, r.ErrorCode = t.TopicName, kerr.PolicyViolation.Code
+		r.ErrorMessage = kmsg.StringPtr(fmt.Sprintf(
+			"Not stopping topic '%s' of mirror '%s': a stop is all or nothing, and %s of the same stop %s over the failover bound; "+
+				"nothing was stopped. Wait for the mirror to catch up, stop the topics within the bound alone, or stop with --force (Force).",
+			t.TopicName, req.MirrorName, strings.Join(over, ", "), isOrAre(len(over))))
+		out = append(out, r)
+	}
+	return out
+}
+
+func isOrAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 // resolveStopPatterns replaces req's Patterns by the topics they select

@@ -42,18 +42,16 @@ func (s mirrorService) CreateMirror(ctx context.Context, req *mirrormsg.CreateMi
 	return s.n.forward(ctx, req).(*mirrormsg.CreateMirrorResponse)
 }
 
-// StopMirrorTopics applies the RPO guard (mirror_rpo.go: topics whose lag
-// is over the stop's bound are refused here) and forwards the rest.
+// StopMirrorTopics applies the RPO guard (mirror_rpo.go: a stop with a
+// topic whose lag is over the stop's bound is refused whole, here) and
+// forwards the stop otherwise.
 func (s mirrorService) StopMirrorTopics(ctx context.Context, req *mirrormsg.StopMirrorTopicsRequest) *mirrormsg.StopMirrorTopicsResponse {
-	refused := s.guardFailoverLag(ctx, req)
-	if len(refused) > 0 && len(req.Topics) == 0 && len(req.Patterns) == 0 {
+	if refused := s.guardFailoverLag(ctx, req); len(refused) > 0 {
 		resp := req.ResponseKind().(*mirrormsg.StopMirrorTopicsResponse)
 		resp.MirrorName, resp.Topics = req.MirrorName, refused
 		return resp
 	}
-	resp := s.n.forward(ctx, req).(*mirrormsg.StopMirrorTopicsResponse)
-	resp.Topics = append(resp.Topics, refused...)
-	return resp
+	return s.n.forward(ctx, req).(*mirrormsg.StopMirrorTopicsResponse)
 }
 
 func (s mirrorService) PauseMirrorTopics(ctx context.Context, req *mirrormsg.PauseMirrorTopicsRequest) *mirrormsg.PauseMirrorTopicsResponse {

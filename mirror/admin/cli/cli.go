@@ -99,12 +99,14 @@ commands:
                            mirror not stopped yet.
                            RPO guard, between the barrier and the stop: the
                            broker measures each partition's lag at the barrier
-                           and refuses (POLICY_VIOLATION) a topic with a
-                           partition more than N ms / N records behind, or
-                           whose lag is unknown (source down), naming each
-                           partition with its lag; a refused topic stays
-                           paused and read-only (fail closed: resume it, or
-                           stop again with --force). --max-lag-ms defaults to
+                           and refuses (POLICY_VIOLATION) the stop when a
+                           partition is more than N ms / N records behind, or
+                           its lag is unknown (source down), naming each such
+                           partition with its lag and the bound. All or
+                           nothing: one topic over the bound and no topic of
+                           the stop is stopped; all stay paused and read-only
+                           (fail closed: resume them, stop the others alone,
+                           or stop again with --force). --max-lag-ms defaults to
                            the mirror config mirror.failover.max.lag.ms (-1:
                            no bound); describe shows it and OVER-BOUND per
                            partition, the metric

@@ -77,8 +77,9 @@ func (f *stopFlags) check() error {
 //     stands and the report says when it ran.
 //  4. StopMirrorTopics, with the RPO guard's bound (--max-lag-ms,
 //     --max-lag-records, --force): the broker measures the lag at the
-//     barrier and refuses (POLICY_VIOLATION) a topic over the bound or of
-//     unknown lag; a refused topic stays paused (fail closed). Then each
+//     barrier and refuses (POLICY_VIOLATION) the whole stop when a topic
+//     is over the bound or of unknown lag: nothing is stopped, every topic
+//     stays paused (fail closed). Then each
 //     partition goes PAUSED → STOPPING (no fetcher
 //     runs, so its stop offset is the cut), which bumps the leader epoch,
 //     records the LME, writes an ABORT marker for every transaction open
@@ -130,9 +131,14 @@ type StopReport struct {
 	// nil when the barrier was not reached.
 	GroupOffsets *StopGroupOffsets `json:"group_offsets"`
 	// LagOverBound are the partitions whose lag at the barrier made the
-	// RPO guard refuse their topic (POLICY_VIOLATION); those topics stay
+	// RPO guard refuse the stop (POLICY_VIOLATION); those topics stay
 	// paused.
 	LagOverBound []StopLagOverBound `json:"lag_over_bound,omitempty"`
+	// StoppedTopics are the topics the broker accepted to stop: every
+	// topic when the stop succeeds, none when the RPO guard refused it (a
+	// stop is all or nothing; a broker from before that stops the topics
+	// within the bound).
+	StoppedTopics []string `json:"stopped_topics"`
 	// Error says why the stop failed, "" when it did not.
 	Error string `json:"error,omitempty"`
 }
@@ -177,7 +183,7 @@ type StopLagOverBound struct {
 func (p StopPartitionReport) name() string { return fmt.Sprintf("%s-%d", p.Topic, p.Partition) }
 
 func (e *env) stop(ctx context.Context, mirror string, f *stopFlags) int {
-	rep := &StopReport{Mirror: mirror}
+	rep := &StopReport{Mirror: mirror, StoppedTopics: []string{}}
 	topics := []string(f.topics)
 	if f.all {
 		ts, err := e.stoppableTopics(ctx, mirror)
@@ -262,19 +268,21 @@ func (e *env) stop(ctx context.Context, mirror string, f *stopFlags) int {
 		refused = append(refused, fmt.Sprintf("topic %s: no result from the broker", t))
 	}
 	if len(refused) > 0 {
-		rep.Error = "every partition reached the barrier, but the stop was refused (the refused topics stay paused, read-only: " +
-			"fail closed; `strait mirror resume` resumes them, or stop again with --force to abandon the lag): " + strings.Join(refused, "; ")
-		// The broker stops the topics it did not refuse (the guard is per
-		// topic): say so, they are becoming writable.
-		var accepted []string
+		// The broker refuses the whole stop (all or nothing): nothing
+		// was stopped. A broker from before the all-or-nothing guard
+		// stops the topics it did not refuse: name them, they are
+		// becoming writable.
 		for _, r := range rs {
 			if r.Err == nil {
-				accepted = append(accepted, r.Topic)
+				rep.StoppedTopics = append(rep.StoppedTopics, r.Topic)
 			}
 		}
-		if len(accepted) > 0 {
-			rep.Error += "; the other topics were stopped: " + strings.Join(accepted, ", ")
+		what := "nothing was stopped (all or nothing: the topics stay paused, read-only: fail closed"
+		if len(rep.StoppedTopics) > 0 {
+			what = "the topics " + strings.Join(rep.StoppedTopics, ", ") + " were stopped, the refused ones stay paused (read-only"
 		}
+		rep.Error = "every partition reached the barrier, but the stop was refused: " + what +
+			"; `strait mirror resume` resumes them, or stop again with --force to abandon the lag): " + strings.Join(refused, "; ")
 		if len(overBound) > 0 && !f.json {
 			fmt.Fprintln(e.stderr, "Partitions over the stop's lag bound (RPO guard):")
 			for _, r := range overBound {
@@ -323,7 +331,7 @@ func (e *env) stop(ctx context.Context, mirror string, f *stopFlags) int {
 		rep.Error = "stopped, but the last stable offset is below the high watermark: " + strings.Join(stuck, ", ")
 		return e.stopFailed(rep, f.json)
 	}
-	rep.Stopped = true
+	rep.Stopped, rep.StoppedTopics = true, topics
 	if f.json {
 		return e.printJSON(rep)
 	}

@@ -105,7 +105,8 @@ func TestStopLagGuardRefused(t *testing.T) {
 
 	r := run(t, b, "stop", "m1", "--topic", "orders", "--max-lag-ms", "5000", "--max-lag-records", "5")
 	if r.code != 1 || !strings.Contains(r.stderr, "POLICY_VIOLATION") || !strings.Contains(r.stderr, "stay paused") ||
-		!strings.Contains(r.stderr, "orders partition 1: lag 7 records") || !strings.Contains(r.stderr, "bound 5 records, 5000 ms") {
+		!strings.Contains(r.stderr, "orders partition 1: lag 7 records") || !strings.Contains(r.stderr, "bound 5 records, 5000 ms") ||
+		!strings.Contains(r.stderr, "nothing was stopped") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	var sent []*mirrormsg.StopMirrorTopicsRequest
@@ -121,7 +122,7 @@ func TestStopLagGuardRefused(t *testing.T) {
 	r = run(t, b, "stop", "m1", "--topic", "orders", "--max-lag-records", "5", "--json")
 	if r.code != 1 || !strings.Contains(r.stdout, `"barrier_reached": true`) || !strings.Contains(r.stdout, `"stopped": false`) ||
 		!strings.Contains(r.stdout, `"lag_over_bound": [`) || !strings.Contains(r.stdout, `"max_lag_records": 5`) ||
-		!strings.Contains(r.stdout, `"max_lag_ms": -1`) {
+		!strings.Contains(r.stdout, `"max_lag_ms": -1`) || !strings.Contains(r.stdout, `"stopped_topics": []`) {
 		t.Fatalf("--json: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 
