@@ -71,6 +71,14 @@ commands:
                            --dry-run the start runs only once every export is
                            written (stop producing to the topic first: records
                            written after the export are not in it)
+                           Records above the high watermark (on the leader, not
+                           yet on every in-sync replica) past the divergence
+                           point are truncated too, as Kafka's truncation cuts
+                           from the log end; no client can read them: the dry
+                           run counts them (above_high_watermark_offsets, a
+                           warning) and shows the records below the HW, and
+                           --export-truncated refuses (exit 1, nothing exported,
+                           not started) until the HW reaches the log end
                            e.g. strait mirror start back --topic orders --dry-run
                                 strait mirror start back --topic orders --dry-run --json
                                 strait mirror start back --topic orders \

@@ -7,6 +7,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+
 	"github.com/strait-io/strait/mirror/admin"
 )
 
@@ -127,13 +129,23 @@ type PreviewPartition struct {
 	Records          int64 `json:"records"`
 	// FirstOffset..LastOffset and the timestamps (ms) of the truncated
 	// batches, −1 when none.
-	FirstOffset    int64  `json:"first_offset"`
-	LastOffset     int64  `json:"last_offset"`
-	FirstTimestamp int64  `json:"first_timestamp"`
-	LastTimestamp  int64  `json:"last_timestamp"`
-	Bytes          int    `json:"bytes"`
-	ExportFile     string `json:"export_file,omitempty"`
-	Error          string `json:"error,omitempty"`
+	FirstOffset    int64 `json:"first_offset"`
+	LastOffset     int64 `json:"last_offset"`
+	FirstTimestamp int64 `json:"first_timestamp"`
+	LastTimestamp  int64 `json:"last_timestamp"`
+	Bytes          int   `json:"bytes"`
+	// HighWatermark is the partition's high watermark when it was read
+	// (−1 unknown). AboveHighWatermark are the truncated offsets above
+	// it: written on the leader but not yet on every in-sync replica.
+	// The failback truncates them too (the divergence point is found from
+	// the log end, as Kafka's truncation is), but no client can read
+	// them: the records, offsets and timestamps above cover the rest, and
+	// --export-truncated refuses (Warning says so).
+	HighWatermark      int64  `json:"high_watermark"`
+	AboveHighWatermark int64  `json:"above_high_watermark_offsets"`
+	ExportFile         string `json:"export_file,omitempty"`
+	Warning            string `json:"warning,omitempty"`
+	Error              string `json:"error,omitempty"`
 }
 
 // PreviewReport is a dry run's answer (--json).
@@ -175,14 +187,28 @@ func (e *env) previewFailback(ctx context.Context, mirror string, topics []strin
 		fmt.Fprintf(e.stderr, "strait mirror %s: topic %s: %s: %s\n", e.cmd, r.Topic, admin.ErrorName(r.Err), r.Detail())
 		code = exitFailed
 	}
+	hws := e.highWatermarks(ctx, rs)
 	for _, r := range rs {
 		for _, tr := range r.Truncation {
 			p := PreviewPartition{Topic: r.Topic, Truncation: tr, TruncatedOffsets: tr.Offsets(), FirstOffset: -1, LastOffset: -1,
-				FirstTimestamp: -1, LastTimestamp: -1}
+				FirstTimestamp: -1, LastTimestamp: -1, HighWatermark: -1}
 			if tr.Offsets() > 0 {
-				recs, err := e.client.ReadBatches(ctx, r.Topic, tr.Partition, tr.DivergenceOffset, tr.LogEndOffset)
+				readTo := tr.LogEndOffset
+				if hw, ok := hws.Lookup(r.Topic, tr.Partition); ok && hw.Err == nil {
+					p.HighWatermark = hw.Offset
+					readTo = min(readTo, max(hw.Offset, tr.DivergenceOffset))
+					p.AboveHighWatermark = tr.LogEndOffset - readTo
+				}
+				recs, err := e.client.ReadBatches(ctx, r.Topic, tr.Partition, tr.DivergenceOffset, readTo)
 				p.Batches, p.Records, p.Bytes = recs.Batches, recs.Records, recs.Bytes
 				p.FirstOffset, p.LastOffset, p.FirstTimestamp, p.LastTimestamp = recs.FirstOffset, recs.LastOffset, recs.FirstTimestamp, recs.LastTimestamp
+				if p.AboveHighWatermark > 0 {
+					p.Warning = aboveHighWatermark(p, readTo)
+					if err == nil && dir != "" {
+						err = fmt.Errorf("--export-truncated cannot copy the %d offsets above the high watermark; nothing exported. "+
+							"Run again once the high watermark reaches the log end (the followers catch up, or leave the ISR)", p.AboveHighWatermark)
+					}
+				}
 				if err == nil && dir != "" && recs.Batches > 0 {
 					p.ExportFile, err = admin.WriteSegment(dir, r.Topic, tr.Partition, recs)
 				}
@@ -196,6 +222,35 @@ func (e *env) previewFailback(ctx context.Context, mirror string, topics []strin
 		}
 	}
 	return report, code
+}
+
+// highWatermarks lists the high watermarks of the topics a dry run
+// truncates (none known if the listing fails: every offset is then read
+// as before, and one above the high watermark fails the read).
+func (e *env) highWatermarks(ctx context.Context, rs admin.TopicResults) kadm.ListedOffsets {
+	var topics []string
+	for _, r := range rs {
+		if len(r.Truncation) > 0 {
+			topics = append(topics, r.Topic)
+		}
+	}
+	if len(topics) == 0 {
+		return nil
+	}
+	hws, err := kadm.NewClient(e.client.Kgo()).ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return nil
+	}
+	return hws
+}
+
+// aboveHighWatermark says what a dry run cannot show of p: the offsets
+// from readTo (its high watermark) to the log end.
+func aboveHighWatermark(p PreviewPartition, readTo int64) string {
+	return fmt.Sprintf("%d of the offsets to truncate, [%d, %d), are above the high watermark %d (written on the leader, not yet on "+
+		"every in-sync replica): the failback truncates them too, as Kafka's truncation to the divergence point does, but they cannot "+
+		"be read, so the records and timestamps shown cover [%d, %d) only", p.AboveHighWatermark, readTo, p.LogEndOffset, p.HighWatermark,
+		p.DivergenceOffset, readTo)
 }
 
 func printPreview(w io.Writer, r PreviewReport, dryRun bool) {
@@ -216,6 +271,11 @@ func printPreview(w io.Writer, r PreviewReport, dryRun bool) {
 			timestamp(p.FirstTimestamp), timestamp(p.LastTimestamp), note)
 	}
 	tw.Flush()
+	for _, p := range r.Partitions {
+		if p.Warning != "" {
+			fmt.Fprintf(w, "%s-%d: %s\n", p.Topic, p.Partition, p.Warning)
+		}
+	}
 	for _, t := range r.Topics {
 		if t.Error == "" && t.Partitions == 0 {
 			fmt.Fprintf(w, "%s: nothing to truncate (the start creates it, or it is mirrored already)\n", t.Topic)
