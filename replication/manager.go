@@ -30,6 +30,11 @@ type ReplicaManager struct {
 	// partitions it implies. Both are replaced whole, never mutated.
 	image atomic.Pointer[raftmeta.Image]
 	table atomic.Pointer[partitionTable]
+	// unloadedImage is the image the manager holds until its first
+	// ApplyDelta: a restarting node serves requests before it caught up
+	// with the metadata log (loadReplicas), and this empty image says
+	// nothing about which topics exist (getPartitionOrError).
+	unloadedImage *raftmeta.Image
 
 	// mu serialises ApplyDelta and OnLeadershipChange; it guards the
 	// fields below. The data path never takes it.
@@ -121,7 +126,8 @@ func NewReplicaManager(cfg Config) (*ReplicaManager, error) {
 		// partition is in its fetcher (follower_nudge.go).
 		AwaitMetadata: func(ctx context.Context) { r.awaitMetadata(ctx) },
 	})
-	r.image.Store(raftmeta.EmptyImage())
+	r.unloadedImage = raftmeta.EmptyImage()
+	r.image.Store(r.unloadedImage)
 	r.table.Store(&partitionTable{byTP: map[storage.TopicPartition]*Partition{}, offline: map[storage.TopicPartition]error{}})
 	return r, nil
 }
@@ -222,6 +228,15 @@ func (r *ReplicaManager) Partitions() []*Partition {
 // getPartitionOrError): an offline log answers KAFKA_STORAGE_ERROR, a
 // partition the metadata knows but this broker does not host
 // NOT_LEADER_OR_FOLLOWER, anything else UNKNOWN_TOPIC_OR_PARTITION.
+//
+// Until the manager took its first image (a node restarting serves
+// requests before it caught up with the metadata log, which Kafka does
+// not) it knows no topic, and every partition answers
+// NOT_LEADER_OR_FOLLOWER: the client looks for the leader elsewhere, as
+// Kafka's answer for a partition this broker does not host tells it to.
+// UNKNOWN_TOPIC_OR_PARTITION would be a lie some clients do not retry:
+// librdkafka (up to 2.x) takes it as final for ListOffsets and hands the
+// application "Failed to query logical offset", on which kcat -G exits.
 func (r *ReplicaManager) getPartitionOrError(tp storage.TopicPartition, img *raftmeta.Image) (*Partition, error) {
 	t := r.table.Load()
 	if p, ok := t.byTP[tp]; ok {
@@ -230,7 +245,7 @@ func (r *ReplicaManager) getPartitionOrError(tp storage.TopicPartition, img *raf
 	if _, ok := t.offline[tp]; ok {
 		return nil, kerr.KafkaStorageError
 	}
-	if _, ok := img.Partition(tp.Topic, tp.Partition); ok {
+	if _, ok := img.Partition(tp.Topic, tp.Partition); ok || img == r.unloadedImage {
 		return nil, kerr.NotLeaderForPartition
 	}
 	return nil, kerr.UnknownTopicOrPartition
