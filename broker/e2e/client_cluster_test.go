@@ -22,12 +22,20 @@ type clientCluster struct {
 
 func startClientCluster(t *testing.T) *clientCluster {
 	t.Helper()
+	return startClientClusterSession(t, 3*time.Second)
+}
+
+// startClientClusterSession is startClientCluster with the broker session
+// timeout given: a test that needs a killed broker to stay the leader of
+// its partitions for a while sets it long.
+func startClientClusterSession(t *testing.T, session time.Duration) *clientCluster {
+	t.Helper()
 	nodes := newClusterNodes(t, 3,
 		"default.replication.factor=3",
 		"min.insync.replicas=2",
 		"offsets.topic.replication.factor=3",
 		"num.partitions=6",
-		"broker.session.timeout.ms=3000",
+		fmt.Sprintf("broker.session.timeout.ms=%d", session.Milliseconds()),
 		"broker.heartbeat.interval.ms=300",
 	)
 	for _, cn := range nodes {
