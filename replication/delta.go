@@ -42,6 +42,11 @@ func (r *ReplicaManager) OnLeadershipChange(fn LeadershipListener) {
 func (r *ReplicaManager) ApplyDelta(d *raftmeta.Delta, img *raftmeta.Image) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.loaded && img.Offset < r.image.Load().Offset {
+		// The broker's first call (the whole image, with an empty delta)
+		// raced with the delta of a newer image, which took its place.
+		return
+	}
 	endApplying := r.beginApplying()
 	defer endApplying()
 	next := r.table.Load().clone()
@@ -74,7 +79,8 @@ func (r *ReplicaManager) ApplyDelta(d *raftmeta.Delta, img *raftmeta.Image) {
 	}
 
 	changed := d.ChangedPartitions
-	if !r.loaded {
+	first := !r.loaded
+	if first {
 		changed = allPartitions(img)
 		r.loaded = true
 	}
@@ -119,6 +125,10 @@ func (r *ReplicaManager) ApplyDelta(d *raftmeta.Delta, img *raftmeta.Image) {
 	})
 	r.refollowChangedBrokers(d, img, next, startFetching)
 	r.applyConfigChanges(d, img, next)
+	if first {
+		r.configureUnhostedLogs(img, next)
+		r.logsConfigured.Store(true)
+	}
 
 	// Publish the partitions before the image, so a request that finds a
 	// new topic in the image finds its partitions too.
@@ -222,6 +232,29 @@ func (r *ReplicaManager) applyConfigChanges(d *raftmeta.Delta, img *raftmeta.Ima
 		}
 		p.log.SetConfig(cfg)
 		p.minISR.Store(r.cfg.MinInsyncReplicasFor(tp.Topic, img))
+	}
+}
+
+// configureUnhostedLogs gives the logs found on disk that img assigns to
+// no local replica (their partition moved away while this broker was
+// down) their topic's config: they were opened with the broker defaults,
+// and log maintenance runs over every log on disk. As Kafka's LogManager
+// loads each log with its topic's config from the metadata image. Logs of
+// topics img lacks keep the defaults (WarnStrayLogs reports them).
+func (r *ReplicaManager) configureUnhostedLogs(img *raftmeta.Image, t *partitionTable) {
+	for tp, l := range r.logs.Logs() {
+		if _, hosted := t.byTP[tp]; hosted {
+			continue // createPartition configured it
+		}
+		if _, ok := img.Topics[tp.Topic]; !ok {
+			continue
+		}
+		cfg, err := r.cfg.LogConfigFor(tp.Topic, img)
+		if err != nil {
+			r.logger.Error("invalid topic config; the log keeps the broker defaults", "partition", tp.String(), "err", err)
+			continue
+		}
+		l.SetConfig(cfg)
 	}
 }
 

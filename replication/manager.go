@@ -41,6 +41,10 @@ type ReplicaManager struct {
 	mu        sync.Mutex
 	listeners []LeadershipListener
 	loaded    bool
+	// logsConfigured is set once the first image gave the logs found on
+	// disk their topic configs (ApplyDelta); until then they hold the
+	// broker defaults and no log maintenance runs (runBackground).
+	logsConfigured atomic.Bool
 
 	sessions *fetchSessionCache
 	// applying is closed when the delta being applied is, nil between
@@ -165,6 +169,15 @@ func (r *ReplicaManager) runBackground(ctx context.Context) {
 		case <-isrExpiration.C:
 			r.MaybeShrinkIsr()
 		case <-retention.C:
+			if !r.logsConfigured.Load() {
+				// The logs were opened from disk with the broker's
+				// defaults: retention would delete the segments of a
+				// topic with retention.ms=-1 or cleanup.policy=compact
+				// by the default 7 days. Kafka starts its LogManager's
+				// retention, flush and cleaner tasks only on the first
+				// caught-up image (BrokerMetadataPublisher).
+				continue
+			}
 			if err := r.logs.RunMaintenance(); err != nil {
 				r.logger.Warn("log maintenance failed", "err", err)
 			}
