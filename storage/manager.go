@@ -201,14 +201,8 @@ func (m *LogManager) RecoveryReport(tp TopicPartition) (*RecoveryReport, bool) {
 func (m *LogManager) GetOrCreateLog(tp TopicPartition, id TopicID, cfg LogConfig) (*Log, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return nil, ErrLogClosed
-	}
-	if l, ok := m.logs[tp]; ok {
-		if !id.IsZero() && !l.TopicID().IsZero() && l.TopicID() != id {
-			return nil, fmt.Errorf("storage: %s belongs to topic id %s, not %s", tp, l.TopicID(), id)
-		}
-		return l, nil
+	if l, ok, err := m.existingLogLocked(tp, id); ok || err != nil {
+		return l, err
 	}
 	o := m.logOptions(tp.Topic, id, Options{HadCleanShutdown: true})
 	o.Config = cfg
@@ -218,6 +212,18 @@ func (m *LogManager) GetOrCreateLog(tp TopicPartition, id TopicID, cfg LogConfig
 	}
 	m.logs[tp], m.reports[tp] = l, rep
 	return l, nil
+}
+
+// existingLogLocked returns the open log of tp (ok), or an error when the
+// manager is closed or the log belongs to another topic id. m.mu is held.
+func (m *LogManager) existingLogLocked(tp TopicPartition, id TopicID) (l *Log, ok bool, err error) {
+	if m.closed {
+		return nil, false, ErrLogClosed
+	}
+	if l, ok = m.logs[tp]; ok && !id.IsZero() && !l.TopicID().IsZero() && l.TopicID() != id {
+		return nil, false, fmt.Errorf("storage: %s belongs to topic id %s, not %s", tp, l.TopicID(), id)
+	}
+	return l, ok, nil
 }
 
 // DeleteLog closes a partition's log and removes its directory: it is first

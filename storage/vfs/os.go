@@ -79,3 +79,6 @@ func (OS) SyncDir(dir string) error {
 	}
 	return d.Close()
 }
+
+// Link makes newname a hard link to oldname (see Linker).
+func (OS) Link(oldname, newname string) error { return os.Link(oldname, newname) }

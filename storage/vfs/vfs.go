@@ -165,3 +165,11 @@ func MkdirAllDurable(fsys FS, dir string) error {
 	}
 	return nil
 }
+
+// Linker is implemented by filesystems that can hard-link a file: a new
+// name for the same bytes, which survive until the last name is removed.
+// A drill clone of a topic shares its closed segments this way; an FS
+// without it gets copies.
+type Linker interface {
+	Link(oldname, newname string) error
+}

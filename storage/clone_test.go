@@ -1,0 +1,105 @@
+package storage
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/strait-io/strait/storage/record"
+	"github.com/strait-io/strait/storage/vfs"
+)
+
+// TestCreateCloneLog: a clone holds the source's batches below the point
+// byte for byte, shares its closed segments as hard links (on an FS that
+// links), takes appends of its own at the point, and neither its appends
+// nor its deletion change the source. MemFS (no Linker) gets copies.
+func TestCreateCloneLog(t *testing.T) {
+	for _, linked := range []bool{true, false} {
+		t.Run(map[bool]string{true: "os", false: "mem"}[linked], func(t *testing.T) {
+			e := newManagerEnv(t)
+			o := ManagerOptions{FS: e.fs, Clock: e.clock, Scheduler: InlineScheduler{}, DefaultConfig: e.cfg}
+			dir := "/kafka-logs"
+			if linked {
+				o.FS, dir = vfs.OS{}, t.TempDir()
+			}
+			m, err := OpenManager(dir, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			src, err := m.GetOrCreateLog(tpA, idA, e.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.produce(src, 30) // 2048-byte segments: several closed ones
+			if len(src.Segments()) < 3 {
+				t.Fatalf("source has %d segments, want several", len(src.Segments()))
+			}
+			const point = 40 // mid-way into the log, a batch boundary (2 records a batch)
+			before := readAll(t, src, 0, FetchLogEnd)
+			tpC, idC := TopicPartition{"orders-drill", 0}, TopicID{9}
+			c, err := m.CreateCloneLog(tpC, idC, e.cfg, CloneSource{TP: tpA, ID: idA, UpTo: point})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.LogEndOffset() != point || c.TopicID() != idC {
+				t.Fatalf("clone: log end %d, topic id %v; want %d, %v", c.LogEndOffset(), c.TopicID(), point, idC)
+			}
+			got := readAll(t, c, 0, FetchLogEnd)
+			var want []record.Batch
+			for _, b := range before {
+				if b.LastOffset() < point {
+					want = append(want, b)
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("clone has %d batches, want %d", len(got), len(want))
+			}
+			for i := range want {
+				if !bytes.Equal(got[i], want[i]) {
+					t.Fatalf("batch %d differs", i)
+				}
+			}
+			if e, ok := c.epochs.LatestEpoch(); !ok || e != 1 {
+				t.Fatalf("clone's latest epoch %d (%v), want 1", e, ok)
+			}
+			if linked && sharedFiles(t, filepath.Join(dir, tpC.String())) == 0 {
+				t.Fatal("no segment shared as a hard link")
+			}
+			e.produce(c, 3)
+			if err := m.DeleteLog(tpC); err != nil {
+				t.Fatal(err)
+			}
+			after := readAll(t, src, 0, FetchLogEnd)
+			if len(after) != len(before) {
+				t.Fatalf("source has %d batches after the clone's life, had %d", len(after), len(before))
+			}
+			for i := range before {
+				if !bytes.Equal(after[i], before[i]) {
+					t.Fatalf("source batch %d changed", i)
+				}
+			}
+		})
+	}
+}
+
+func sharedFiles(t *testing.T, dir string) int {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range es {
+		fi, err := os.Stat(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+			n++
+		}
+	}
+	return n
+}
