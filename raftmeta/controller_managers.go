@@ -157,9 +157,10 @@ func (c *Controller) RebalanceLeaders(ctx context.Context) (int, error) {
 }
 
 // mirrorControl is the controller side of KIP-1279 cluster mirrors:
-// creating and deleting mirrors, their topics' mirror.name, and leader
-// epoch bumps (controller_mirrors.go, controller_mirrors_topics.go,
-// controller_mirrors_epochs.go).
+// creating and deleting mirrors, their topics' mirror.name, leader epoch
+// bumps and drill clones of mirror topics (controller_mirrors.go,
+// controller_mirrors_topics.go, controller_mirrors_epochs.go,
+// controller_mirrors_clone.go).
 type mirrorControl struct{ *Controller }
 
 // serveMirrorRequest is mirrorControl.serveMirrorRequest.

@@ -114,6 +114,12 @@ func (c *replicationControl) createTopic(img *Image, rt *kmsg.CreateTopicsReques
 			return nil, errorf(kerr.InvalidConfig, "%s is set by StartMirrorTopics, not by CreateTopics.", MirrorNameConfig)
 		}
 	}
+	for _, cfg := range rt.Configs {
+		if cfg.Name == MirrorCloneConfig && cfg.Value != nil {
+			// A drill clone of a mirror topic is the mirror domain's.
+			return c.mirrors.createClone(img, rt, *cfg.Value, created)
+		}
+	}
 	return c.createTopicWithID(img, rt, created, Uuid{})
 }
 

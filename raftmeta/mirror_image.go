@@ -83,9 +83,10 @@ func (img *Image) MirrorNames() []string {
 	return names
 }
 
-// isMirrorName reports whether key is a topic's mirror.name.
+// isMirrorName reports whether key is a topic config only the mirror
+// operations write: mirror.name, or a clone's mirror.clone.of.
 func isMirrorName(res ConfigResource, key string) bool {
-	return res.Type == ConfigResourceTopic && key == MirrorNameConfig
+	return res.Type == ConfigResourceTopic && (key == MirrorNameConfig || key == MirrorCloneConfig)
 }
 
 // guardMirrorName keeps the config APIs from writing a topic's mirror.name:
@@ -94,6 +95,13 @@ func isMirrorName(res ConfigResource, key string) bool {
 // client writing back what it described); any other change is
 // INVALID_CONFIG.
 func guardMirrorName(img *Image, res ConfigResource, changes map[string]*string) *apiError {
+	if _, ok := changes[MirrorCloneConfig]; ok && res.Type == ConfigResourceTopic {
+		cur, had := img.Configs[res][MirrorCloneConfig]
+		if v := changes[MirrorCloneConfig]; !had || v == nil || *v != cur {
+			return errorf(kerr.InvalidConfig, "%s is set when a clone is created, not by altering configs.", MirrorCloneConfig)
+		}
+		delete(changes, MirrorCloneConfig)
+	}
 	v, ok := changes[MirrorNameConfig]
 	if !ok || res.Type != ConfigResourceTopic {
 		return nil
@@ -110,10 +118,13 @@ func guardMirrorName(img *Image, res ConfigResource, changes map[string]*string)
 // all but mirror.name, which the controller alone manages (the broker's
 // topic config definitions need not know it).
 func withoutMirrorName(res ConfigResource, configs map[string]*string) map[string]*string {
-	if _, ok := configs[MirrorNameConfig]; !ok || res.Type != ConfigResourceTopic {
+	_, named := configs[MirrorNameConfig]
+	_, cloned := configs[MirrorCloneConfig]
+	if (!named && !cloned) || res.Type != ConfigResourceTopic {
 		return configs
 	}
 	out := maps.Clone(configs)
 	delete(out, MirrorNameConfig)
+	delete(out, MirrorCloneConfig)
 	return out
 }

@@ -12,6 +12,10 @@ import (
 // import raftmeta).
 const mirrorNameConfig = "mirror.name"
 
+// mirrorCloneConfig is raftmeta.MirrorCloneConfig: a drill clone's source
+// and clone point, kept by the controller like mirror.name.
+const mirrorCloneConfig = "mirror.clone.of"
+
 // EffectiveTopicConfigs returns the value of every topic config for a topic
 // with the given overrides, in canonical form: the override, else the
 // broker's value (Sources.TopicDefaults), else the topic default (Kafka's
@@ -30,7 +34,7 @@ func EffectiveTopicConfigs(src Sources, topicOverrides map[string]string) (map[s
 		// mirror.name (KIP-1279) is the controller's record of a topic's
 		// mirror, not a log setting: the controller keeps it away from the
 		// config APIs and their validation (raftmeta.MirrorNameConfig).
-		if k == mirrorNameConfig {
+		if k == mirrorNameConfig || k == mirrorCloneConfig {
 			continue
 		}
 		d, ok := topicByName[k]
