@@ -180,7 +180,7 @@ func (r *ReplicaManager) createPartition(tp storage.TopicPartition, pp *raftmeta
 			return nil, err
 		}
 	}
-	l, err := r.logs.GetOrCreateLog(tp, id, cfg)
+	l, err := r.openLog(tp, id, cfg, img)
 	if err != nil {
 		return nil, err
 	}

@@ -111,6 +111,7 @@ func NewReplicaManager(cfg Config) (*ReplicaManager, error) {
 		metrics: cfg.Metrics,
 		done:    make(chan struct{}),
 	}
+	r.listeners = append(r.listeners, r.settleCloneLeader)
 	r.sessions = newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionMs, cfg.Clock)
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.alterPartition = newAlterPartitionManager(r)
