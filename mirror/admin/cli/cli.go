@@ -144,6 +144,15 @@ commands:
                              strait mirror stop east --all --require-offset-sync
                              strait mirror create east --source-bootstrap src:9092 \
                                --config mirror.failover.max.lag.ms=30000
+  clone    NAME --topic T --as CLONE [--json]
+                           DR drill: a new, writable topic CLONE holding T's
+                           records up to T's destination high watermark now
+                           (same offsets, partitions, replicas and configs;
+                           closed segments shared as hard links) while T goes
+                           on mirroring; deleting CLONE (kafka-topics
+                           --delete) leaves T alone. Needs READ on T and
+                           ALTER on the mirror. Example:
+                             strait mirror clone dr --topic orders --as orders-drill
 
 lag: what the source's consumers can read that the destination's cannot yet.
   LAG     source high watermark - destination high watermark, in records (the
@@ -247,6 +256,7 @@ var commands = map[string]command{
 	"stop":     stopCommand,
 	"pause":    topicsCommand("pause", (*admin.Client).PauseMirrorTopics),
 	"resume":   topicsCommand("resume", (*admin.Client).ResumeMirrorTopics),
+	"clone":    cloneCommand,
 }
 
 // Main runs `strait mirror` with args (the arguments after "mirror") and
