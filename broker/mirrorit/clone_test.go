@@ -3,6 +3,7 @@ package mirrorit
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,27 +16,41 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strait-io/strait/broker/brokertest"
+	"github.com/strait-io/strait/mirror/admin"
+	"github.com/strait-io/strait/mirror/admin/cli"
 	"github.com/strait-io/strait/storage/record"
 )
 
 // TestMirrorDrillClone is issue 27's DR drill "done when": with the mirror
 // running and the source still producing, `strait mirror clone` makes a
-// writable copy of the mirror topic (a 1-node destination whose small
-// segments make the clone share closed ones as hard links); the clone
+// writable copy of the mirror topic (the destination rolls segments every
+// 100 ms, so the clone shares closed ones as hard links); the clone
 // serves the mirror topic's batches byte for byte up to the clone point,
 // then records produced to it at the offsets that follow; the mirror's
 // lag returns to 0 while the source produces; deleting the clone leaves
 // the mirror topic identical to the source.
 func TestMirrorDrillClone(t *testing.T) {
 	t.Parallel()
-	src := startOne(t, "source")
-	dst := startOne(t, "destination", brokertest.WithConfig("log.segment.bytes=65536"))
+	testMirrorDrillClone(t, oneAndOne)
+}
+
+// TestMirrorDrillClone3x3 is TestMirrorDrillClone between three-node
+// clusters: every replica of the clone materializes from its own copy of
+// the mirror topic and holds the leader's bytes. Not parallel (see
+// threeAndThree).
+func TestMirrorDrillClone3x3(t *testing.T) {
+	testMirrorDrillClone(t, threeAndThree)
+}
+
+func testMirrorDrillClone(t *testing.T, sh shape) {
+	src := sh.start(t, "source")
+	dst := sh.start(t, "destination", brokertest.WithConfig("log.roll.ms=100"))
 	p := newPair(t, 2*time.Minute, src, dst)
 	const topic, clone, partitions = "drill", "drill-copy", 2
 	src.createTopic(t, p.ctx, topic, partitions)
 	p.createMirror()
 	p.start(topic)
-	initial := produceMix(t, p.ctx, src, topic, partitions, 1500, producerKinds()[:2])
+	initial := produceMix(t, p.ctx, src, topic, partitions, 300, producerKinds()[:2])
 	p.waitMirroring(topic, partitions, time.Minute)
 
 	// The source keeps producing, slowly enough that the mirror's lag is
@@ -56,13 +71,21 @@ func TestMirrorDrillClone(t *testing.T) {
 		}
 		prodDone <- nil
 	}()
-	for produced.Load() < 10 {
+	// Segments roll every 100 ms on the destination: by now several
+	// closed ones hold mirrored records.
+	for produced.Load() < 30 {
 		time.Sleep(10 * time.Millisecond)
 	}
 
-	res, err := p.mirror.CloneTopic(p.ctx, mirrorName, topic, clone)
-	if err != nil {
-		t.Fatalf("clone: %v", err)
+	// As an operator would: strait mirror clone ... --json.
+	var out, errb bytes.Buffer
+	if code := cli.Main(p.ctx, []string{"clone", mirrorName, "--topic", topic, "--as", clone, "--json",
+		"--bootstrap-server", strings.Join(dst.seeds(), ",")}, &out, &errb); code != 0 {
+		t.Fatalf("strait mirror clone: exit %d: %s", code, errb.String())
+	}
+	var res admin.CloneResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("strait mirror clone --json: %v: %s", err, out.String())
 	}
 	p.logf("cloned: %+v", res)
 	if len(res.Points) != partitions {
@@ -144,7 +167,17 @@ func TestMirrorDrillClone(t *testing.T) {
 	}
 
 	// The clone shares closed segments with the mirror topic.
-	shared := sharedSegments(t, dst.one.Dir(), clone, partitions)
+	if sh.nodes > 1 {
+		rr := checkReplicas(t, dst, clone, ct, sh.nodes, 30*time.Second)
+		p.logf("%s replicas: %s", clone, rr)
+		if rr.Replicas != partitions*sh.nodes || rr.Mismatches+rr.Missing+rr.Extra+rr.Unreadable > 0 {
+			t.Errorf("%s replicas differ from the leader: %s %v", clone, rr, rr.Examples)
+		}
+	}
+	shared := 0
+	for _, dir := range dst.dirs() {
+		shared += sharedSegments(t, dir, clone, partitions)
+	}
 	p.logf("%d segment files of %s are hard links", shared, clone)
 	if shared == 0 {
 		t.Error("no segment of the clone is shared with the mirror topic")
@@ -174,8 +207,10 @@ func TestMirrorDrillClone(t *testing.T) {
 		t.Fatalf("delete the clone: %v", err)
 	}
 	p.waitFor(30*time.Second, "the clone's directories gone", func() string {
-		if n := partitionDirs(t, dst.one.Dir(), clone); n > 0 {
-			return fmt.Sprintf("%d directories left", n)
+		for _, dir := range dst.dirs() {
+			if n := partitionDirs(t, dir, clone); n > 0 {
+				return fmt.Sprintf("%d directories left in %s", n, dir)
+			}
 		}
 		return ""
 	})
@@ -187,6 +222,18 @@ func TestMirrorDrillClone(t *testing.T) {
 	assertIdentical(t, p.checkIdentity(topic, int64(initial)+produced.Load()), int64(initial)+produced.Load())
 }
 
+// dirs are the log directories of a Strait side's nodes.
+func (s *side) dirs() []string {
+	if s.one != nil {
+		return []string{s.one.Dir()}
+	}
+	var out []string
+	for _, n := range s.many.Nodes() {
+		out = append(out, n.Dir())
+	}
+	return out
+}
+
 // sharedSegments counts the clone's segment files with more than one
 // link.
 func sharedSegments(t *testing.T, dir, topic string, partitions int) int {
@@ -195,6 +242,9 @@ func sharedSegments(t *testing.T, dir, topic string, partitions int) int {
 	for p := range partitions {
 		pd := filepath.Join(dir, fmt.Sprintf("%s-%d", topic, p))
 		es, err := os.ReadDir(pd)
+		if os.IsNotExist(err) {
+			continue // not a replica on this node
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -100,6 +100,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"list", "--timeout", "0s"}, `strait mirror list: --timeout must be positive, got 0s`},
 		{[]string{"list", "--timeout", "soon"}, `strait mirror list: invalid value "soon" for flag -timeout: parse error`},
 		{[]string{"list", "--bootstrap-server", ","}, `strait mirror list: --bootstrap-server: no HOST:PORT given`},
+		{[]string{"clone", "m1", "--as", "t-drill"}, `strait mirror clone: missing --topic`},
+		{[]string{"clone", "m1", "--topic", "t"}, `strait mirror clone: missing --as`},
+		{[]string{"clone", "m1", "--topic", "t", "--as", "t"}, `strait mirror clone: --as must name a new topic, not "t" itself`},
 	} {
 		r := run(t, b, tc.args...)
 		first, _, _ := strings.Cut(r.stderr, "\n")
