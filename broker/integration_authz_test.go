@@ -1123,3 +1123,38 @@ func TestACLShareFetchSession(t *testing.T) {
 		t.Fatalf("ShareFetch naming nothing once READ is granted: %+v", resp.Topics)
 	}
 }
+
+// TestACLMirrorClone: a drill clone (CreateTopics with mirror.clone.of,
+// `strait mirror clone`) copies the mirror topic's records, so CREATE on
+// the clone is not enough: it also needs READ on the topic cloned and
+// ALTER on the mirror, else TOPIC_AUTHORIZATION_FAILED. With all three the
+// controller judges it (here INVALID_REQUEST: "orders" is no mirror's).
+func TestACLMirrorClone(t *testing.T) {
+	sc := startSecured(t, 1)
+	createReplicatedTopic(t, sc.adm, "orders", 1, 1)
+	alice := sc.clients[pAlice]
+	clone := func() int16 {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "orders-drill", -1, -1
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = raftmeta.MirrorCloneConfig, kmsg.StringPtr("m1:orders::0=0")
+		rt.Configs = append(rt.Configs, c)
+		req.Topics, req.TimeoutMillis = append(req.Topics, rt), 10000
+		return send(t, alice, req, func(r *kmsg.CreateTopicsResponse) int16 { return r.Topics[0].ErrorCode }).Topics[0].ErrorCode
+	}
+	lit, allow := kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLPermissionTypeAllow
+	for _, step := range []struct {
+		grant kmsg.CreateACLsRequestCreation
+		want  int16
+	}{
+		{aclOf(kmsg.ACLResourceTypeTopic, "orders-drill", lit, pAlice, kmsg.ACLOperationCreate, allow), kerr.TopicAuthorizationFailed.Code},
+		{aclOf(kmsg.ACLResourceTypeTopic, "orders", lit, pAlice, kmsg.ACLOperationRead, allow), kerr.TopicAuthorizationFailed.Code},
+		{aclOf(kmsg.ACLResourceType(raftmeta.ACLResourceTypeClusterMirror), "m1", lit, pAlice, kmsg.ACLOperationAlter, allow), kerr.InvalidRequest.Code},
+	} {
+		sc.createACLs(t, []kmsg.CreateACLsRequestCreation{step.grant})
+		if got := clone(); got != step.want {
+			t.Fatalf("after granting %v on %s: %v, want %v", step.grant.Operation, step.grant.ResourceName, kerr.ErrorForCode(got), kerr.ErrorForCode(step.want))
+		}
+	}
+}
