@@ -49,9 +49,22 @@ func (m *LogManager) CreateCloneLog(tp TopicPartition, id TopicID, cfg LogConfig
 	o := m.logOptions(tp.Topic, id, Options{HadCleanShutdown: true})
 	o.Config = cfg
 	if sl, ok := m.logs[src.TP]; ok && sl.TopicID() == src.ID && src.UpTo > 0 {
-		lso, err := sl.copyPrefixTo(dir, src.UpTo)
+		// Built under a name the next start deletes (OpenManager removes
+		// "-delete" directories), then renamed: a crash half way leaves
+		// no partial clone to be taken for the partition's log.
+		tmp := dir + ".clone-delete"
+		if err := m.opts.FS.RemoveAll(tmp); err != nil {
+			return nil, err
+		}
+		lso, err := sl.copyPrefixTo(tmp, src.UpTo)
+		if err == nil {
+			err = m.opts.FS.Rename(tmp, dir)
+		}
+		if err == nil {
+			err = m.opts.FS.SyncDir(m.dir)
+		}
 		if err != nil {
-			_ = m.opts.FS.RemoveAll(dir)
+			_ = m.opts.FS.RemoveAll(tmp)
 			return nil, fmt.Errorf("storage: cloning %s into %s: %w", src.TP, tp, err)
 		}
 		o.HadCleanShutdown, o.RecoveryPoint, o.LogStartOffset = false, 0, lso
