@@ -141,16 +141,27 @@ func (m *MemFS) RemoveAll(name string) error {
 	return nil
 }
 
+// newNameFor looks up oldname's node for a rename or link (op) to
+// newname, whose directory must exist; it returns both paths cleaned.
+// m.mu is held.
+func (m *MemFS) newNameFor(op, oldname, newname string) (n *memNode, oldp, newp string, err error) {
+	oldp, newp = clean(oldname), clean(newname)
+	n, ok := m.live[oldp]
+	if !ok {
+		return nil, "", "", &fs.PathError{Op: op, Path: oldp, Err: fs.ErrNotExist}
+	}
+	if err := m.parentExists(newp); err != nil {
+		return nil, "", "", err
+	}
+	return n, oldp, newp, nil
+}
+
 // Rename implements FS.
 func (m *MemFS) Rename(oldname, newname string) error {
-	op, np := clean(oldname), clean(newname)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n, ok := m.live[op]
-	if !ok {
-		return &fs.PathError{Op: "rename", Path: op, Err: fs.ErrNotExist}
-	}
-	if err := m.parentExists(np); err != nil {
+	n, op, np, err := m.newNameFor("rename", oldname, newname)
+	if err != nil {
 		return err
 	}
 	if n.dir {
@@ -211,6 +222,12 @@ func (m *MemFS) Stat(name string) (FileInfo, error) {
 	p := clean(name)
 	m.mu.Lock()
 	n, ok := m.live[p]
+	links := 0
+	for _, o := range m.live {
+		if o == n {
+			links++ // every name of the node: its hard links (Link)
+		}
+	}
 	m.mu.Unlock()
 	if !ok {
 		return FileInfo{}, &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
@@ -220,7 +237,28 @@ func (m *MemFS) Stat(name string) (FileInfo, error) {
 	}
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	return FileInfo{Size: int64(len(n.data))}, nil
+	return FileInfo{Size: int64(len(n.data)), Links: links}, nil
+}
+
+// Link implements Linker: newname names the same node as oldname, so a
+// write through either shows through both, as with a hard link. Like a
+// create, the new name is durable once its directory is synced; a crash
+// keeps the node shared by every durable name (CrashClone).
+func (m *MemFS) Link(oldname, newname string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, op, np, err := m.newNameFor("link", oldname, newname)
+	if err != nil {
+		return err
+	}
+	if n.dir {
+		return &fs.PathError{Op: "link", Path: op, Err: fs.ErrPermission}
+	}
+	if _, ok := m.live[np]; ok {
+		return &fs.PathError{Op: "link", Path: np, Err: fs.ErrExist}
+	}
+	m.live[np] = n
+	return nil
 }
 
 // SyncDir implements FS: the live entries directly under dir become durable,

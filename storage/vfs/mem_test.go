@@ -163,3 +163,51 @@ func TestMemFileSemantics(t *testing.T) {
 		t.Fatal("write through a read-only handle must fail")
 	}
 }
+
+// TestLinkSharesBytes: on both filesystems a hard link is a second name for
+// the same bytes (a write or truncation through one shows through the
+// other), Stat counts the names, and removing one leaves the other. The
+// storage engine's copy-on-write relies on exactly this.
+func TestLinkSharesBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fs   interface {
+			FS
+			Linker
+		}
+		dir string
+	}{{"mem", NewMem(), "/d"}, {"os", OS{}, t.TempDir()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.fs.MkdirAll(tc.dir); err != nil {
+				t.Fatal(err)
+			}
+			a, b := tc.dir+"/a", tc.dir+"/b"
+			f := write(t, tc.fs, a, "hello", true)
+			defer f.Close()
+			if st, err := tc.fs.Stat(a); err != nil || st.Links != 1 {
+				t.Fatalf("before link: %+v, %v; want 1 link", st, err)
+			}
+			if err := tc.fs.Link(a, b); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.fs.Link(a, b); err == nil {
+				t.Fatal("link over an existing name succeeded")
+			}
+			if st, err := tc.fs.Stat(b); err != nil || st.Links != 2 || st.Size != 5 {
+				t.Fatalf("after link: %+v, %v; want 2 links, 5 bytes", st, err)
+			}
+			if err := f.Truncate(2); err != nil {
+				t.Fatal(err)
+			}
+			if got := content(t, tc.fs, b); got != "he" {
+				t.Fatalf("b after truncating a = %q, want the shared %q", got, "he")
+			}
+			if err := tc.fs.Remove(a); err != nil {
+				t.Fatal(err)
+			}
+			if st, err := tc.fs.Stat(b); err != nil || st.Links != 1 || content(t, tc.fs, b) != "he" {
+				t.Fatalf("b after removing a: %+v, %v; want 1 link, %q", st, err, "he")
+			}
+		})
+	}
+}

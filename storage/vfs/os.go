@@ -3,6 +3,7 @@ package vfs
 import (
 	"os"
 	"sort"
+	"syscall"
 )
 
 // OS is the real filesystem.
@@ -65,7 +66,11 @@ func (OS) Stat(name string) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, err
 	}
-	return FileInfo{Size: st.Size(), IsDir: st.IsDir()}, nil
+	fi := FileInfo{Size: st.Size(), IsDir: st.IsDir(), Links: 1}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		fi.Links = int(sys.Nlink)
+	}
+	return fi, nil
 }
 
 func (OS) SyncDir(dir string) error {

@@ -65,6 +65,10 @@ type FS interface {
 type FileInfo struct {
 	Size  int64
 	IsDir bool
+	// Links is the number of names the file has (its hard link count,
+	// st_nlink): more than one means another name shares its bytes, and a
+	// write through either changes both (see Linker).
+	Links int
 }
 
 // ErrNotExist is returned (wrapped) when a path does not exist; it is
@@ -169,7 +173,9 @@ func MkdirAllDurable(fsys FS, dir string) error {
 // Linker is implemented by filesystems that can hard-link a file: a new
 // name for the same bytes, which survive until the last name is removed.
 // A drill clone of a topic shares its closed segments this way; an FS
-// without it gets copies.
+// without it gets copies. A write or truncation through one name changes
+// the bytes under every name: the storage engine copies a file whose Stat
+// reports Links > 1 before writing it in place (copy-on-write).
 type Linker interface {
 	Link(oldname, newname string) error
 }
