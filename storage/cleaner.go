@@ -417,7 +417,7 @@ func (c *cleaner) forEachSegmentBatch(s *LogSegment, pos, size int64, fn func(b 
 			c.buf = make([]byte, n)
 		}
 		b := record.Batch(c.buf[:n])
-		if got, err := s.file.ReadAt(b, pos); int64(got) < n {
+		if got, err := s.f().ReadAt(b, pos); int64(got) < n {
 			if err == nil || errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF
 			}

@@ -149,7 +149,7 @@ func dumpLog(t *testing.T, l *Log) string {
 	for _, s := range l.segs() {
 		fmt.Fprintf(&b, "segment %d: %d bytes\n", s.baseOffset, s.Size())
 		buf := make([]byte, s.Size())
-		if _, err := s.file.ReadAt(buf, 0); err != nil && err != io.EOF {
+		if _, err := s.f().ReadAt(buf, 0); err != nil && err != io.EOF {
 			t.Fatal(err)
 		}
 		it := record.NewIter(buf)

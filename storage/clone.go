@@ -25,20 +25,20 @@ type CloneSource struct {
 // protocol fetches the rest from the leader, as for any follower). Closed
 // segments wholly below the point are hard links (Linker); the segment
 // holding the point is copied up to it. The new log is then recovered from
-// its start: indexes are rebuilt (recovery writes a shared file only to cut
-// a torn tail, which a closed segment has not). The leader epoch checkpoint is copied and cut at
-// the point; producer state is rebuilt from the copied batches. A log that
+// its start: indexes are rebuilt. The leader epoch checkpoint is copied
+// and cut at the point; producer state is rebuilt from the copied batches. A log that
 // already exists (the broker restarted after cloning) is returned as is.
 //
 // The source's lock is held while its files are linked and copied, so no
 // roll, retention or truncation moves them meanwhile; the mirror fetcher
 // appending to it waits for the copy of one segment at most.
 //
-// A shared (linked) file is never written by either log: closed segments
-// are only read, deleted (unlinked) or replaced by the cleaner with new
-// files. A truncation below the clone point into a closed segment would
-// write it in place; neither log truncates there in a drill (the clone's
-// epochs all start above the source's).
+// A shared (linked) file is never written in place by either log: closed
+// segments are only read, deleted (unlinked) or replaced by the cleaner
+// with new files, and whatever would write one in place (a truncation
+// below the clone point on either side, recovery cutting a tail, a closed
+// segment becoming the active one) first gives that log its own copy
+// (copy-on-write, cow.go).
 func (m *LogManager) CreateCloneLog(tp TopicPartition, id TopicID, cfg LogConfig, src CloneSource) (*Log, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -97,8 +97,11 @@ func (l *Log) copyPrefixTo(dir string, upTo int64) (logStart int64, err error) {
 		if s.baseOffset >= upTo {
 			break
 		}
+		// Linked: a closed segment that the clone does not end in. The
+		// clone's last segment becomes its active one, appended to, so
+		// it is copied even when it ends exactly at the point.
 		closed := i+1 < len(segs)
-		if closed && segs[i+1].baseOffset <= upTo {
+		if closed && segs[i+1].baseOffset < upTo {
 			if err := l.shareClosedSegment(dir, s); err != nil {
 				return 0, err
 			}

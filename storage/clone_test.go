@@ -2,9 +2,7 @@ package storage
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/strait-io/strait/storage/record"
@@ -12,9 +10,9 @@ import (
 )
 
 // TestCreateCloneLog: a clone holds the source's batches below the point
-// byte for byte, shares its closed segments as hard links (on an FS that
-// links), takes appends of its own at the point, and neither its appends
-// nor its deletion change the source. MemFS (no Linker) gets copies.
+// byte for byte, shares its closed segments as hard links (on the OS and on
+// MemFS, whose links behave alike), takes appends of its own at the point,
+// and neither its appends nor its deletion change the source.
 func TestCreateCloneLog(t *testing.T) {
 	for _, linked := range []bool{true, false} {
 		t.Run(map[bool]string{true: "os", false: "mem"}[linked], func(t *testing.T) {
@@ -65,7 +63,7 @@ func TestCreateCloneLog(t *testing.T) {
 			if e, ok := c.epochs.LatestEpoch(); !ok || e != 1 {
 				t.Fatalf("clone's latest epoch %d (%v), want 1", e, ok)
 			}
-			if linked && sharedFiles(t, filepath.Join(dir, tpC.String())) == 0 {
+			if linkedLogFiles(t, o.FS, filepath.Join(dir, tpC.String())) == 0 {
 				t.Fatal("no segment shared as a hard link")
 			}
 			e.produce(c, 3)
@@ -83,23 +81,4 @@ func TestCreateCloneLog(t *testing.T) {
 			}
 		})
 	}
-}
-
-func sharedFiles(t *testing.T, dir string) int {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range es {
-		fi, err := os.Stat(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-			n++
-		}
-	}
-	return n
 }

@@ -1966,7 +1966,7 @@ func (h *modelHarness) dumpSegments() string {
 		}
 		b.WriteString("\n    batches:")
 		data := make([]byte, s.Size())
-		if _, err := s.file.ReadAt(data, 0); err == nil {
+		if _, err := s.f().ReadAt(data, 0); err == nil {
 			it := record.NewIter(data)
 			for bt, ok := it.Next(); ok; bt, ok = it.Next() {
 				fmt.Fprintf(&b, " [%d,%d]ts%d", bt.BaseOffset(), bt.LastOffset(), bt.MaxTimestamp())

@@ -213,7 +213,7 @@ func (l *Log) scanSegmentFrom(s *LogSegment, pos int64, fn func(b record.Batch) 
 		if int64(cap(buf)) < n {
 			buf = make([]byte, n)
 		}
-		if _, err := s.file.ReadAt(buf[:n], pos); err != nil {
+		if _, err := s.f().ReadAt(buf[:n], pos); err != nil {
 			return err
 		}
 		more, err := fn(record.Batch(buf[:n]))

@@ -138,6 +138,11 @@ func (l *Log) load(o Options) (*RecoveryReport, error) {
 		}
 		leo = o.LogStartOffset
 	}
+	// The active segment is appended to in place: one a drill clone
+	// shares (cow.go) gets its own copy first.
+	if err := l.activeSegment().privatize(l.activeSegment().Size()); err != nil {
+		return nil, err
+	}
 	l.setLogEndOffsetLocked(leo, l.activeSegment())
 	l.logStartOffset.Store(min(max(o.LogStartOffset, l.segs()[0].baseOffset), leo))
 	if o.HadCleanShutdown {

@@ -46,7 +46,7 @@ func (l *Log) forEachBatch(from, to int64, fn func(b record.Batch) error) error 
 				buf = make([]byte, n)
 			}
 			b := buf[:n]
-			if got, err := s.file.ReadAt(b, pos); int64(got) < n {
+			if got, err := s.f().ReadAt(b, pos); int64(got) < n {
 				if err == nil || errors.Is(err, io.EOF) {
 					err = io.ErrUnexpectedEOF
 				}

@@ -26,7 +26,14 @@ type LogSegment struct {
 	// the cleaner writes and swaps it in.
 	suffix string
 
-	file vfs.File
+	// file is the open .log file. It changes only when copy-on-write
+	// (privatize) gives the segment a file of its own; reads load it
+	// without the Log's lock.
+	file atomic.Pointer[segmentFile]
+	// retired are files privatize replaced, kept open until the segment
+	// closes: a read that loaded one before the swap may still use it (a
+	// FileSlice on its way to the socket). Guarded by the Log's lock.
+	retired []vfs.File
 	// size is the number of valid bytes in file. It is stored after the
 	// bytes are written, so a reader that loads it reads only whole writes.
 	size atomic.Int64
@@ -107,11 +114,11 @@ func openSegmentWithSuffix(fsys vfs.FS, dir string, base int64, create bool, suf
 		dir:                dir,
 		baseOffset:         base,
 		suffix:             suffix,
-		file:               f,
 		indexIntervalBytes: o.indexIntervalBytes,
 		rollJitterMs:       rollJitter(dir, base, o.rollJitterMs),
 		createdMs:          o.nowMs,
 	}
+	s.file.Store(&segmentFile{f})
 	s.size.Store(size)
 	if create {
 		// A fresh segment must not inherit index files left by an earlier
@@ -170,7 +177,7 @@ func (s *LogSegment) canConvertToRelativeOffset(offset int64) bool {
 
 // batchHeaderAt reads the header of the batch at pos into hdr.
 func (s *LogSegment) batchHeaderAt(pos int64, hdr []byte) (record.Batch, error) {
-	n, err := s.file.ReadAt(hdr[:record.HeaderSize], pos)
+	n, err := s.f().ReadAt(hdr[:record.HeaderSize], pos)
 	if n < record.HeaderSize {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
@@ -236,7 +243,7 @@ func (s *LogSegment) read(startOffset int64, maxSize int32, maxPosition int64, m
 	if n < 0 {
 		n = 0
 	}
-	return FileSlice{File: s.file, Position: pos, Size: int32(n), baseOffset: s.baseOffset}, batchSize, true, nil
+	return FileSlice{File: s.f(), Position: pos, Size: int32(n), baseOffset: s.baseOffset}, batchSize, true, nil
 }
 
 // append writes buf, which holds batches back to back, at the end of the
@@ -245,7 +252,7 @@ func (s *LogSegment) read(startOffset int64, maxSize int32, maxPosition int64, m
 // what kafka-dump-log --verify-index-only checks).
 func (s *LogSegment) append(buf []byte, batches []record.Batch) error {
 	pos := s.size.Load()
-	if _, err := s.file.WriteAt(buf, pos); err != nil {
+	if _, err := s.f().WriteAt(buf, pos); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -428,7 +435,7 @@ func (s *LogSegment) flushLog() error {
 	if size == s.syncedSize && !s.syncDirty {
 		return nil
 	}
-	if err := s.file.Sync(); err != nil {
+	if err := s.f().Sync(); err != nil {
 		return err
 	}
 	s.syncedSize, s.syncDirty = size, false
@@ -476,7 +483,10 @@ func (s *LogSegment) truncateTo(offset int64) (int64, error) {
 	// ending under its scan then finds the size at or below where it read
 	// (translateOffset).
 	s.size.Store(pos)
-	if err := s.file.Truncate(pos); err != nil {
+	if err := s.privatize(pos); err != nil {
+		return 0, err
+	}
+	if err := s.f().Truncate(pos); err != nil {
 		return 0, err
 	}
 	s.markTruncated()
@@ -530,7 +540,7 @@ func (s *LogSegment) recover(fn recoverFunc) (recoverReport, error) {
 	// once they were full, and so does the rebuild.
 	s.skipIndexWhenFull = true
 
-	fileSize, err := s.file.Size()
+	fileSize, err := s.f().Size()
 	if err != nil {
 		return rep, err
 	}
@@ -579,7 +589,10 @@ func (s *LogSegment) recover(fn recoverFunc) (recoverReport, error) {
 	rep.validBytes = pos
 	rep.truncatedBytes = fileSize - pos
 	if rep.truncatedBytes > 0 {
-		if err := s.file.Truncate(pos); err != nil {
+		if err := s.privatize(pos); err != nil {
+			return rep, err
+		}
+		if err := s.f().Truncate(pos); err != nil {
 			return rep, err
 		}
 	}
@@ -613,7 +626,7 @@ func (s *LogSegment) readBatchForRecovery(pos, fileSize int64, hdr []byte, buf *
 		*buf = make([]byte, size)
 	}
 	data := (*buf)[:size]
-	if n, err := s.file.ReadAt(data, pos); int64(n) < size {
+	if n, err := s.f().ReadAt(data, pos); int64(n) < size {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
@@ -638,7 +651,7 @@ func (s *LogSegment) close(clean bool) error {
 			errs = append(errs, s.appendFinalTimeEntry(ts, off))
 		}
 	}
-	errs = append(errs, s.offsetIndex.Close(), s.timeIndex.Close(), s.txnIndex.Close(), s.file.Close())
+	errs = append(errs, s.offsetIndex.Close(), s.timeIndex.Close(), s.txnIndex.Close(), s.f().Close(), s.closeRetired())
 	return errors.Join(errs...)
 }
 
@@ -686,7 +699,7 @@ func (s *LogSegment) changeSuffix(newSuffix string) error {
 // deleteFiles closes and removes every file of the segment.
 func (s *LogSegment) deleteFiles() error {
 	errs := []error{s.offsetIndex.Delete(), s.timeIndex.Delete(), s.txnIndex.Delete()}
-	errs = append(errs, s.file.Close())
+	errs = append(errs, s.f().Close(), s.closeRetired())
 	if err := s.fsys.Remove(s.path(LogFileSuffix)); err != nil && !vfs.IsNotExist(err) {
 		errs = append(errs, err)
 	}

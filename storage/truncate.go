@@ -47,7 +47,14 @@ func (l *Log) TruncateTo(target int64) (bool, error) {
 	if err := l.scheduleDeletionLocked(doomed); err != nil {
 		return true, err
 	}
-	if _, err := keep[len(keep)-1].truncateTo(target); err != nil {
+	active := keep[len(keep)-1]
+	if _, err := active.truncateTo(target); err != nil {
+		return true, l.fail("truncate", err)
+	}
+	// A closed segment becomes the active one, appended to in place: if a
+	// drill clone shares it, it needs its own copy first (cow.go), even
+	// when target fell on its end and nothing was cut.
+	if err := active.privatize(active.Size()); err != nil {
 		return true, l.fail("truncate", err)
 	}
 	l.setLogEndOffsetLocked(target, keep[len(keep)-1])
