@@ -71,11 +71,15 @@ func (p *Partition) mirrorAccessIn(st *partitionState) MirrorAccess {
 
 // checkMirrorWrite refuses a client write to a mirror topic's partition
 // that is read-only (READ_ONLY_TOPIC) or whose access is not decided in
-// the current leader epoch (LEADER_NOT_AVAILABLE, retriable). A topic
-// without mirror.name is writable. leaderIsrUpdateLock is held.
+// the current leader epoch (LEADER_NOT_AVAILABLE, retriable), and to a
+// drill clone's partition not yet settled (checkCloneWrite). Any other
+// topic is writable. leaderIsrUpdateLock is held.
 func (p *Partition) checkMirrorWrite(img *raftmeta.Image, st *partitionState) error {
 	mirror, _ := img.TopicMirror(p.tp.Topic)
 	if mirror == "" {
+		if _, clone := img.TopicConfig(p.tp.Topic)[raftmeta.MirrorCloneConfig]; clone {
+			return p.checkCloneWrite(st)
+		}
 		return nil
 	}
 	switch p.mirrorAccessIn(st) {

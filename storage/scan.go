@@ -7,6 +7,13 @@ import (
 	"github.com/strait-io/strait/storage/record"
 )
 
+// ForEachBatch is forEachBatch for other packages (a drill clone's leader
+// looks past the clone point for its reset): reads do not take the log's
+// lock, and a truncation racing it ends it with an error.
+func (l *Log) ForEachBatch(from, to int64, fn func(b record.Batch) error) error {
+	return l.forEachBatch(from, to, fn)
+}
+
 // forEachBatch calls fn for every batch holding an offset in [from, to), in
 // offset order, reading each whole batch into a reused buffer. The batch is
 // only valid during the call.
