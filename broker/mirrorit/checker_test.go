@@ -198,6 +198,19 @@ func copyBatch(t *testing.T, ctx context.Context, s *side, topic string, p int32
 	}
 }
 
+// produceRequest is a Produce of one batch to one partition.
+func produceRequest(topic string, part int32, acks int16, timeoutMs int32, batch []byte) *kmsg.ProduceRequest {
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = acks, timeoutMs
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition, rp.Records = part, batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
+}
+
 // produceRaw sends a one-partition Produce to broker leader and returns
 // the base offset, or the partition's error as a *kerr.Error (its Code is
 // what the broker answered, whatever name kerr gives it).

@@ -77,17 +77,7 @@ func testMirrorDrillClone(t *testing.T, sh shape) {
 		time.Sleep(10 * time.Millisecond)
 	}
 
-	// As an operator would: strait mirror clone ... --json.
-	var out, errb bytes.Buffer
-	if code := cli.Main(p.ctx, []string{"clone", mirrorName, "--topic", topic, "--as", clone, "--json",
-		"--bootstrap-server", strings.Join(dst.seeds(), ",")}, &out, &errb); code != 0 {
-		t.Fatalf("strait mirror clone: exit %d: %s", code, errb.String())
-	}
-	var res admin.CloneResult
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		t.Fatalf("strait mirror clone --json: %v: %s", err, out.String())
-	}
-	p.logf("cloned: %+v", res)
+	res := cloneTopic(t, p, topic, clone)
 	if len(res.Points) != partitions {
 		t.Fatalf("clone points %+v, want %d partitions", res.Points, partitions)
 	}
@@ -220,6 +210,23 @@ func testMirrorDrillClone(t *testing.T, sh shape) {
 	}
 	p.waitMirroring(topic, partitions, time.Minute)
 	assertIdentical(t, p.checkIdentity(topic, int64(initial)+produced.Load()), int64(initial)+produced.Load())
+}
+
+// cloneTopic runs `strait mirror clone ... --json` against the
+// destination, as an operator would, and returns its answer.
+func cloneTopic(t *testing.T, p *pair, topic, clone string) admin.CloneResult {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := cli.Main(p.ctx, []string{"clone", mirrorName, "--topic", topic, "--as", clone, "--json",
+		"--bootstrap-server", strings.Join(p.dst.seeds(), ",")}, &out, &errb); code != 0 {
+		t.Fatalf("strait mirror clone: exit %d: %s", code, errb.String())
+	}
+	var res admin.CloneResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("strait mirror clone --json: %v: %s", err, out.String())
+	}
+	p.logf("cloned: %+v", res)
+	return res
 }
 
 // dirs are the log directories of a Strait side's nodes.

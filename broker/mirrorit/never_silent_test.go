@@ -10,7 +10,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/broker/brokertest"
 	"github.com/strait-io/strait/storage"
@@ -278,14 +277,7 @@ func produceBatches(t *testing.T, p *pair, s *side, topic string, part int32, fr
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := kmsg.NewPtrProduceRequest()
-		req.Acks, req.TimeoutMillis = -1, 10_000
-		rt := kmsg.NewProduceRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Partition, rp.Records = part, b
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
+		req := produceRequest(topic, part, -1, 10_000, b)
 		var off int64
 		for attempt := 0; ; attempt++ {
 			off, err = produceRaw(p.ctx, cl, s.leader(topic, part), req)

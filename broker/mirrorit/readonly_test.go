@@ -54,14 +54,7 @@ func testMirrorReadOnly(t *testing.T, sh shape) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := kmsg.NewPtrProduceRequest()
-			req.Acks, req.TimeoutMillis = -1, 5000
-			rt := kmsg.NewProduceRequestTopic()
-			rt.Topic = topic
-			rp := kmsg.NewProduceRequestTopicPartition()
-			rp.Partition, rp.Records = part, b
-			rt.Partitions = append(rt.Partitions, rp)
-			req.Topics = append(req.Topics, rt)
+			req := produceRequest(topic, part, -1, 5000, b)
 			off, err := produceRaw(p.ctx, cl, p.dst.leader(topic, part), req)
 			if code := errCode(err); code != mirrormsg.ReadOnlyTopic.Code {
 				t.Errorf("produce (producer id %d) to %s/%d: offset %d, error %v (code %d), want READ_ONLY_TOPIC (134)", pid, topic, part, off, err, code)
