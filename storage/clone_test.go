@@ -82,3 +82,42 @@ func TestCreateCloneLog(t *testing.T) {
 		})
 	}
 }
+
+// TestCloneProducerState: the clone's producer state is the source's at
+// the clone point although its recovery replays only its last segment
+// (from the copied snapshot at that segment's base): an idempotent
+// producer's last sequence is the one below the point, and the next
+// sequence appends while a repeat is a duplicate.
+func TestCloneProducerState(t *testing.T) {
+	e := newManagerEnv(t)
+	m := e.open()
+	defer m.Close()
+	src, err := m.GetOrCreateLog(tpA, idA, e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	te := &testEnv{t: t, clock: e.clock, comp: record.NewCompressor()}
+	idem := func(seq int32) []byte {
+		return te.batch(record.BatchSpec{ProducerID: 7, ProducerEpoch: 0, BaseSequence: seq, PartitionLeaderEpoch: 1}, 2, 200)
+	}
+	for seq := int32(0); seq < 60; seq += 2 { // 2048-byte segments: several
+		if _, err := src.AppendAsLeader(idem(seq), 1, record.OriginClient); err != nil {
+			t.Fatal(err)
+		}
+	}
+	point := src.segs()[len(src.segs())-2].BaseOffset() + 2 // inside a closed segment: it is copied
+	c, err := m.CreateCloneLog(TopicPartition{"orders-drill", 0}, TopicID{9}, e.cfg, CloneSource{TP: tpA, ID: idA, UpTo: point})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := c.ActiveProducers()
+	if err != nil || len(ps) != 1 || ps[0].ProducerID != 7 || ps[0].LastSequence != int32(point)-1 {
+		t.Fatalf("clone producers %+v (%v), want producer 7 at last sequence %d", ps, err, point-1)
+	}
+	if info, err := c.AppendAsLeader(idem(int32(point)-2), 1, record.OriginClient); err != nil || !info.Duplicate {
+		t.Fatalf("repeat of the last batch below the point: %+v, %v; want a duplicate", info, err)
+	}
+	if info, err := c.AppendAsLeader(idem(int32(point)), 1, record.OriginClient); err != nil || info.FirstOffset != point {
+		t.Fatalf("the next sequence: %+v, %v; want appended at %d", info, err, point)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strait-io/strait/storage/index"
+	"github.com/strait-io/strait/storage/record"
 	"github.com/strait-io/strait/storage/vfs"
 )
 
@@ -70,8 +72,7 @@ func TestCloneCopyOnWrite(t *testing.T) {
 		point: func(src *Log) int64 { return src.segs()[3].BaseOffset() },
 		before: func(t *testing.T, e *managerEnv, src *Log) {
 			// A torn batch header at the end of a closed segment: the
-			// source (no recovery) never looks at it, the clone's
-			// recovery from offset 0 cuts it.
+			// source (no recovery) never looks at it.
 			f, err := e.fs.OpenReadWrite(src.segs()[1].path(LogFileSuffix))
 			if err != nil {
 				t.Fatal(err)
@@ -82,7 +83,16 @@ func TestCloneCopyOnWrite(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
-		act:  func(t *testing.T, e *managerEnv, src, c *Log) {},
+		act: func(t *testing.T, e *managerEnv, src, c *Log) {
+			// The clone's recovery of that segment (after a crash, from a
+			// recovery point below it) cuts the torn tail.
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			rep, err := c.segs()[1].recover(func(record.Batch) ([]index.AbortedTxn, error) { return nil, nil })
+			if err != nil || rep.truncatedBytes == 0 {
+				t.Fatalf("recovery of the clone's segment: %+v, %v; want the torn tail cut", rep, err)
+			}
+		},
 		keep: "source",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
