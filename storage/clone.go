@@ -43,33 +43,45 @@ type CloneSource struct {
 // (copy-on-write, cow.go).
 func (m *LogManager) CreateCloneLog(tp TopicPartition, id TopicID, cfg LogConfig, src CloneSource) (*Log, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if l, ok, err := m.existingLogLocked(tp, id); ok || err != nil {
+	l, ok, err := m.existingLogLocked(tp, id)
+	sl, hasSource := m.logs[src.TP]
+	m.mu.Unlock()
+	if ok || err != nil {
 		return l, err
 	}
 	dir := filepath.Join(m.dir, tp.String())
 	o := m.logOptions(tp.Topic, id, Options{HadCleanShutdown: true})
 	o.Config = cfg
-	if sl, ok := m.logs[src.TP]; ok && sl.TopicID() == src.ID && src.UpTo > 0 {
-		// Built under a name the next start deletes (OpenManager removes
-		// "-delete" directories), then renamed: a crash half way leaves
-		// no partial clone to be taken for the partition's log.
-		tmp := dir + ".clone-delete"
-		if err := m.opts.FS.RemoveAll(tmp); err != nil {
-			return nil, err
-		}
-		lso, recoverFrom, err := sl.copyPrefixTo(tmp, src.UpTo)
-		if err == nil {
-			err = m.opts.FS.Rename(tmp, dir)
-		}
-		if err == nil {
-			err = m.opts.FS.SyncDir(m.dir)
-		}
+	// Built under a name the next start deletes (OpenManager removes
+	// "-delete" directories), recovered there and closed, then renamed
+	// and opened clean: a crash half way leaves no partial clone to be
+	// taken for the partition's log, and the manager's lock (which every
+	// other partition's open and delete takes) is held only for the
+	// rename and the clean open, not for the copy and the recovery.
+	tmp := dir + ".clone-delete"
+	built := false
+	if hasSource && sl.TopicID() == src.ID && src.UpTo > 0 {
+		lso, err := m.buildClone(tmp, sl, o, src.UpTo)
 		if err != nil {
 			_ = m.opts.FS.RemoveAll(tmp)
 			return nil, fmt.Errorf("storage: cloning %s into %s: %w", src.TP, tp, err)
 		}
-		o.HadCleanShutdown, o.RecoveryPoint, o.LogStartOffset = false, recoverFrom, lso
+		o.LogStartOffset, built = lso, true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok, err := m.existingLogLocked(tp, id); ok || err != nil {
+		_ = m.opts.FS.RemoveAll(tmp)
+		return l, err
+	}
+	if built {
+		if err := m.opts.FS.Rename(tmp, dir); err != nil {
+			_ = m.opts.FS.RemoveAll(tmp)
+			return nil, err
+		}
+		if err := m.opts.FS.SyncDir(m.dir); err != nil {
+			return nil, err
+		}
 	}
 	l, rep, err := Open(dir, o)
 	if err != nil {
@@ -78,6 +90,26 @@ func (m *LogManager) CreateCloneLog(tp TopicPartition, id TopicID, cfg LogConfig
 	}
 	m.logs[tp], m.reports[tp] = l, rep
 	return l, nil
+}
+
+// buildClone copies the prefix of sl into dir, recovers it there and
+// closes it cleanly; it returns the log start offset.
+func (m *LogManager) buildClone(dir string, sl *Log, o Options, upTo int64) (int64, error) {
+	if err := m.opts.FS.RemoveAll(dir); err != nil {
+		return 0, err
+	}
+	lso, recoverFrom, err := sl.copyPrefixTo(dir, upTo)
+	if err != nil {
+		return 0, err
+	}
+	o.HadCleanShutdown, o.RecoveryPoint, o.LogStartOffset = false, recoverFrom, lso
+	l, _, err := Open(dir, o)
+	if err != nil {
+		return 0, err
+	}
+	// A clean close: indexes and the producer snapshot at the end are
+	// written, so the open under the partition's name recovers nothing.
+	return lso, l.Close()
 }
 
 // copyPrefixTo writes into the new directory dir the segments of l below
