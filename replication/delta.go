@@ -42,6 +42,11 @@ func (r *ReplicaManager) OnLeadershipChange(fn LeadershipListener) {
 func (r *ReplicaManager) ApplyDelta(d *raftmeta.Delta, img *raftmeta.Image) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.applyDeltaLocked(d, img)
+}
+
+// applyDeltaLocked is ApplyDelta with r.mu held.
+func (r *ReplicaManager) applyDeltaLocked(d *raftmeta.Delta, img *raftmeta.Image) {
 	if r.loaded && img.Offset < r.image.Load().Offset {
 		// The broker's first call (the whole image, with an empty delta)
 		// raced with the delta of a newer image, which took its place.
@@ -106,6 +111,12 @@ func (r *ReplicaManager) ApplyDelta(d *raftmeta.Delta, img *raftmeta.Image) {
 			// Removed partitions' logs must be gone before a new log of the
 			// same name is created.
 			removed = r.deleteLogs(removed)
+			if r.materializeCloneLater(tp, pp, img) {
+				// Not hosted until its log is built (clone_materialize.go):
+				// NOT_LEADER_OR_FOLLOWER meanwhile, which clients retry.
+				delete(next.offline, tp)
+				continue
+			}
 			var err error
 			if p, err = r.createPartition(tp, pp, img); err != nil {
 				r.logger.Error("cannot create the partition log; the replica is offline", "partition", tp.String(), "err", err)

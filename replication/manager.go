@@ -45,6 +45,9 @@ type ReplicaManager struct {
 	// disk their topic configs (ApplyDelta); until then they hold the
 	// broker defaults and no log maintenance runs (runBackground).
 	logsConfigured atomic.Bool
+	// materializing are the drill clone partitions whose logs are being
+	// built off the apply path (clone_materialize.go).
+	materializing map[storage.TopicPartition]bool
 
 	sessions *fetchSessionCache
 	// applying is closed when the delta being applied is, nil between
@@ -103,13 +106,14 @@ func NewReplicaManager(cfg Config) (*ReplicaManager, error) {
 		return nil, err
 	}
 	r := &ReplicaManager{
-		cfg:     cfg,
-		nodeID:  cfg.NodeID,
-		logs:    cfg.Logs,
-		logger:  cfg.Logger.With("component", "replica-manager"),
-		clock:   cfg.Clock,
-		metrics: cfg.Metrics,
-		done:    make(chan struct{}),
+		cfg:           cfg,
+		nodeID:        cfg.NodeID,
+		logs:          cfg.Logs,
+		logger:        cfg.Logger.With("component", "replica-manager"),
+		clock:         cfg.Clock,
+		metrics:       cfg.Metrics,
+		done:          make(chan struct{}),
+		materializing: map[storage.TopicPartition]bool{},
 	}
 	r.listeners = append(r.listeners, r.settleCloneLeader)
 	r.sessions = newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionMs, cfg.Clock)
