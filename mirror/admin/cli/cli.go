@@ -151,8 +151,18 @@ commands:
                            closed segments shared as hard links) while T goes
                            on mirroring; deleting CLONE (kafka-topics
                            --delete) leaves T alone. Needs READ on T and
-                           ALTER on the mirror. Example:
+                           ALTER on the mirror. Each replica builds its copy
+                           in the background (NOT_LEADER_OR_FOLLOWER until
+                           then); the leader first aborts T's open
+                           transactions and resets its producer ids
+                           (MIRROR_PID_RESET at the clone point), refusing
+                           writes (LEADER_NOT_AVAILABLE, retried by clients)
+                           until that is acked, so every record written to
+                           CLONE follows it. --json: mirror, topic, clone,
+                           topic_id, partitions [{partition, offset}].
+                           Examples:
                              strait mirror clone dr --topic orders --as orders-drill
+                             strait mirror clone dr --topic orders --as orders-drill --json
 
 lag: what the source's consumers can read that the destination's cannot yet.
   LAG     source high watermark - destination high watermark, in records (the
