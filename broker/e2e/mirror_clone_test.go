@@ -20,7 +20,7 @@ import (
 // T-drill --json` makes a clone that takes writes at once (after the
 // cloned records and the producers' reset) while T keeps mirroring with
 // lag 0; deleting the clone leaves T mirroring and byte-identical to the
-// source.
+// source. `strait mirror --help` documents clone with examples.
 func TestMirrorDrillCloneCLI(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -34,6 +34,10 @@ func TestMirrorDrillCloneCLI(t *testing.T) {
 	createTopic(t, newAdmin(t, src.kafkaAddr()), topic, partitions)
 	n := mirrorProduce(t, ctx, src.kafkaAddr(), topic, partitions, 200)
 	cli := mirrorCLI(t, dst.kafkaAddr())
+	if help := cli(0, "--help"); !strings.Contains(help, "clone    NAME --topic T --as CLONE [--json]") ||
+		!strings.Contains(help, "strait mirror clone dr --topic orders --as orders-drill --json") {
+		t.Errorf("strait mirror --help does not document clone with an example:\n%s", help)
+	}
 	cli(0, "create", "m1", "--source-bootstrap", src.kafkaAddr())
 	cli(0, "start", "m1", "--topic", topic, "--wait")
 
