@@ -8,9 +8,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/strait-io/strait/bench"
+	"github.com/strait-io/strait/cmd/strait/ctl"
+	"github.com/strait-io/strait/cmd/strait/ctl/kit"
 	mirrorcli "github.com/strait-io/strait/mirror/admin/cli"
 	"github.com/strait-io/strait/wire/sysmem"
 )
@@ -42,7 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usageText())
 		return 2
 	}
 	switch args[0] {
@@ -56,10 +59,24 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stdout, "strait (development)")
 		return 0
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usageText())
 		return 0
-	default:
-		fmt.Fprintf(stderr, "strait: unknown command %q\n\n%s", args[0], usage)
-		return 2
 	}
+	for _, g := range ctl.Groups() {
+		if g.Name == args[0] {
+			return kit.Main(ctx, g, args[1:], kit.Env{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv})
+		}
+	}
+	fmt.Fprintf(stderr, "strait: unknown command %q\n\n%s", args[0], usageText())
+	return 2
+}
+
+// usageText is the usage with the client command groups listed.
+func usageText() string {
+	var b strings.Builder
+	b.WriteString(usage)
+	for _, g := range ctl.Groups() {
+		fmt.Fprintf(&b, "  %-9s %s\n", g.Name, g.Summary)
+	}
+	return b.String()
 }

@@ -1,0 +1,12 @@
+// Package ctl is the tree of `strait`'s client commands (issue 28: a CLI
+// for any Kafka cluster, as rpk is for Redpanda): each group in its own
+// package over the shared plumbing of package kit.
+package ctl
+
+import "github.com/strait-io/strait/cmd/strait/ctl/kit"
+
+// Groups are the client command groups, in the order `strait --help`
+// lists them.
+func Groups() []*kit.Group {
+	return []*kit.Group{}
+}
