@@ -38,7 +38,11 @@
 //	PREPARING: QueryLastMirroredEpoch (CheckExistingRecords when the record
 //	  came from UNKNOWN or STOPPED and the check was not carried over);
 //	  LME −1 → TruncateFully(source log start), else
-//	  TruncateAfterEpoch(LME); WaitForISRTruncation.
+//	  TruncateAfterEpoch(LME); WaitForISRTruncation. A retry of a log that
+//	  failed from MIRRORING (PrevState MIRRORING, see RetryOfAligned) keeps
+//	  the log: RemoveFetcher reads its end, and only a log ending before the
+//	  source's log start is truncated fully; the fetcher's divergence check
+//	  (LastFetchedEpoch) cuts what the source does not have, as on a resume.
 //	MIRRORING: AddFetcher; a batch epoch above the leader epoch
 //	  (SourceEpochAhead) → BumpLeaderEpoch(min) so DLE ≥ SLE.
 //	PAUSING: RemoveFetcher, then PAUSED records the log end offset.

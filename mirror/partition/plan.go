@@ -58,9 +58,14 @@ func (m *Machine) nextStep() (Effect, bool) {
 			return Effect{Kind: CheckExistingRecords}, true
 		case !m.prog.lmeKnown:
 			return Effect{Kind: QueryLastMirroredEpoch}, true
-		case !m.prog.truncated && m.prog.lme < 0:
+		case !m.aligned() && RetryOfAligned(m.rec) && !m.logPos.known:
+			// Nothing runs (the FAILED write's removal, or none since
+			// this leadership began): the answer is the local log end,
+			// which keepsLog needs.
+			return Effect{Kind: RemoveFetcher}, true
+		case !m.aligned() && m.prog.lme < 0:
 			return Effect{Kind: TruncateFully, Offset: m.prog.srcLogStart}, true
-		case !m.prog.truncated:
+		case !m.aligned():
 			return Effect{Kind: TruncateAfterEpoch, Epoch: m.prog.lme}, true
 		case !m.prog.isrDone:
 			return Effect{Kind: WaitForISRTruncation, Offset: m.logPos.offset, AllReplicas: m.cfg.WaitAllReplicas}, true
@@ -140,7 +145,7 @@ func (m *Machine) target() State {
 		// Start (or a pause that overtook its start): align first.
 		return StatePreparing
 	case StatePreparing:
-		if m.prog.truncated && m.prog.isrDone {
+		if m.aligned() && m.prog.isrDone {
 			if d == DesiredPause {
 				return StatePausing
 			}
@@ -176,8 +181,40 @@ func (m *Machine) target() State {
 // log may hold records written on this cluster (never mirrored, or written
 // after a stop made the topic writable), which CheckExistingRecords
 // guards. From FAILED it is a retry of a PREPARING or MIRRORING whose start
-// was checked.
+// was checked (PrevState FAILED, or MIRRORING for a retry that keeps the
+// log: see keepsLog).
 func startsFrom(s State) bool { return s == StateUnknown || s == StateStopped }
+
+// aligned reports whether PREPARING's log alignment is done: truncated,
+// or nothing to truncate (keepsLog).
+func (m *Machine) aligned() bool { return m.prog.truncated || m.keepsLog() }
+
+// RetryOfAligned reports whether rec, a FAILED or PREPARING record, is
+// (the retry of) a partition that failed with a log holding nothing but
+// the source's history: it had finished alignment (MIRRORING, perhaps
+// resumed from PAUSED) when it failed. transition carries that PrevState
+// through the retry's FAILED → PREPARING (→ FAILED …) so it survives
+// restarts and leader changes; no other path writes a PREPARING or FAILED
+// with PrevState MIRRORING. The coordinator derives PrevState the same way
+// for writes that do not carry it (mirror/state derivePrevState).
+func RetryOfAligned(rec Record) bool {
+	return (rec.State == StateFailed || rec.State == StatePreparing) && rec.PrevState == StateMirroring
+}
+
+// keepsLog reports whether the retry's PREPARING keeps the local log as it
+// is: a retry of an aligned log that still reaches the source's log start.
+// KIP-1279's FAILED → PREPARING alignment truncates what the source does
+// not have; for such a log that is only a divergent tail (a source unclean
+// election), which the mirror fetcher's divergence check cuts on its first
+// fetch (LastFetchedEpoch, DivergingEpoch: KIP-320/KIP-595), as it does on
+// a resume from PAUSED. The source's LME says nothing about this log (it
+// came from the source, records after the source's own stop included), and
+// a full truncation would empty readable data only to copy it again. A log
+// that ends before the source's log start (retention deleted what follows
+// it) cannot continue: it is replaced as on a first start.
+func (m *Machine) keepsLog() bool {
+	return !m.prog.truncated && RetryOfAligned(m.rec) && m.prog.lmeKnown && m.logPos.known && m.logPos.offset >= m.prog.srcLogStart
+}
 
 // retryable reports whether the FAILED record allows another automatic
 // retry.
@@ -222,6 +259,9 @@ func (m *Machine) transition(t State) Effect {
 		if m.rec.State != StateFailed {
 			r.RetryAttempt = 0
 		}
+		if RetryOfAligned(m.rec) {
+			r.PrevState = StateMirroring
+		}
 	case StateMirroring:
 		// Keeps the retry count: a retry is judged by whether mirroring
 		// lasts (RetryResetAfter), not by reaching MIRRORING.
@@ -239,6 +279,9 @@ func (m *Machine) transition(t State) Effect {
 		r.LastMirrorEpoch, r.LastMirrorOffset = m.rec.LastMirrorEpoch, m.rec.LastMirrorOffset
 		r.RetryAttempt = 0
 	case StateFailed:
+		if RetryOfAligned(m.rec) {
+			r.PrevState = StateMirroring
+		}
 		r.ErrorMessage = m.failure.msg
 		r.RetryAttempt = m.failure.attempt
 	}

@@ -58,7 +58,7 @@ func runSimSeeds(t *testing.T, first, count uint64) {
 			"stopped": total.Stopped, "failed": total.Failed, "failedRetries": total.FailedRetries, "exhausted": total.Exhausted, "bumps": total.Bumps,
 			"staleAnswers": total.Stale, "zombieWrites": total.Fenced, "pauses": total.Paused, "appends": total.Appends,
 			"abortedTxns": total.AbortedTxns, "partialAborts": total.PartialAborts, "stopsWithOpenTxns": total.StopsWithOpenTxns,
-			"abortReruns": total.AbortReruns,
+			"abortReruns": total.AbortReruns, "alignedRetries": total.AlignedRetries,
 		} {
 			if n == 0 {
 				t.Errorf("no %s in %d seeds", name, count)
@@ -81,7 +81,10 @@ type simStats struct {
 	AbortedTxns, PartialAborts, StopsWithOpenTxns int
 	// AbortReruns counts abort runs that found the stop's own batches
 	// already in the log: a repeat after a partial run or a takeover.
-	AbortReruns                                            int
+	AbortReruns int
+	// AlignedRetries counts the retries (FAILED → PREPARING) of a log
+	// that had finished alignment, which must keep it.
+	AlignedRetries                                         int
 	FinalMirroring, FinalPaused, FinalStopped, FinalFailed int
 }
 
@@ -103,6 +106,7 @@ func (s *simStats) add(o simStats) {
 	s.PartialAborts += o.PartialAborts
 	s.StopsWithOpenTxns += o.StopsWithOpenTxns
 	s.AbortReruns += o.AbortReruns
+	s.AlignedRetries += o.AlignedRetries
 	s.FinalMirroring += o.FinalMirroring
 	s.FinalPaused += o.FinalPaused
 	s.FinalStopped += o.FinalStopped
@@ -558,6 +562,11 @@ func (s *sim) startEffect(i int) error {
 			r.Err = fmt.Errorf("%w: injected", ErrFailed)
 			break
 		}
+		if RetryOfAligned(s.store) {
+			// The world's source never deletes records: a retry of a log
+			// that finished alignment has nothing to cut.
+			return fmt.Errorf("b%d: %s of the retry of an aligned log (%s)", b.id, e.Kind, s.store)
+		}
 		if e.Kind == TruncateFully {
 			s.log = nil
 		} else {
@@ -663,6 +672,12 @@ func (s *sim) applyWrite(b *simBroker, rec Record) error {
 	}
 	if rec.StateEpoch != from.StateEpoch+1 {
 		return fmt.Errorf("b%d: state epoch %d after %d", b.id, rec.StateEpoch, from.StateEpoch)
+	}
+	if rec.State == StatePreparing && from.State == StateFailed && from.PrevState == StateMirroring {
+		if rec.PrevState != StateMirroring {
+			return fmt.Errorf("b%d: the retry of a log that failed from MIRRORING wrote PrevState %s", b.id, rec.PrevState)
+		}
+		s.stats.AlignedRetries++
 	}
 	switch rec.State {
 	case StateStopping:

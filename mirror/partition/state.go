@@ -76,7 +76,10 @@ type Record struct {
 	RetryAttempt int32
 	// PrevState is the state the record's state was entered from. STOPPING
 	// entered from FAILED keeps FAILED's PrevState: it tells the stop whether
-	// the log was aligned with the source (see lmeTrusted).
+	// the log was aligned with the source (see lmeTrusted). A partition that
+	// failed from MIRRORING keeps MIRRORING through its retries (FAILED →
+	// PREPARING → FAILED …): it tells the retry to keep the log (see
+	// RetryOfAligned).
 	PrevState State
 }
 

@@ -107,10 +107,15 @@ func fence(stored partition.Record, found bool, in fenceInput) (partition.Record
 // a record from stored to state to (partition's Machine.transition and
 // recordLME): the state left, except that a rewrite of the same state
 // (STOPPING recording the LME) and STOPPING entered from FAILED keep the
-// stored PrevState, which tells a stop whether the log was aligned.
+// stored PrevState, which tells a stop whether the log was aligned, and a
+// retry of a log that failed from MIRRORING (FAILED → PREPARING → FAILED …)
+// keeps MIRRORING, which tells the retry to keep the log.
 func derivePrevState(stored partition.Record, to partition.State) partition.State {
 	if to == stored.State || (to == partition.StateStopping && stored.State == partition.StateFailed) {
 		return stored.PrevState
+	}
+	if (to == partition.StatePreparing || to == partition.StateFailed) && partition.RetryOfAligned(stored) {
+		return partition.StateMirroring
 	}
 	return stored.State
 }

@@ -167,6 +167,11 @@ func TestDerivePrevState(t *testing.T) {
 		{stored(partition.StateStopping, partition.StatePaused), partition.StateStopped, partition.StateStopping},
 		{stored(partition.StateFailed, partition.StateMirroring), partition.StateStopping, partition.StateMirroring},
 		{stored(partition.StateFailed, partition.StatePreparing), partition.StatePreparing, partition.StateFailed},
+		// A retry of a log that failed from MIRRORING keeps saying so.
+		{stored(partition.StateFailed, partition.StateMirroring), partition.StatePreparing, partition.StateMirroring},
+		{stored(partition.StatePreparing, partition.StateMirroring), partition.StateFailed, partition.StateMirroring},
+		{stored(partition.StatePreparing, partition.StateMirroring), partition.StateMirroring, partition.StatePreparing},
+		{stored(partition.StatePreparing, partition.StateFailed), partition.StateFailed, partition.StatePreparing},
 	}
 	for _, c := range cases {
 		if got := derivePrevState(c.from, c.to); got != c.want {
