@@ -80,29 +80,18 @@ func TestMirrorHostileSource(t *testing.T) {
 		if kc.CurrentNode() != hostileNode {
 			return nil, nil, false
 		}
-		req := kreq.(*kmsg.FetchRequest)
-		resp := req.ResponseKind().(*kmsg.FetchResponse)
-		for _, rt := range req.Topics {
-			st := kmsg.NewFetchResponseTopic()
-			st.Topic, st.TopicID = rt.Topic, rt.TopicID
-			for _, rp := range rt.Partitions {
-				sp := kmsg.NewFetchResponseTopicPartition()
-				sp.Partition = rp.Partition
-				h, ok := logs[rp.Partition]
-				if !ok {
-					sp.ErrorCode = kerr.NotLeaderForPartition.Code
-				} else {
-					recs, hw := h.serve(rp.FetchOffset)
-					sp.RecordBatches, sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = recs, hw, hw, 0
-					mu.Lock()
-					served[rp.Partition]++
-					mu.Unlock()
-				}
-				st.Partitions = append(st.Partitions, sp)
+		return answerFetch(kreq.(*kmsg.FetchRequest), func(rp kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition) {
+			h, ok := logs[rp.Partition]
+			if !ok {
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
+				return
 			}
-			resp.Topics = append(resp.Topics, st)
-		}
-		return resp, nil, true
+			recs, hw := h.serve(rp.FetchOffset)
+			sp.RecordBatches, sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = recs, hw, hw, 0
+			mu.Lock()
+			served[rp.Partition]++
+			mu.Unlock()
+		}), nil, true
 	})
 
 	cl := src.client(t, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -168,6 +157,24 @@ func TestMirrorHostileSource(t *testing.T) {
 	r.ComparePartition(2, sl.partitions[2], dst.partitions[2])
 	t.Logf("counts: p2 produced=%d %v; p0 bytes appended=%d; p1 batches=%d; hw decreases=%d", srcHW, r, p0bytes, len(dst.partitions[1]), len(decreases))
 	assertIdentical(t, r, srcHW)
+}
+
+// answerFetch is a hostile source's answer to req: fill sets each
+// partition's part of it.
+func answerFetch(req *kmsg.FetchRequest, fill func(kmsg.FetchRequestTopicPartition, *kmsg.FetchResponseTopicPartition)) *kmsg.FetchResponse {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = rp.Partition
+			fill(rp, &sp)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
 }
 
 // waitFor2 waits until cond holds for the partition states of topic.
