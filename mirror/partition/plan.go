@@ -272,7 +272,9 @@ func (m *Machine) transition(t State) Effect {
 		r.RetryAttempt = 0
 	case StateStopping:
 		r.RetryAttempt = 0
-		if m.rec.State == StateFailed {
+		if m.rec.State == StateFailed || RetryOfAligned(m.rec) {
+			// A failed log, or one being retried, is as aligned as it
+			// was when it failed.
 			r.PrevState = m.rec.PrevState
 		}
 	case StateStopped:

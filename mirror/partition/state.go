@@ -78,8 +78,9 @@ type Record struct {
 	// entered from FAILED keeps FAILED's PrevState: it tells the stop whether
 	// the log was aligned with the source (see lmeTrusted). A partition that
 	// failed from MIRRORING keeps MIRRORING through its retries (FAILED →
-	// PREPARING → FAILED …): it tells the retry to keep the log (see
-	// RetryOfAligned).
+	// PREPARING → FAILED …), and into a STOPPING entered from one of them:
+	// it tells the retry to keep the log (see RetryOfAligned) and the stop
+	// to trust it.
 	PrevState State
 }
 

@@ -108,13 +108,14 @@ func fence(stored partition.Record, found bool, in fenceInput) (partition.Record
 // recordLME): the state left, except that a rewrite of the same state
 // (STOPPING recording the LME) and STOPPING entered from FAILED keep the
 // stored PrevState, which tells a stop whether the log was aligned, and a
-// retry of a log that failed from MIRRORING (FAILED → PREPARING → FAILED …)
-// keeps MIRRORING, which tells the retry to keep the log.
+// retry of a log that failed from MIRRORING (FAILED → PREPARING → FAILED …,
+// and a STOPPING entered from any of them) keeps MIRRORING, which tells
+// the retry to keep the log and the stop to trust it.
 func derivePrevState(stored partition.Record, to partition.State) partition.State {
 	if to == stored.State || (to == partition.StateStopping && stored.State == partition.StateFailed) {
 		return stored.PrevState
 	}
-	if (to == partition.StatePreparing || to == partition.StateFailed) && partition.RetryOfAligned(stored) {
+	if (to == partition.StatePreparing || to == partition.StateFailed || to == partition.StateStopping) && partition.RetryOfAligned(stored) {
 		return partition.StateMirroring
 	}
 	return stored.State

@@ -172,6 +172,8 @@ func TestDerivePrevState(t *testing.T) {
 		{stored(partition.StatePreparing, partition.StateMirroring), partition.StateFailed, partition.StateMirroring},
 		{stored(partition.StatePreparing, partition.StateMirroring), partition.StateMirroring, partition.StatePreparing},
 		{stored(partition.StatePreparing, partition.StateFailed), partition.StateFailed, partition.StatePreparing},
+		{stored(partition.StatePreparing, partition.StateMirroring), partition.StateStopping, partition.StateMirroring},
+		{stored(partition.StatePreparing, partition.StateUnknown), partition.StateStopping, partition.StatePreparing},
 	}
 	for _, c := range cases {
 		if got := derivePrevState(c.from, c.to); got != c.want {
