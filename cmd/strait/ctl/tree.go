@@ -3,10 +3,15 @@
 // package over the shared plumbing of package kit.
 package ctl
 
-import "github.com/strait-io/strait/cmd/strait/ctl/kit"
+import (
+	"github.com/strait-io/strait/cmd/strait/ctl/kit"
+	"github.com/strait-io/strait/cmd/strait/ctl/topic"
+)
 
 // Groups are the client command groups, in the order `strait --help`
 // lists them.
 func Groups() []*kit.Group {
-	return []*kit.Group{}
+	return []*kit.Group{
+		topic.Group(),
+	}
 }
