@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+
 	"github.com/strait-io/strait/cmd/strait/ctl/ctltest"
 )
 
@@ -50,6 +52,25 @@ func TestList(t *testing.T) {
 
 			if r := ctltest.Must(t, tg, "", "topic", "list", "-r", "zz.*"); r.Stdout != "" {
 				t.Fatalf("no match prints nothing\n%s", r)
+			}
+
+			// A committed offset makes Strait create __consumer_offsets; kfake
+			// keeps its group state outside any topic, so it has no internal
+			// topic to list.
+			if tg.Name != "strait" {
+				return
+			}
+			var os kadm.Offsets
+			os.AddOffset("orders", 0, 0, -1)
+			if err := admin(t, tg).CommitAllOffsets(ctx(t), "g", os); err != nil {
+				t.Fatal(err)
+			}
+			if r := ctltest.Must(t, tg, "", "topic", "list"); strings.Contains(r.Stdout, "__consumer_offsets") {
+				t.Fatalf("an internal topic without --internal\n%s", r)
+			}
+			if r := ctltest.Must(t, tg, "", "topic", "list", "--internal", "-r", "__.*", "--json"); !strings.Contains(r.Stdout, `"name": "__consumer_offsets",`) ||
+				!strings.Contains(r.Stdout, `"internal": true`) {
+				t.Fatalf("--internal lacks __consumer_offsets\n%s", r)
 			}
 		})
 	}
