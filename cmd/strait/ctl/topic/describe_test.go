@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/strait-io/strait/cmd/strait/ctl/ctltest"
 )
 
@@ -53,6 +55,22 @@ func TestDescribe(t *testing.T) {
 			}
 			if !found {
 				t.Fatalf("--json configs lack retention.ms=12345 DYNAMIC_TOPIC_CONFIG: %+v", got[0].Configs)
+			}
+
+			// An open transaction holds the last stable offset below the high
+			// watermark: the column shows then.
+			txn := client(t, tg, kgo.TransactionalID("open-txn"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+			if err := txn.BeginTransaction(); err != nil {
+				t.Fatal(err)
+			}
+			if err := txn.ProduceSync(ctx(t), &kgo.Record{Topic: "orders", Partition: 1, Value: []byte("t")}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			r = ctltest.Must(t, tg, "", "topic", "describe", "orders", "-p")
+			wantRows(t, r, "PARTITION LEADER EPOCH REPLICAS ISR LOG-START-OFFSET LAST-STABLE-OFFSET HIGH-WATERMARK",
+				[]string{"0", "*", "*", "*", "*", "0", "-", "3"}, []string{"1", "*", "*", "*", "*", "0", "0", "1"})
+			if err := txn.EndTransaction(ctx(t), kgo.TryAbort); err != nil {
+				t.Fatal(err)
 			}
 
 			r = ctltest.Run(t, tg, "", "topic", "describe", "nosuch", "orders", "-s")
