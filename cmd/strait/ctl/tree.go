@@ -4,6 +4,7 @@
 package ctl
 
 import (
+	"github.com/strait-io/strait/cmd/strait/ctl/group"
 	"github.com/strait-io/strait/cmd/strait/ctl/kit"
 	"github.com/strait-io/strait/cmd/strait/ctl/topic"
 )
@@ -13,5 +14,6 @@ import (
 func Groups() []*kit.Group {
 	return []*kit.Group{
 		topic.Group(),
+		group.Group(),
 	}
 }
