@@ -23,7 +23,7 @@ func deleteCommand() *kit.Command {
 
 type deletedJSON struct {
 	Group string `json:"group"`
-	Error string `json:"error,omitempty"`
+	Error string `json:"error"`
 }
 
 // runDelete deletes with DeleteGroups: the coordinator refuses a group

@@ -39,7 +39,7 @@ type describeJSON struct {
 	Members      []memberJSON    `json:"members"`
 	Partitions   []partitionJSON `json:"partitions"`
 	TotalLag     int64           `json:"total_lag"`
-	Error        string          `json:"error,omitempty"`
+	Error        string          `json:"error"`
 }
 
 type memberJSON struct {
@@ -67,7 +67,7 @@ type partitionJSON struct {
 	MemberID       string `json:"member_id"`
 	ClientID       string `json:"client_id"`
 	ClientHost     string `json:"client_host"`
-	Error          string `json:"error,omitempty"`
+	Error          string `json:"error"`
 }
 
 func known(v int64) *int64 {

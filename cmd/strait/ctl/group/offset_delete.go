@@ -76,7 +76,7 @@ func offsetDeleteCommand() *kit.Command {
 type offsetDeletedJSON struct {
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
-	Error     string `json:"error,omitempty"`
+	Error     string `json:"error"`
 }
 
 // runOffsetDelete deletes commits with OffsetDelete (KIP-496): the

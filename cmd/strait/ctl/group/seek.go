@@ -84,7 +84,7 @@ type seekedJSON struct {
 	Partition   int32  `json:"partition"`
 	PriorOffset *int64 `json:"prior_offset"`
 	NewOffset   int64  `json:"new_offset"`
-	Error       string `json:"error,omitempty"`
+	Error       string `json:"error"`
 }
 
 // errActive is the refusal of a group with members, as
