@@ -129,6 +129,8 @@ func TestSeek(t *testing.T) {
 			oneLine(t, ctltest.Run(t, tg, "", "group", "seek", "app", "--to", "start", "--topics", "ghost", "--allow-new-topics"), 1, "topic ghost: UNKNOWN_TOPIC_OR_PARTITION")
 			oneLine(t, ctltest.Run(t, tg, "", "group", "seek", "app", "--to", "yesterday"), 2, `--to "yesterday" is not`)
 			oneLine(t, ctltest.Run(t, tg, "", "group", "seek", "app"), 2, "one of --to or --to-offset is required")
+			oneLine(t, ctltest.Run(t, tg, "", "group", "seek", "app", "--to-offset", "-1"), 2, `"-1" is not an offset`)
+			oneLine(t, ctltest.Run(t, tg, "", "group", "seek", "app", "--to", "end", "--to-offset", "1"), 2, "cannot both be given")
 
 			// A KIP-848 group whose member has left is Empty: seekable.
 			gone := activeMember(t, tg, "next-app", "orders", "gone", true, map[int32]int64{0: 9, 1: 5})

@@ -2,7 +2,6 @@ package group
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -23,8 +22,7 @@ func describeCommand() *kit.Command {
 			"strait group describe orders-app billing --json",
 		},
 		MinArgs: 1, MaxArgs: -1,
-		Flags: func(fs *flag.FlagSet) any { return nil },
-		Run:   runDescribe,
+		Run: runDescribe,
 	}
 }
 

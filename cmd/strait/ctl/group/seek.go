@@ -18,7 +18,7 @@ import (
 
 type seekFlags struct {
 	to             string
-	toOffset       int64
+	toOffset       int64 // noOffset: no --to-offset
 	topics         string
 	allowNewTopics bool
 
@@ -34,8 +34,6 @@ func (f *seekFlags) Check() error {
 		return errors.New("one of --to or --to-offset is required")
 	case f.to != "" && f.toOffset != noOffset:
 		return errors.New("--to and --to-offset cannot both be given")
-	case f.toOffset < noOffset:
-		return fmt.Errorf("--to-offset %d is negative", f.toOffset)
 	}
 	switch {
 	case f.to == "" || f.to == "start" || f.to == "end":
@@ -70,7 +68,14 @@ func seekCommand() *kit.Command {
 		Flags: func(fs *flag.FlagSet) any {
 			f := &seekFlags{toOffset: noOffset}
 			fs.StringVar(&f.to, "to", "", "where to: `start`, end, a timestamp in ms (the first record at or after it, else the end) or @RFC3339")
-			fs.Int64Var(&f.toOffset, "to-offset", noOffset, "seek to offset `N`, kept within each partition's start and end")
+			fs.Func("to-offset", "seek to offset `N`, kept within each partition's start and end", func(v string) error {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || n < 0 {
+					return fmt.Errorf("%q is not an offset (a number from 0)", v)
+				}
+				f.toOffset = n
+				return nil
+			})
 			fs.StringVar(&f.topics, "topics", "", "only these `TOPIC,...` (all their partitions); default: every topic the group has commits on")
 			fs.BoolVar(&f.allowNewTopics, "allow-new-topics", false, "allow --topics the group has no commits on")
 			return f
