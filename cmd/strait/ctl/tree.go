@@ -6,6 +6,7 @@ package ctl
 import (
 	"github.com/strait-io/strait/cmd/strait/ctl/group"
 	"github.com/strait-io/strait/cmd/strait/ctl/kit"
+	"github.com/strait-io/strait/cmd/strait/ctl/profile"
 	"github.com/strait-io/strait/cmd/strait/ctl/topic"
 )
 
@@ -15,5 +16,6 @@ func Groups() []*kit.Group {
 	return []*kit.Group{
 		topic.Group(),
 		group.Group(),
+		profile.Group(),
 	}
 }
