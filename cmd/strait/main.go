@@ -54,7 +54,8 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	case "bench":
 		return bench.MainContext(ctx, args[1:], stdout, stderr)
 	case "mirror":
-		return mirrorcli.Main(ctx, args[1:], stdout, stderr)
+		env := kit.Env{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}
+		return mirrorcli.MainWith(ctx, args[1:], stdout, stderr, ctl.MirrorOptions(env))
 	case "version":
 		fmt.Fprintln(stdout, "strait (development)")
 		return 0

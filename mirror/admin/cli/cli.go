@@ -31,7 +31,9 @@ const (
 )
 
 // Usage is the text of `strait mirror --help`.
-const Usage = `usage: strait mirror [global flags] <command> [arguments]
+const Usage = usageHead + connectionHelp + usageTail
+
+const usageHead = `usage: strait mirror [global flags] <command> [arguments]
 
 Manage KIP-1279 cluster mirrors. Commands run against the destination cluster.
 
@@ -200,9 +202,14 @@ consumer group offsets: the mirror's sync copies the source's committed
     strait mirror describe dr --json
 
 global flags (before or after the command):
-  --bootstrap-server HOST:PORT[,HOST:PORT...]
+`
+
+// connectionHelp is Usage's part Options.FlagsHelp replaces.
+const connectionHelp = `  --bootstrap-server HOST:PORT[,HOST:PORT...]
                      the destination cluster (default 127.0.0.1:9092)
-  --timeout DURATION time limit of the command (default 30s)
+`
+
+const usageTail = `  --timeout DURATION time limit of the command (default 30s)
 
 Exit status: 0 on success; 1 when the cluster answers with an error, printed
 as NAME: message (e.g. UNKNOWN_CLUSTER_MIRROR: ...), or cannot be reached;
@@ -213,11 +220,17 @@ as NAME: message (e.g. UNKNOWN_CLUSTER_MIRROR: ...), or cannot be reached;
 type globals struct {
 	bootstrap string
 	timeout   time.Duration
+	opts      Options
 }
 
 // register adds the global flags to fs with g's current values as
 // defaults, so a value given before the command carries over.
 func (g *globals) register(fs *flag.FlagSet) {
+	if g.opts.Flags != nil {
+		g.opts.Flags(fs)
+		fs.DurationVar(&g.timeout, "timeout", g.timeout, "time limit of the command")
+		return
+	}
 	fs.StringVar(&g.bootstrap, "bootstrap-server", g.bootstrap, "the destination cluster, `HOST:PORT[,HOST:PORT...]`")
 	fs.DurationVar(&g.timeout, "timeout", g.timeout, "time limit of the command")
 }
@@ -272,30 +285,36 @@ var commands = map[string]command{
 // Main runs `strait mirror` with args (the arguments after "mirror") and
 // returns the exit status.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	g := globals{bootstrap: "127.0.0.1:9092", timeout: 30 * time.Second}
+	return MainWith(ctx, args, stdout, stderr, Options{})
+}
+
+// MainWith is Main with the caller's connection flags (Options).
+func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, opts Options) int {
+	g := globals{bootstrap: "127.0.0.1:9092", timeout: 30 * time.Second, opts: opts}
+	usage := opts.usage()
 	top := flag.NewFlagSet("strait mirror", flag.ContinueOnError)
 	top.SetOutput(io.Discard)
 	g.register(top)
 	if err := top.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, Usage)
+			fmt.Fprint(stdout, usage)
 			return exitOK
 		}
-		fmt.Fprintf(stderr, "strait mirror: %v\n\n%s", err, Usage)
+		fmt.Fprintf(stderr, "strait mirror: %v\n\n%s", err, usage)
 		return exitUsage
 	}
 	if top.NArg() == 0 {
-		fmt.Fprintf(stderr, "strait mirror: missing command\n\n%s", Usage)
+		fmt.Fprintf(stderr, "strait mirror: missing command\n\n%s", usage)
 		return exitUsage
 	}
 	name, rest := top.Arg(0), top.Args()[1:]
 	if name == "help" {
-		fmt.Fprint(stdout, Usage)
+		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "strait mirror: unknown command %q\n\n%s", name, Usage)
+		fmt.Fprintf(stderr, "strait mirror: unknown command %q\n\n%s", name, usage)
 		return exitUsage
 	}
 	return runCommand(ctx, name, cmd, &g, rest, stdout, stderr)
@@ -336,15 +355,14 @@ func runCommand(ctx context.Context, name string, cmd command, g *globals, args 
 	if err := checkFlags(flags); err != nil {
 		return usageErr("%v", err)
 	}
-	bootstrap, err := parseHostPorts(g.bootstrap)
-	if err != nil {
-		return usageErr("--bootstrap-server: %v", err)
-	}
 	if g.timeout <= 0 {
 		return usageErr("--timeout must be positive, got %v", g.timeout)
 	}
-
-	client, err := admin.NewClient(bootstrap, kgo.ClientID("strait-mirror"))
+	conn, err := g.connection()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	client, err := admin.NewClient(conn.Brokers, append([]kgo.Opt{kgo.ClientID("strait-mirror")}, conn.Opts...)...)
 	if err != nil {
 		fmt.Fprintf(stderr, "strait mirror %s: %v\n", name, err)
 		return exitFailed

@@ -9,20 +9,7 @@ import (
 
 // GlobalFlagsHelp is the global flags' part of every --help.
 const GlobalFlagsHelp = `global flags (before or after the command's arguments):
-  --brokers HOST:PORT[,HOST:PORT...]   the cluster (default: the profile's, else
-                                       $STRAIT_BROKERS, else 127.0.0.1:9092)
-  -X key=value        a client setting, repeatable: brokers, Kafka's client
-                      properties (security.protocol, ssl.truststore.location,
-                      ssl.keystore.location, sasl.mechanism, sasl.jaas.config,
-                      client.id) or rpk's short forms (tls.enabled, tls.ca,
-                      tls.cert, tls.key, user, pass)
-  --command-config FILE   Kafka client properties (key=value lines), as Kafka's
-                      tools take them
-  --profile NAME      a profile of the profile file (default: its current one,
-                      or $STRAIT_PROFILE); see 'strait profile'
-  --config-file FILE  the profile file (default $XDG_CONFIG_HOME/strait/profiles.yaml,
-                      else ~/.config/strait/profiles.yaml)
-  --json              machine-readable output
+` + ConnectionFlagsHelp + `  --json              machine-readable output
   --timeout DURATION  time limit of the command (default 30s)
 `
 
@@ -42,11 +29,7 @@ func (g *Globals) Register(fs *flag.FlagSet) {
 	if g.Timeout == 0 {
 		g.Timeout = 30 * time.Second
 	}
-	fs.StringVar(&g.Brokers, "brokers", g.Brokers, "the cluster, `HOST:PORT[,HOST:PORT...]`")
-	fs.Var(&g.X, "X", "a client setting, `key=value` (repeatable)")
-	fs.StringVar(&g.CommandConfig, "command-config", g.CommandConfig, "Kafka client properties `FILE`")
-	fs.StringVar(&g.Profile, "profile", g.Profile, "the profile `NAME` to use")
-	fs.StringVar(&g.ConfigFile, "config-file", g.ConfigFile, "the profile `FILE`")
+	g.RegisterConnection(fs)
 	fs.BoolVar(&g.JSON, "json", g.JSON, "machine-readable output")
 	fs.DurationVar(&g.Timeout, "timeout", g.Timeout, "time limit of the command")
 }
