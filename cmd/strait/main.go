@@ -21,10 +21,10 @@ import (
 const usage = `usage: strait <command> [arguments]
 
 commands:
-  serve     start a broker
-  mirror    manage cluster mirrors (create, start, stop, describe, ...)
-  bench     run a load-generator workload (produce, consume, e2e, cluster, mirror, limits)
-  version   print the version
+  serve      start a broker
+  mirror     manage cluster mirrors (create, start, stop, describe, ...)
+  bench      run a load-generator workload (produce, consume, e2e, cluster, mirror, limits)
+  version    print the version
 `
 
 func main() {
@@ -77,7 +77,7 @@ func usageText() string {
 	var b strings.Builder
 	b.WriteString(usage)
 	for _, g := range ctl.Groups() {
-		fmt.Fprintf(&b, "  %-9s %s\n", g.Name, g.Summary)
+		fmt.Fprintf(&b, "  %-10s %s\n", g.Name, g.Summary)
 	}
 	return b.String()
 }

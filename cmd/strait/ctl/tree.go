@@ -4,6 +4,7 @@
 package ctl
 
 import (
+	"github.com/strait-io/strait/cmd/strait/ctl/completion"
 	"github.com/strait-io/strait/cmd/strait/ctl/group"
 	"github.com/strait-io/strait/cmd/strait/ctl/kit"
 	"github.com/strait-io/strait/cmd/strait/ctl/profile"
@@ -17,5 +18,6 @@ func Groups() []*kit.Group {
 		topic.Group(),
 		group.Group(),
 		profile.Group(),
+		completion.Group(Tree),
 	}
 }
