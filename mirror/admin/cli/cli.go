@@ -228,10 +228,9 @@ type globals struct {
 func (g *globals) register(fs *flag.FlagSet) {
 	if g.opts.Flags != nil {
 		g.opts.Flags(fs)
-		fs.DurationVar(&g.timeout, "timeout", g.timeout, "time limit of the command")
-		return
+	} else {
+		fs.StringVar(&g.bootstrap, "bootstrap-server", g.bootstrap, "the destination cluster, `HOST:PORT[,HOST:PORT...]`")
 	}
-	fs.StringVar(&g.bootstrap, "bootstrap-server", g.bootstrap, "the destination cluster, `HOST:PORT[,HOST:PORT...]`")
 	fs.DurationVar(&g.timeout, "timeout", g.timeout, "time limit of the command")
 }
 
