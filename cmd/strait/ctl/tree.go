@@ -4,6 +4,7 @@
 package ctl
 
 import (
+	"github.com/strait-io/strait/cmd/strait/ctl/cluster"
 	"github.com/strait-io/strait/cmd/strait/ctl/completion"
 	"github.com/strait-io/strait/cmd/strait/ctl/group"
 	"github.com/strait-io/strait/cmd/strait/ctl/kit"
@@ -19,5 +20,6 @@ func Groups() []*kit.Group {
 		group.Group(),
 		profile.Group(),
 		completion.Group(Tree),
+		cluster.Group(),
 	}
 }

@@ -1,0 +1,24 @@
+// Package cluster is `strait cluster`: the cluster's brokers and
+// controller, its health, and broker configs (rpk cluster info|health|config
+// over public Kafka APIs only: Metadata, DescribeConfigs,
+// IncrementalAlterConfigs), so it works against any Kafka cluster.
+package cluster
+
+import "github.com/strait-io/strait/cmd/strait/ctl/kit"
+
+// Group is `strait cluster`.
+func Group() *kit.Group {
+	return &kit.Group{
+		Name:    "cluster",
+		Summary: "the cluster's brokers, health and broker configs",
+		Help: `health exits 1 while the cluster is unhealthy (offline, leaderless,
+under-replicated or under-min-ISR partitions, or a replica on a broker that
+is down), so scripts can wait for a healthy cluster:
+  until strait cluster health >/dev/null; do sleep 1; done
+
+config works on Kafka's BROKER config resources: without --broker on the
+cluster-wide default (the resource named '', as kafka-configs
+--entity-default), with --broker N on broker N only.`,
+		Commands: []*kit.Command{infoCommand(), healthCommand(), configCommand()},
+	}
+}
