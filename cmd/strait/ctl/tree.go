@@ -4,6 +4,7 @@
 package ctl
 
 import (
+	"github.com/strait-io/strait/cmd/strait/ctl/acl"
 	"github.com/strait-io/strait/cmd/strait/ctl/cluster"
 	"github.com/strait-io/strait/cmd/strait/ctl/completion"
 	"github.com/strait-io/strait/cmd/strait/ctl/group"
@@ -21,5 +22,6 @@ func Groups() []*kit.Group {
 		profile.Group(),
 		completion.Group(Tree),
 		cluster.Group(),
+		acl.Group(),
 	}
 }
