@@ -11,6 +11,7 @@ import (
 	"github.com/strait-io/strait/cmd/strait/ctl/kit"
 	"github.com/strait-io/strait/cmd/strait/ctl/profile"
 	"github.com/strait-io/strait/cmd/strait/ctl/topic"
+	"github.com/strait-io/strait/cmd/strait/ctl/user"
 )
 
 // Groups are the client command groups, in the order `strait --help`
@@ -23,5 +24,6 @@ func Groups() []*kit.Group {
 		completion.Group(Tree),
 		cluster.Group(),
 		acl.Group(),
+		user.Group(),
 	}
 }

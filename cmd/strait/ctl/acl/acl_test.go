@@ -1,16 +1,13 @@
 package acl
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/cmd/strait/ctl/ctltest"
@@ -22,18 +19,11 @@ func TestMain(m *testing.M) { os.Exit(ctltest.Main(m)) }
 // "PERMISSION principal host TYPE:name PATTERN OPERATION" sorted.
 func aclsOf(t *testing.T, tg ctltest.Target) []string {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(tg.Brokers, ",")...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	// Every ACL: the all-ANY filter, sent as is.
 	req := kmsg.NewPtrDescribeACLsRequest()
 	req.ResourceType, req.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
 	req.Operation, req.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
-	resp, err := req.RequestWith(ctx, cl)
+	resp, err := req.RequestWith(ctltest.Context(t), ctltest.KgoClient(t, tg))
 	if err == nil {
 		err = kerr.ErrorForCode(resp.ErrorCode)
 	}

@@ -17,8 +17,7 @@ type row struct {
 	Operation    string `json:"operation"`
 	Permission   string `json:"permission"`
 	Error        string `json:"error,omitempty"`
-	// detail is the error's whole line, for stderr.
-	detail string
+	err          error
 }
 
 func newRow(a acl, err error) row {
@@ -26,7 +25,7 @@ func newRow(a acl, err error) row {
 		ResourceName: deref(a.ResourceName), PatternType: a.Pattern.String(), Operation: a.Operation.String(),
 		Permission: a.Permission.String()}
 	if err != nil {
-		r.Error, r.detail = kit.ErrName(err), err.Error()
+		r.Error, r.err = kit.ErrName(err), err
 	}
 	return r
 }
@@ -36,17 +35,13 @@ func newRow(a acl, err error) row {
 func printRows(c *kit.Ctx, rows []row, withErrors bool) int {
 	code := kit.ExitOK
 	for _, r := range rows {
-		if r.detail != "" {
-			fmt.Fprintf(c.Stderr, "strait %s: %s %s %s:%s %s: %s\n", c.Cmd, r.Permission, r.Principal,
-				r.ResourceType, r.ResourceName, r.Operation, r.detail)
-			code = kit.ExitFailed
+		if r.err != nil {
+			code = c.ItemFailed(fmt.Sprintf("%s %s %s:%s %s", r.Permission, r.Principal, r.ResourceType,
+				r.ResourceName, r.Operation), r.err)
 		}
 	}
 	if c.Globals.JSON {
-		if rc := c.JSON(rows); rc != kit.ExitOK {
-			return rc
-		}
-		return code
+		return c.JSONThen(rows, code)
 	}
 	w := kit.NewTable(c.Stdout)
 	head := "PRINCIPAL\tHOST\tRESOURCE-TYPE\tRESOURCE-NAME\tRESOURCE-PATTERN-TYPE\tOPERATION\tPERMISSION"

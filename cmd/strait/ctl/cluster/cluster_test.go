@@ -7,10 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strait-io/strait/cmd/strait/ctl/ctltest"
 )
@@ -20,19 +18,10 @@ func TestMain(m *testing.M) { os.Exit(ctltest.Main(m)) }
 // admin is a kadm client on the target, to set up and verify.
 func admin(t *testing.T, tg ctltest.Target) *kadm.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(tg.Brokers, ",")...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return kadm.NewClient(cl)
+	return kadm.NewClient(ctltest.KgoClient(t, tg))
 }
 
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
+func ctx(t *testing.T) context.Context { return ctltest.Context(t) }
 
 func decode(t *testing.T, r ctltest.Result, v any) {
 	t.Helper()

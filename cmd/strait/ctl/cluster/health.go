@@ -71,10 +71,7 @@ func runHealth(ctx context.Context, c *kit.Ctx, _ []string, _ any) int {
 		code = kit.ExitFailed
 	}
 	if c.Globals.JSON {
-		if rc := c.JSON(h); rc != kit.ExitOK {
-			return rc
-		}
-		return code
+		return c.JSONThen(h, code)
 	}
 	w := kit.NewTable(c.Stdout)
 	fmt.Fprintf(w, "HEALTHY\t%v\n", h.Healthy)

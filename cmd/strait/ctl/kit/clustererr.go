@@ -2,6 +2,7 @@ package kit
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -49,4 +50,20 @@ func ErrName(err error) string {
 		return ke.Message
 	}
 	return err.Error()
+}
+
+// JSONThen prints v as --json and returns code: a command that printed
+// per-item errors exits 1 after its output.
+func (c *Ctx) JSONThen(v any, code int) int {
+	if rc := c.JSON(v); rc != ExitOK {
+		return rc
+	}
+	return code
+}
+
+// ItemFailed prints one item's error as one line ("strait user delete:
+// ghost: RESOURCE_NOT_FOUND: ...") and returns ExitFailed.
+func (c *Ctx) ItemFailed(item string, err error) int {
+	fmt.Fprintf(c.Stderr, "strait %s: %s: %s\n", c.Cmd, item, Describe(err, c.conn, c.Globals.Timeout))
+	return ExitFailed
 }
