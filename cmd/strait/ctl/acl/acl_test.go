@@ -182,6 +182,12 @@ func TestACLErrors(t *testing.T) {
 			t.Errorf("want exit 2 and %q\n%s", c.want, r)
 		}
 	}
+	for _, args := range [][]string{{"acl", "--help"}, {"acl", "create", "--help"}} {
+		r := ctltest.Run(t, ctltest.Target{}, "", args...)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "strait acl create --allow-principal alice --operation read,describe --topic orders") {
+			t.Errorf("%s", r)
+		}
+	}
 	for _, args := range [][]string{{"acl", "list"}, {"acl", "delete", "--all"},
 		{"acl", "create", "--allow-principal", "a", "--operation", "read", "--topic", "t"}} {
 		r := ctltest.Run(t, ctltest.Target{Brokers: "127.0.0.1:1"}, "", append(args, "--timeout", "3s")...)

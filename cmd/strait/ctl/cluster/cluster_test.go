@@ -103,6 +103,11 @@ func TestClusterHealth(t *testing.T) {
 				!strings.Contains(r.Stdout, "under_min_isr_partitions") {
 				t.Fatalf("%s", r)
 			}
+			// --wait gives up at --timeout with the last report.
+			r = ctltest.Run(t, tg, "", "cluster", "health", "--wait", "--timeout", "2s")
+			if r.Code != 1 || !containsFields(r.Stdout, "HEALTHY", "false") || r.Stderr != "" {
+				t.Fatalf("%s", r)
+			}
 		})
 	}
 }
@@ -206,11 +211,22 @@ func TestClusterErrors(t *testing.T) {
 			t.Errorf("want exit %d and %q\n%s", c.code, c.want, r)
 		}
 	}
-	for _, sub := range [][]string{{"info"}, {"health"}, {"config", "ls"}} {
+	for _, sub := range [][]string{{"info"}, {"health"}, {"health", "--wait"}, {"config", "ls"}} {
 		args := append(append([]string{"cluster"}, sub...), "--timeout", "3s")
 		r := ctltest.Run(t, ctltest.Target{Brokers: "127.0.0.1:1"}, "", args...)
 		if r.Code != 1 || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "127.0.0.1:1") {
 			t.Errorf("unreachable: %s", r)
+		}
+	}
+}
+
+// TestClusterHelp: --help of the group and of a command shows the
+// examples, exit 0.
+func TestClusterHelp(t *testing.T) {
+	for _, args := range [][]string{{"cluster", "--help"}, {"cluster", "config", "--help"}} {
+		r := ctltest.Run(t, ctltest.Target{}, "", args...)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "strait cluster config set log.retention.ms") {
+			t.Errorf("%s", r)
 		}
 	}
 }

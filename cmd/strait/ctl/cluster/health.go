@@ -2,10 +2,12 @@ package cluster
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
@@ -42,6 +44,13 @@ type health struct {
 // listedInTable bounds each partition list in the table; --json has all.
 const listedInTable = 20
 
+// healthFlags are `cluster health`'s own flags.
+type healthFlags struct {
+	// Wait re-checks until the cluster is healthy or --timeout passes
+	// (rpk cluster health --watch --exit-when-healthy).
+	Wait bool
+}
+
 func healthCommand() *kit.Command {
 	return &kit.Command{
 		Name:    "health",
@@ -49,23 +58,59 @@ func healthCommand() *kit.Command {
 		Examples: []string{
 			"strait cluster health",
 			"strait cluster health --json | jq .unhealthy_reasons",
-			"until strait cluster health >/dev/null; do sleep 1; done",
+			"strait cluster health --wait --timeout 5m   # until healthy, as rpk's --exit-when-healthy",
+		},
+		Flags: func(fs *flag.FlagSet) any {
+			f := &healthFlags{}
+			fs.BoolVar(&f.Wait, "wait", false, "check every second until healthy (exit 0) or --timeout (exit 1)")
+			return f
 		},
 		Run: runHealth,
 	}
 }
 
-func runHealth(ctx context.Context, c *kit.Ctx, _ []string, _ any) int {
-	adm, md, err := adminMetadata(ctx, c)
+// checkInterval is how often --wait checks again.
+const checkInterval = time.Second
+
+func runHealth(ctx context.Context, c *kit.Ctx, _ []string, flags any) int {
+	wait := flags.(*healthFlags).Wait
+	adm, err := c.Admin()
 	if err != nil {
 		return c.Fail(err)
 	}
-	minISR, cfgErr := topicsMinISR(ctx, adm, md.Topics.Names())
+	var (
+		h       health
+		checked bool
+		cfgErr  error
+	)
+	for {
+		got, gotCfgErr, err := checkHealth(ctx, adm)
+		if err == nil {
+			h, cfgErr, checked = got, gotCfgErr, true
+		}
+		if !wait && err != nil {
+			return c.Fail(err)
+		}
+		if !wait || (err == nil && h.Healthy) {
+			break
+		}
+		// --wait: an unreachable cluster or an unhealthy one is checked
+		// again until the time limit; then the last answer is printed.
+		t := time.NewTimer(checkInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			if !checked {
+				return c.Fail(ctx.Err())
+			}
+		case <-t.C:
+			continue
+		}
+		break
+	}
 	if cfgErr != nil {
 		fmt.Fprintf(c.Stderr, "strait %s: under-min-ISR not checked: %s\n", c.Cmd, kit.Describe(cfgErr, c.Conn(), c.Globals.Timeout))
 	}
-	h := assess(md, minISR)
-	h.MinISRChecked = cfgErr == nil
 	code := kit.ExitOK
 	if !h.Healthy {
 		code = kit.ExitFailed
@@ -97,6 +142,20 @@ func runHealth(ctx context.Context, c *kit.Ctx, _ []string, _ any) int {
 	}
 	w.Flush()
 	return code
+}
+
+// checkHealth reads the metadata and the topics' min.insync.replicas
+// and judges them; cfgErr is the configs' error (under-min-ISR then not
+// checked).
+func checkHealth(ctx context.Context, adm *kadm.Client) (h health, cfgErr error, err error) {
+	md, err := adm.Metadata(ctx)
+	if err != nil {
+		return h, nil, err
+	}
+	minISR, cfgErr := topicsMinISR(ctx, adm, md.Topics.Names())
+	h = assess(md, minISR)
+	h.MinISRChecked = cfgErr == nil
+	return h, cfgErr, nil
 }
 
 // assess judges the metadata. minISR holds each topic's

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-
 	"github.com/strait-io/strait/cmd/strait/ctl/kit"
 )
 
@@ -42,7 +40,11 @@ func infoCommand() *kit.Command {
 }
 
 func runInfo(ctx context.Context, c *kit.Ctx, _ []string, _ any) int {
-	_, md, err := adminMetadata(ctx, c)
+	adm, err := c.Admin()
+	if err != nil {
+		return c.Fail(err)
+	}
+	md, err := adm.Metadata(ctx)
 	if err != nil {
 		return c.Fail(err)
 	}
@@ -82,16 +84,6 @@ func runInfo(ctx context.Context, c *kit.Ctx, _ []string, _ any) int {
 	}
 	w.Flush()
 	return kit.ExitOK
-}
-
-// adminMetadata is an admin client and the metadata of every topic.
-func adminMetadata(ctx context.Context, c *kit.Ctx) (*kadm.Client, kadm.Metadata, error) {
-	adm, err := c.Admin()
-	if err != nil {
-		return nil, kadm.Metadata{}, err
-	}
-	md, err := adm.Metadata(ctx)
-	return adm, md, err
 }
 
 func deref(s *string) string {

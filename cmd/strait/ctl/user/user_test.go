@@ -158,6 +158,12 @@ func TestUserErrors(t *testing.T) {
 			t.Errorf("want exit 2 and %q\n%s", c.want, r)
 		}
 	}
+	for _, args := range [][]string{{"user", "--help"}, {"user", "create", "--help"}} {
+		r := ctltest.Run(t, ctltest.Target{}, "", args...)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "strait user create alice --password s3cret") {
+			t.Errorf("%s", r)
+		}
+	}
 	for _, args := range [][]string{{"user", "list"}, {"user", "delete", "a"}, {"user", "create", "a", "--password", "p"}} {
 		r := ctltest.Run(t, ctltest.Target{Brokers: "127.0.0.1:1"}, "", append(args, "--timeout", "3s")...)
 		if r.Code != 1 || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "127.0.0.1:1") {
