@@ -153,6 +153,10 @@ func checkHealth(ctx context.Context, adm *kadm.Client) (h health, cfgErr error,
 		return h, nil, err
 	}
 	minISR, cfgErr := topicsMinISR(ctx, adm, md.Topics.Names())
+	if cfgErr != nil && ctx.Err() != nil {
+		// Out of time, not refused: no judgement without the configs.
+		return h, nil, ctx.Err()
+	}
 	h = assess(md, minISR)
 	h.MinISRChecked = cfgErr == nil
 	return h, cfgErr, nil
