@@ -20,10 +20,10 @@ func Groups() []*kit.Group {
 	return []*kit.Group{
 		topic.Group(),
 		group.Group(),
-		profile.Group(),
-		completion.Group(Tree),
 		cluster.Group(),
 		acl.Group(),
 		user.Group(),
+		profile.Group(),
+		completion.Group(Tree),
 	}
 }
