@@ -108,6 +108,13 @@ func runConfig(ctx context.Context, c *kit.Ctx, args []string, flags any) int {
 			Source: cfg.Source.String(), Sensitive: cfg.Sensitive})
 	}
 	if args[0] == "get" {
+		if resource == "" && !slices.ContainsFunc(entries, func(e configEntry) bool { return e.Key == args[1] }) {
+			// Kafka's '' resource lists only keys set cluster-wide
+			// (DYNAMIC_DEFAULT_BROKER_CONFIG): without one, the value in
+			// force is a broker's (the first the cluster lists), said
+			// on stderr so stdout stays the value alone.
+			return getFromABroker(ctx, c, adm, args[1])
+		}
 		return printGet(c, entries, args[1], resource)
 	}
 	if c.Globals.JSON {
@@ -147,16 +154,13 @@ func printGet(c *kit.Ctx, entries []configEntry, key, resource string) int {
 		if e.Value == nil {
 			if e.Sensitive {
 				fmt.Fprintf(c.Stderr, "strait %s: %s is sensitive: brokers do not return its value\n", c.Cmd, key)
+			} else {
+				fmt.Fprintf(c.Stderr, "strait %s: %s is not set (null)\n", c.Cmd, key)
 			}
 			return kit.ExitOK
 		}
 		fmt.Fprintln(c.Stdout, *e.Value)
 		return kit.ExitOK
-	}
-	if resource == "" {
-		// Kafka's '' resource lists only keys set cluster-wide
-		// (DYNAMIC_DEFAULT_BROKER_CONFIG); a broker lists every key.
-		return c.Fail(fmt.Errorf("%s has no cluster-wide default set; a broker's value: --broker N", key))
 	}
 	return c.Fail(fmt.Errorf("broker %s has no config %s", resource, key))
 }
@@ -201,4 +205,39 @@ func valueText(e configEntry) string {
 		return "(sensitive)"
 	}
 	return "-"
+}
+
+// getFromABroker prints key's value on the first broker the cluster
+// lists, for a `config get` without --broker when no cluster-wide default
+// is set.
+func getFromABroker(ctx context.Context, c *kit.Ctx, adm *kadm.Client, key string) int {
+	md, err := adm.BrokerMetadata(ctx)
+	if err != nil {
+		return c.Fail(err)
+	}
+	ids := md.Brokers.NodeIDs()
+	if len(ids) == 0 {
+		return c.Fail(fmt.Errorf("%s has no cluster-wide default set, and the cluster lists no broker to read it from", key))
+	}
+	slices.Sort(ids)
+	rcs, err := adm.DescribeBrokerConfigs(ctx, ids[0])
+	if err == nil && len(rcs) != 1 {
+		err = fmt.Errorf("the cluster answered for %d resources, want 1", len(rcs))
+	}
+	if err == nil && rcs[0].Err != nil {
+		err = kit.WithMessage(rcs[0].Err, rcs[0].ErrMessage)
+	}
+	if err != nil {
+		return c.Fail(err)
+	}
+	resource := strconv.Itoa(int(ids[0]))
+	var entries []configEntry
+	for _, cfg := range rcs[0].Configs {
+		entries = append(entries, configEntry{Broker: resource, Key: cfg.Key, Value: cfg.Value,
+			Source: cfg.Source.String(), Sensitive: cfg.Sensitive})
+	}
+	if !c.Globals.JSON && slices.ContainsFunc(entries, func(e configEntry) bool { return e.Key == key }) {
+		fmt.Fprintf(c.Stderr, "strait %s: no cluster-wide default of %s is set; broker %s's value:\n", c.Cmd, key, resource)
+	}
+	return printGet(c, entries, key, resource)
 }
