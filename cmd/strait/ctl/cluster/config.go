@@ -92,20 +92,9 @@ func runConfig(ctx context.Context, c *kit.Ctx, args []string, flags any) int {
 	case "delete":
 		return alterConfig(ctx, c, adm, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: args[1]}, resource, brokers)
 	}
-	rcs, err := adm.DescribeBrokerConfigs(ctx, brokers...)
-	if err == nil && len(rcs) != 1 {
-		err = fmt.Errorf("the cluster answered for %d resources, want 1", len(rcs))
-	}
-	if err == nil && rcs[0].Err != nil {
-		err = kit.WithMessage(rcs[0].Err, rcs[0].ErrMessage)
-	}
+	entries, err := describeConfigs(ctx, adm, resource, brokers...)
 	if err != nil {
 		return c.Fail(err)
-	}
-	entries := []configEntry{}
-	for _, cfg := range rcs[0].Configs {
-		entries = append(entries, configEntry{Broker: resource, Key: cfg.Key, Value: cfg.Value,
-			Source: cfg.Source.String(), Sensitive: cfg.Sensitive})
 	}
 	if args[0] == "get" {
 		if resource == "" && !slices.ContainsFunc(entries, func(e configEntry) bool { return e.Key == args[1] }) {
@@ -220,7 +209,21 @@ func getFromABroker(ctx context.Context, c *kit.Ctx, adm *kadm.Client, key strin
 		return c.Fail(fmt.Errorf("%s has no cluster-wide default set, and the cluster lists no broker to read it from", key))
 	}
 	slices.Sort(ids)
-	rcs, err := adm.DescribeBrokerConfigs(ctx, ids[0])
+	resource := strconv.Itoa(int(ids[0]))
+	entries, err := describeConfigs(ctx, adm, resource, ids[0])
+	if err != nil {
+		return c.Fail(err)
+	}
+	if !c.Globals.JSON && slices.ContainsFunc(entries, func(e configEntry) bool { return e.Key == key }) {
+		fmt.Fprintf(c.Stderr, "strait %s: no cluster-wide default of %s is set; broker %s's value:\n", c.Cmd, key, resource)
+	}
+	return printGet(c, entries, key, resource)
+}
+
+// describeConfigs is DescribeConfigs of one BROKER resource: brokers names
+// it (none: the cluster-wide default, resource "").
+func describeConfigs(ctx context.Context, adm *kadm.Client, resource string, brokers ...int32) ([]configEntry, error) {
+	rcs, err := adm.DescribeBrokerConfigs(ctx, brokers...)
 	if err == nil && len(rcs) != 1 {
 		err = fmt.Errorf("the cluster answered for %d resources, want 1", len(rcs))
 	}
@@ -228,16 +231,12 @@ func getFromABroker(ctx context.Context, c *kit.Ctx, adm *kadm.Client, key strin
 		err = kit.WithMessage(rcs[0].Err, rcs[0].ErrMessage)
 	}
 	if err != nil {
-		return c.Fail(err)
+		return nil, err
 	}
-	resource := strconv.Itoa(int(ids[0]))
-	var entries []configEntry
+	entries := []configEntry{}
 	for _, cfg := range rcs[0].Configs {
 		entries = append(entries, configEntry{Broker: resource, Key: cfg.Key, Value: cfg.Value,
 			Source: cfg.Source.String(), Sensitive: cfg.Sensitive})
 	}
-	if !c.Globals.JSON && slices.ContainsFunc(entries, func(e configEntry) bool { return e.Key == key }) {
-		fmt.Fprintf(c.Stderr, "strait %s: no cluster-wide default of %s is set; broker %s's value:\n", c.Cmd, key, resource)
-	}
-	return printGet(c, entries, key, resource)
+	return entries, nil
 }
