@@ -68,7 +68,7 @@ func runInfo(ctx context.Context, c *kit.Ctx, _ []string, _ any) int {
 	w := kit.NewTable(c.Stdout)
 	fmt.Fprintf(w, "CLUSTER\t%s\n", orDash(info.ClusterID))
 	fmt.Fprintf(w, "CONTROLLER\t%d\n", info.Controller)
-	fmt.Fprintf(w, "TOPICS\t%d (%d internal)\n", info.Topics, info.InternalTopics)
+	fmt.Fprintf(w, "TOPICS\t%d (and %d internal)\n", info.Topics, info.InternalTopics)
 	fmt.Fprintf(w, "PARTITIONS\t%d\n", info.Partitions)
 	w.Flush()
 	fmt.Fprintln(c.Stdout)
