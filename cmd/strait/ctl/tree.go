@@ -7,8 +7,10 @@ import (
 	"github.com/strait-io/strait/cmd/strait/ctl/acl"
 	"github.com/strait-io/strait/cmd/strait/ctl/cluster"
 	"github.com/strait-io/strait/cmd/strait/ctl/completion"
+	"github.com/strait-io/strait/cmd/strait/ctl/consume"
 	"github.com/strait-io/strait/cmd/strait/ctl/group"
 	"github.com/strait-io/strait/cmd/strait/ctl/kit"
+	"github.com/strait-io/strait/cmd/strait/ctl/produce"
 	"github.com/strait-io/strait/cmd/strait/ctl/profile"
 	"github.com/strait-io/strait/cmd/strait/ctl/topic"
 	"github.com/strait-io/strait/cmd/strait/ctl/user"
@@ -20,6 +22,7 @@ func Groups() []*kit.Group {
 	return []*kit.Group{
 		topic.Group(),
 		group.Group(),
+		produce.Group(), consume.Group(),
 		cluster.Group(),
 		acl.Group(),
 		user.Group(),

@@ -1,0 +1,56 @@
+package consume
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// parseOffset reads --offset as rpk and kcat take it: start, end, N (that
+// offset), -N (N before the end), @MILLIS or @RFC3339 (the first record at
+// or after that time, Kafka's ListOffsets by timestamp).
+func parseOffset(s string) (kgo.Offset, error) {
+	switch s {
+	case "start", "oldest", "beginning":
+		return kgo.NewOffset().AtStart(), nil
+	case "end", "newest":
+		return kgo.NewOffset().AtEnd(), nil
+	}
+	if ts, ok := strings.CutPrefix(s, "@"); ok {
+		if ms, err := strconv.ParseInt(ts, 10, 64); err == nil {
+			return kgo.NewOffset().AfterMilli(ms), nil
+		}
+		t, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil {
+			return kgo.Offset{}, fmt.Errorf("--offset %q: want @MILLIS or @RFC3339 (@2026-01-02T15:04:05Z)", s)
+		}
+		return kgo.NewOffset().AfterMilli(t.UnixMilli()), nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return kgo.Offset{}, fmt.Errorf("--offset %q: want start, end, N, -N (N before the end), @MILLIS or @RFC3339", s)
+	}
+	if n < 0 {
+		return kgo.NewOffset().AtEnd().Relative(n), nil
+	}
+	return kgo.NewOffset().At(n), nil
+}
+
+// parsePartitions reads -p 0,2,5.
+func parsePartitions(s string) ([]int32, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var ps []int32
+	for _, f := range strings.Split(s, ",") {
+		p, err := strconv.ParseInt(strings.TrimSpace(f), 10, 32)
+		if err != nil || p < 0 {
+			return nil, fmt.Errorf("--partitions %q: want partition numbers separated by commas", s)
+		}
+		ps = append(ps, int32(p))
+	}
+	return ps, nil
+}

@@ -1,0 +1,84 @@
+package ctltest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+var topicSeq atomic.Int64
+
+// Client is a franz-go client on the target, closed when the test ends.
+func Client(t testing.TB, tg Target, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(tg.Brokers, ",")...)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// NewTopic creates a topic of a fresh name with the given partitions
+// (replication factor 1) and returns its name.
+func NewTopic(t testing.TB, tg Target, partitions int32) string {
+	t.Helper()
+	name := fmt.Sprintf("t%d-%s", topicSeq.Add(1), strings.Map(topicChar, t.Name()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := kadm.NewClient(Client(t, tg)).CreateTopic(ctx, partitions, 1, nil, name)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("creating %s: %v", name, err)
+	}
+	return name
+}
+
+// Produce produces records synchronously to the target.
+func Produce(t testing.TB, tg Target, rs ...*kgo.Record) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := Client(t, tg, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		t.Fatalf("producing: %v", err)
+	}
+}
+
+// Consume reads n records of topic from the start (opts added, such as
+// read-committed), failing the test if they do not come within 30 s.
+func Consume(t testing.TB, tg Target, topic string, n int, opts ...kgo.Opt) []*kgo.Record {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := Client(t, tg, append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
+	var rs []*kgo.Record
+	for len(rs) < n {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consuming %s: %d of %d records within 30 s", topic, len(rs), n)
+		}
+		for _, e := range fs.Errors() {
+			t.Fatalf("consuming %s: %v", topic, e.Err)
+		}
+		rs = append(rs, fs.Records()...)
+	}
+	return rs
+}
+
+// topicChar keeps a test name's characters that a topic name may have.
+func topicChar(r rune) rune {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+		return r
+	}
+	return '-'
+}
