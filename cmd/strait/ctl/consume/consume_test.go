@@ -216,3 +216,13 @@ func TestPipeConsumeToProduce(t *testing.T) {
 		}
 	}
 }
+
+// TestHelp: --help shows the synopsis, examples and the --format language.
+func TestHelp(t *testing.T) {
+	r := ctltest.Run(t, ctltest.Target{}, "", "consume", "--help")
+	for _, want := range []string{"usage: strait consume TOPIC... ", "examples:", "--read-committed", "%h{%k=%v;} each header"} {
+		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+			t.Fatalf("want %q:\n%s", want, r)
+		}
+	}
+}

@@ -97,7 +97,7 @@ func Main(ctx context.Context, g *Group, args []string, env Env) int {
 
 // Synopsis is "usage: strait topic create TOPIC...".
 func Synopsis(g *Group, c *Command) string {
-	return strings.TrimSpace(fmt.Sprintf("usage: strait %s %s %s", g.Name, c.Name, c.Args))
+	return strings.Join(strings.Fields(fmt.Sprintf("usage: strait %s %s %s", g.Name, c.Name, c.Args)), " ")
 }
 
 // GroupUsage is `strait NAME --help`.
@@ -145,6 +145,11 @@ func run(ctx context.Context, g *Group, cmd *Command, args []string, env Env) in
 		fmt.Fprintf(env.Stdout, "\nflags:\n")
 		fs.SetOutput(env.Stdout)
 		fs.PrintDefaults()
+		if cmd.Name == "" && g.Help != "" {
+			// A group that is one command (`strait produce`) has no
+			// group help page: its Help goes here.
+			fmt.Fprintf(env.Stdout, "\n%s\n", strings.TrimSpace(g.Help))
+		}
 		return ExitOK
 	}
 	if err != nil {

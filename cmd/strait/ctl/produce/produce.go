@@ -45,7 +45,7 @@ func Group() *kit.Group {
 // formatHelp is the template language, shared with `strait consume`.
 const formatHelp = `--format reads records as rpk's does: text verbs end at the text that follows
 them in the format (or at the end of input), literal text must match:
-  %k key  %v value  %t topic  %p partition (with --partition semantics)
+  %k key  %v value  %t topic  %p partition (overrides --partition)
   %d timestamp (unix ms; %d{rfc3339})  %K %V %T lengths: the text that follows
   is then exactly that many bytes  %H number of headers  %h{%k=%v;} headers
   %v{hex} %v{base64} decode  \n \t \r \\ \xNN escapes  %% %{ %} literals

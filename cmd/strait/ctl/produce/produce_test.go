@@ -126,3 +126,13 @@ func TestProduce(t *testing.T) {
 		})
 	}
 }
+
+// TestHelp: --help shows the synopsis, examples and the --format language.
+func TestHelp(t *testing.T) {
+	r := ctltest.Run(t, ctltest.Target{}, "", "produce", "--help")
+	for _, want := range []string{"usage: strait produce TOPIC ", "examples:", "--transactional-id", "%h{%k=%v;} headers"} {
+		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+			t.Fatalf("want %q:\n%s", want, r)
+		}
+	}
+}
