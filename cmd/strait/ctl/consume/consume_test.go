@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -138,9 +137,7 @@ func TestConsumeFollowsUntilInterrupt(t *testing.T) {
 	for _, tg := range ctltest.Targets(t) {
 		t.Run(tg.Name, func(t *testing.T) {
 			topic := ctltest.NewTopic(t, tg, 1)
-			home := t.TempDir()
-			cmd := exec.Command(ctltest.Binary(t), "consume", topic, "--brokers", tg.Brokers, "--timeout", "2s")
-			cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
+			cmd := ctltest.Command(t, tg, "consume", topic, "--timeout", "2s")
 			out, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -148,7 +145,6 @@ func TestConsumeFollowsUntilInterrupt(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 			lines := make(chan string)
 			go func() {
 				sc := bufio.NewScanner(out)
@@ -200,9 +196,8 @@ func TestPipeConsumeToProduce(t *testing.T) {
 	ctltest.Produce(t, tg, rs...)
 	bin := ctltest.Binary(t)
 	script := fmt.Sprintf(`%[1]s consume %[2]s -n 100 -f '%%k %%v\n' --brokers %[4]s | %[1]s produce %[3]s -f '%%k %%v\n' -q --brokers %[4]s`, bin, a, b, tg.Brokers)
-	home := t.TempDir()
 	cmd := exec.Command("sh", "-c", script)
-	cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH")}
+	cmd.Env = ctltest.Environ(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", script, err, out)
 	}

@@ -3,6 +3,9 @@ package ctltest
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -81,4 +84,31 @@ func topicChar(r rune) rune {
 		return r
 	}
 	return '-'
+}
+
+// Command is `strait args... --brokers <target>` not yet started, with
+// Run's environment (no profile file), for a test that talks to it while
+// it runs (stdin written slowly, a signal); killed when the test ends if
+// still running.
+func Command(t testing.TB, tg Target, args ...string) *exec.Cmd {
+	t.Helper()
+	if tg.Brokers != "" {
+		args = append(append([]string{}, args...), "--brokers", tg.Brokers)
+	}
+	cmd := exec.Command(Binary(t), args...)
+	cmd.Env = Environ(t)
+	t.Cleanup(func() {
+		if cmd.Process != nil && cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd
+}
+
+// Environ is Run's environment: PATH, and HOME and XDG_CONFIG_HOME in an
+// empty directory.
+func Environ(t testing.TB) []string {
+	home := t.TempDir()
+	return []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH")}
 }

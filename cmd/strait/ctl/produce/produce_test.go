@@ -2,9 +2,15 @@ package produce_test
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
+	"os/exec"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -134,5 +140,102 @@ func TestHelp(t *testing.T) {
 		if r.Code != 0 || !strings.Contains(r.Stdout, want) {
 			t.Fatalf("want %q:\n%s", want, r)
 		}
+	}
+}
+
+// startProduce starts `strait produce args...` with a stdin the test
+// writes to, and returns it with a function that waits for the exit.
+func startProduce(t *testing.T, tg ctltest.Target, args ...string) (stdin io.WriteCloser, cmd *exec.Cmd, stdout *lockedBuffer) {
+	t.Helper()
+	cmd = ctltest.Command(t, tg, append([]string{"produce"}, args...)...)
+	stdout = &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stdout
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, cmd, stdout
+}
+
+// lockedBuffer is the output of a running command, read while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func waitExit(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(30 * time.Second):
+		t.Fatal("strait produce did not exit within 30 s")
+	}
+	return -1
+}
+
+// TestProduceStreams: input that arrives slowly is produced past
+// --timeout (which bounds each record's delivery, not the input); an
+// interrupt ends a plain produce with what was read delivered, and aborts
+// a transactional one (its input did not end).
+func TestProduceStreams(t *testing.T) {
+	for _, tg := range ctltest.Targets(t) {
+		t.Run(tg.Name, func(t *testing.T) {
+			topic := ctltest.NewTopic(t, tg, 1)
+			stdin, cmd, out := startProduce(t, tg, topic, "--timeout", "2s", "-q")
+			io.WriteString(stdin, "early\n")
+			time.Sleep(3 * time.Second)
+			io.WriteString(stdin, "late\n")
+			stdin.Close()
+			if code := waitExit(t, cmd); code != 0 {
+				t.Fatalf("exit %d: %s", code, out)
+			}
+			if rs := ctltest.Consume(t, tg, topic, 2); string(rs[1].Value) != "late" {
+				t.Fatalf("%+v", rs[1])
+			}
+
+			txTopic := ctltest.NewTopic(t, tg, 1)
+			stdin, cmd, out = startProduce(t, tg, txTopic, "--transactional-id", "tx-"+txTopic)
+			io.WriteString(stdin, "never committed\n")
+			deadline := time.Now().Add(30 * time.Second)
+			for !strings.Contains(out.String(), "Produced") && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			cmd.Process.Signal(syscall.SIGINT)
+			if code := waitExit(t, cmd); code != 1 || !strings.Contains(out.String(), "interrupted: transaction tx-"+txTopic+" aborted") {
+				t.Fatalf("exit %d: %s", code, out)
+			}
+			// The abort marker follows the record: a read-committed
+			// consumer gets past it to a committed record and nothing else.
+			ctltest.Must(t, tg, "after\n", "produce", txTopic, "--transactional-id", "tx-"+txTopic, "-q")
+			rs := ctltest.Consume(t, tg, txTopic, 1, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+			if len(rs) != 1 || string(rs[0].Value) != "after" {
+				t.Fatalf("read committed: %d records, first %q", len(rs), rs[0].Value)
+			}
+		})
 	}
 }
