@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -51,6 +52,18 @@ func TestConsume(t *testing.T) {
 			check(ctltest.Must(t, tg, "", "consume", topic, "-n", "1", "-o", "@2500", "-f", `%o\n`), "2\n")
 			check(ctltest.Must(t, tg, "", "consume", topic, "-n", "2", "-o", "@1970-01-01T00:00:02Z", "-f", `%o\n`), "1\n2\n")
 
+			t.Run("two topics", func(t *testing.T) {
+				other := ctltest.NewTopic(t, tg, 1)
+				ctltest.Produce(t, tg, &kgo.Record{Topic: other, Value: []byte("elsewhere")})
+				r := ctltest.Must(t, tg, "", "consume", topic, other, "-n", "4", "-f", `%t %v\n`)
+				got := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
+				slices.Sort(got)
+				want := []string{other + " elsewhere", topic + " \xff\x00a", topic + " v one", topic + " v three"}
+				slices.Sort(want)
+				if !slices.Equal(got, want) {
+					t.Fatalf("got %q, want %q", got, want)
+				}
+			})
 			t.Run("json", func(t *testing.T) {
 				r := ctltest.Must(t, tg, "", "consume", topic, "-n", "2", "--json")
 				ls := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
@@ -187,7 +200,12 @@ func TestConsumeFollowsUntilInterrupt(t *testing.T) {
 // TestPipeConsumeToProduce: `strait consume a -n 100 -f '%k %v\n' |
 // strait produce b -f '%k %v\n'` copies keys and values exactly.
 func TestPipeConsumeToProduce(t *testing.T) {
-	tg := ctltest.Strait(t)
+	for _, tg := range ctltest.Targets(t) {
+		t.Run(tg.Name, func(t *testing.T) { testPipe(t, tg) })
+	}
+}
+
+func testPipe(t *testing.T, tg ctltest.Target) {
 	a, b := ctltest.NewTopic(t, tg, 1), ctltest.NewTopic(t, tg, 1)
 	var rs []*kgo.Record
 	for i := range 120 {
