@@ -103,7 +103,7 @@ func TestScriptsFromTheBinary(t *testing.T) {
 	tg := ctltest.Target{}
 	bash := ctltest.Must(t, tg, "", "completion", "bash")
 	checkBash(t, bash.Stdout, map[string]string{
-		"strait pro":                       "profile",
+		"strait pro":                       "produce profile",
 		"strait profile cr":                "create",
 		"strait profile create dev --us":   "--use",
 		"strait mirror st":                 "start stop",
@@ -134,7 +134,7 @@ func TestScriptsFromTheBinary(t *testing.T) {
 			if out, err := exec.Command(sh, "-n", f).CombinedOutput(); err != nil {
 				t.Fatalf("%s -n: %v\n%s", shell, err, out)
 			}
-			for line, want := range map[string]string{"strait pro": "profile", "strait mirror st": "start stop", "strait profile create x --us": "--use"} {
+			for line, want := range map[string]string{"strait pro": "produce profile", "strait mirror st": "start stop", "strait profile create x --us": "--use"} {
 				out, err := exec.Command(sh, "-c", shellComplete[shell], shell, f, line).CombinedOutput()
 				if got := strings.Join(strings.Fields(string(out)), " "); err != nil || got != want {
 					t.Errorf("%s: %q completes to %q (%v), want %q", shell, line, out, err, want)
