@@ -116,8 +116,11 @@ func (f *flags) Check() error {
 func run(ctx context.Context, c *kit.Ctx, topics []string, fl any) int {
 	f := fl.(*flags)
 	all, missing, err := c.TopicPartitions(ctx, topics...)
-	if err != nil {
-		return c.FailFor(missing, err)
+	switch {
+	case missing != "":
+		return c.ItemFailed(missing, err)
+	case err != nil:
+		return c.Fail(err)
 	}
 	opts := []kgo.Opt{kgo.ConsumeResetOffset(f.off)}
 	switch {
@@ -127,7 +130,7 @@ func run(ctx context.Context, c *kit.Ctx, topics []string, fl any) int {
 			assign[t] = map[int32]kgo.Offset{}
 			for _, p := range f.parts {
 				if !slices.Contains(all[t], p) {
-					return c.FailFor(fmt.Sprintf("%s partition %d", t, p), kerr.UnknownTopicOrPartition)
+					return c.ItemFailed(fmt.Sprintf("%s partition %d", t, p), kerr.UnknownTopicOrPartition)
 				}
 				assign[t][p] = f.off
 			}
@@ -164,7 +167,7 @@ func run(ctx context.Context, c *kit.Ctx, topics []string, fl any) int {
 				continue
 			}
 			w.Flush()
-			return c.FailFor(fe.Topic, fe.Err)
+			return c.ItemFailed(fe.Topic, fe.Err)
 		}
 		var done []*kgo.Record
 		fetches.EachRecord(func(r *kgo.Record) {
@@ -188,7 +191,7 @@ func run(ctx context.Context, c *kit.Ctx, topics []string, fl any) int {
 			err := cl.CommitRecords(cctx, done...)
 			cancel()
 			if err != nil {
-				return c.FailFor(f.group, err)
+				return c.ItemFailed(f.group, err)
 			}
 		}
 		if f.num > 0 && printed >= f.num {

@@ -93,7 +93,7 @@ func TestConsume(t *testing.T) {
 				check(ctltest.Must(t, tg, "", "consume", topic, "-g", group, "-n", "2", "-f", `%o\n`), "0\n1\n")
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				defer cancel()
-				offs, err := kadm.NewClient(ctltest.Client(t, tg)).FetchOffsets(ctx, group)
+				offs, err := kadm.NewClient(ctltest.KgoClient(t, tg)).FetchOffsets(ctx, group)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -105,7 +105,7 @@ func TestConsume(t *testing.T) {
 			})
 			t.Run("read committed", func(t *testing.T) {
 				txTopic := ctltest.NewTopic(t, tg, 1)
-				cl := ctltest.Client(t, tg, kgo.TransactionalID("tx-"+txTopic), kgo.DefaultProduceTopic(txTopic))
+				cl := ctltest.KgoClient(t, tg, kgo.TransactionalID("tx-"+txTopic), kgo.DefaultProduceTopic(txTopic))
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				defer cancel()
 				for _, commit := range []kgo.TransactionEndTry{kgo.TryAbort, kgo.TryCommit} {

@@ -10,10 +10,11 @@ import (
 )
 
 // KgoClient is a franz-go client on the target, closed when the test
-// ends: to set up and to verify a command's effect beside the binary.
-func KgoClient(t testing.TB, tg Target) *kgo.Client {
+// ends: to set up and to verify a command's effect beside the binary
+// (opts added: a consumer's, a transactional producer's).
+func KgoClient(t testing.TB, tg Target, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(tg.Brokers, ",")...))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(tg.Brokers, ",")...)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

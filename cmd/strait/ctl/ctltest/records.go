@@ -1,7 +1,6 @@
 package ctltest
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -17,25 +15,12 @@ import (
 
 var topicSeq atomic.Int64
 
-// Client is a franz-go client on the target, closed when the test ends.
-func Client(t testing.TB, tg Target, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(tg.Brokers, ",")...)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
-}
-
 // NewTopic creates a topic of a fresh name with the given partitions
 // (replication factor 1) and returns its name.
 func NewTopic(t testing.TB, tg Target, partitions int32) string {
 	t.Helper()
 	name := fmt.Sprintf("t%d-%s", topicSeq.Add(1), strings.Map(topicChar, t.Name()))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	resp, err := kadm.NewClient(Client(t, tg)).CreateTopic(ctx, partitions, 1, nil, name)
+	resp, err := kadm.NewClient(KgoClient(t, tg)).CreateTopic(Context(t), partitions, 1, nil, name)
 	if err == nil {
 		err = resp.Err
 	}
@@ -48,10 +33,8 @@ func NewTopic(t testing.TB, tg Target, partitions int32) string {
 // Produce produces records synchronously to the target.
 func Produce(t testing.TB, tg Target, rs ...*kgo.Record) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cl := Client(t, tg, kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+	cl := KgoClient(t, tg, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := cl.ProduceSync(Context(t), rs...).FirstErr(); err != nil {
 		t.Fatalf("producing: %v", err)
 	}
 }
@@ -60,9 +43,8 @@ func Produce(t testing.TB, tg Target, rs ...*kgo.Record) {
 // read-committed), failing the test if they do not come within 30 s.
 func Consume(t testing.TB, tg Target, topic string, n int, opts ...kgo.Opt) []*kgo.Record {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cl := Client(t, tg, append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
+	ctx := Context(t)
+	cl := KgoClient(t, tg, append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
 	var rs []*kgo.Record
 	for len(rs) < n {
 		fs := cl.PollFetches(ctx)

@@ -2,7 +2,6 @@ package kit
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -44,14 +43,4 @@ func (c *Ctx) TopicPartitions(ctx context.Context, topics ...string) (parts map[
 		parts[t] = d.Partitions.Numbers()
 	}
 	return parts, "", nil
-}
-
-// FailFor is Fail for one item (a topic): "strait produce: orders:
-// UNKNOWN_TOPIC_OR_PARTITION: ...".
-func (c *Ctx) FailFor(item string, err error) int {
-	if item == "" {
-		return c.Fail(err)
-	}
-	fmt.Fprintf(c.Stderr, "strait %s: %s: %s\n", c.Cmd, item, Describe(err, c.conn, c.Globals.Timeout))
-	return ExitFailed
 }

@@ -148,8 +148,11 @@ func run(ctx context.Context, c *kit.Ctx, args []string, fl any) int {
 		maxBytes = defaultMaxBytes
 	}
 	if !f.autoCreate {
-		if _, missing, err := c.TopicPartitions(ctx, topic); err != nil {
-			return c.FailFor(missing, err)
+		switch _, missing, err := c.TopicPartitions(ctx, topic); {
+		case missing != "":
+			return c.ItemFailed(missing, err)
+		case err != nil:
+			return c.Fail(err)
 		}
 	}
 	opts := []kgo.Opt{
