@@ -22,7 +22,8 @@ func Groups() []*kit.Group {
 	return []*kit.Group{
 		topic.Group(),
 		group.Group(),
-		produce.Group(), consume.Group(),
+		produce.Group(),
+		consume.Group(),
 		cluster.Group(),
 		acl.Group(),
 		user.Group(),
