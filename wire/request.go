@@ -128,12 +128,27 @@ func (r *request) run() {
 	if r.hdr.key == r.prevKey {
 		start = r.prev
 	}
+	// A produce already read is carried out even when the connection
+	// closes before its turn, as Kafka's request handlers process every
+	// request the socket server queued and only the response is dropped:
+	// an acks=0 producer that flushed and closed counts its records as
+	// sent. Any other request of a closed connection is dropped.
+	carryOut := r.err == nil && r.hdr.key == int16(kmsg.Produce)
 	select {
 	case <-start:
 	case <-cn.ctx.Done():
-		r.handled()
-		cn.complete(r.seq, out) // dropped: the connection is gone
-		return
+		if !carryOut {
+			r.handled()
+			cn.complete(r.seq, out) // dropped: the connection is gone
+			return
+		}
+		select {
+		case <-start:
+		case <-s.baseCtx.Done():
+			r.handled()
+			cn.complete(r.seq, out) // the server is stopping
+			return
+		}
 	}
 	if r.err == nil && cn.failed.Load() {
 		// An earlier request closed the connection; Kafka would never
@@ -161,6 +176,14 @@ func (r *request) run() {
 		info.ClientID = r.hdr.clientID
 		info.APIKey, info.APIVersion = r.hdr.key, r.hdr.version
 		ctx := cn.ctx
+		if carryOut && ctx.Err() != nil {
+			// Closed before its turn: the handler runs under the
+			// server's lifetime, not the connection's.
+			dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+			stop := context.AfterFunc(s.baseCtx, cancel)
+			defer func() { stop(); cancel() }()
+			ctx = dctx
+		}
 		if cn.auth != nil {
 			// The SASL principal, over a TLS certificate's (Kafka's
 			// SaslServerAuthenticator builds it from the SASL server).
