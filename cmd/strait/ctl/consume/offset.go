@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strait-io/strait/cmd/strait/ctl/kit"
 )
 
 // parseOffset reads --offset as rpk and kcat take it: start, end, N (that
@@ -19,15 +20,11 @@ func parseOffset(s string) (kgo.Offset, error) {
 	case "end", "newest":
 		return kgo.NewOffset().AtEnd(), nil
 	}
-	if ts, ok := strings.CutPrefix(s, "@"); ok {
-		if ms, err := strconv.ParseInt(ts, 10, 64); err == nil {
-			return kgo.NewOffset().AfterMilli(ms), nil
-		}
-		t, err := time.Parse(time.RFC3339Nano, ts)
+	if ms, ok, err := kit.ParseAtTime(s); ok {
 		if err != nil {
-			return kgo.Offset{}, fmt.Errorf("--offset %q: want @MILLIS or @RFC3339 (@2026-01-02T15:04:05Z)", s)
+			return kgo.Offset{}, fmt.Errorf("--offset %w", err)
 		}
-		return kgo.NewOffset().AfterMilli(t.UnixMilli()), nil
+		return kgo.NewOffset().AfterMilli(ms), nil
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {

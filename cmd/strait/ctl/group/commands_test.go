@@ -120,6 +120,7 @@ func TestSeek(t *testing.T) {
 			seek(map[int32]int64{0: 7, 1: 6}, "--to-offset", "7")
 			seek(map[int32]int64{0: 3, 1: 3}, "--to", strconv.FormatInt(base.Add(3*time.Second).UnixMilli(), 10))
 			seek(map[int32]int64{0: 8, 1: 6}, "--to", "@"+base.Add(7500*time.Millisecond).UTC().Format(time.RFC3339Nano))
+			seek(map[int32]int64{0: 3, 1: 3}, "--to", "@"+strconv.FormatInt(base.Add(3*time.Second).UnixMilli(), 10)) // consume -o's form
 
 			oneLine(t, ctltest.Run(t, tg, "", "group", "seek", "app", "--to", "start", "--topics", "audit"), 1, `no commits on topic "audit"`, "--allow-new-topics")
 			ctltest.Must(t, tg, "", "group", "seek", "app", "--to", "end", "--topics", "audit", "--allow-new-topics")

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -22,7 +21,7 @@ type seekFlags struct {
 	topics         string
 	allowNewTopics bool
 
-	atMilli int64 // --to TIMESTAMP_MS or @RFC3339, parsed by Check
+	atMilli int64 // --to @MILLIS, @RFC3339 or a bare MILLIS, parsed by Check
 }
 
 const noOffset = -1
@@ -38,11 +37,11 @@ func (f *seekFlags) Check() error {
 	switch {
 	case f.to == "" || f.to == "start" || f.to == "end":
 	case strings.HasPrefix(f.to, "@"):
-		t, err := time.Parse(time.RFC3339Nano, f.to[1:])
+		ms, _, err := kit.ParseAtTime(f.to)
 		if err != nil {
-			return fmt.Errorf("--to %s is not @RFC3339 (@2024-06-01T00:00:00Z): %v", f.to, err)
+			return fmt.Errorf("--to %w", err)
 		}
-		f.atMilli = t.UnixMilli()
+		f.atMilli = ms
 	default:
 		ms, err := strconv.ParseInt(f.to, 10, 64)
 		if err != nil || ms < 0 {
@@ -56,7 +55,7 @@ func (f *seekFlags) Check() error {
 func seekCommand() *kit.Command {
 	return &kit.Command{
 		Name:    "seek",
-		Args:    "GROUP --to start|end|TIMESTAMP_MS|@RFC3339 | --to-offset N [--topics T,...] [--allow-new-topics]",
+		Args:    "GROUP --to start|end|@MILLIS|@RFC3339 | --to-offset N [--topics T,...] [--allow-new-topics]",
 		Summary: "move an inactive group's commits (to the start, end, a time or an offset)",
 		Examples: []string{
 			"strait group seek orders-app --to start",
@@ -67,7 +66,7 @@ func seekCommand() *kit.Command {
 		MinArgs: 1, MaxArgs: 1,
 		Flags: func(fs *flag.FlagSet) any {
 			f := &seekFlags{toOffset: noOffset}
-			fs.StringVar(&f.to, "to", "", "where to: `start`, end, a timestamp in ms (the first record at or after it, else the end) or @RFC3339")
+			fs.StringVar(&f.to, "to", "", "where to: `start`, end, @MILLIS or @RFC3339 (the first record at or after that time, else the end; a bare MILLIS too)")
 			fs.Func("to-offset", "seek to offset `N`, kept within each partition's start and end", func(v string) error {
 				n, err := strconv.ParseInt(v, 10, 64)
 				if err != nil || n < 0 {

@@ -137,3 +137,25 @@ func TestMainUsageErrors(t *testing.T) {
 		t.Fatalf("--help: exit %d\n%s", code, env.Stdout)
 	}
 }
+
+// TestParseAtTime: one time form for every command.
+func TestParseAtTime(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		ms     int64
+		ok     bool
+		errHas string
+	}{
+		{"@1500", 1500, true, ""},
+		{"@1970-01-01T00:00:02Z", 2000, true, ""},
+		{"@2026-01-02T15:04:05.5+01:00", 1767362645500, true, ""},
+		{"@-5", 0, true, "not negative"},
+		{"@yesterday", 0, true, "after @ give unix milliseconds or an RFC 3339 time"},
+		{"1500", 0, false, ""},
+	} {
+		ms, ok, err := ParseAtTime(c.in)
+		if ms != c.ms || ok != c.ok || (c.errHas == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.errHas)) {
+			t.Errorf("ParseAtTime(%q) = %d, %v, %v; want %d, %v, error containing %q", c.in, ms, ok, err, c.ms, c.ok, c.errHas)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -50,15 +49,11 @@ func (f *trimFlags) Check() error {
 	case f.offset == "end":
 		f.at = -1
 	case strings.HasPrefix(f.offset, "@"):
-		ts := f.offset[1:]
-		if ms, err := strconv.ParseInt(ts, 10, 64); err == nil && ms >= 0 {
-			f.atMillis = ms
-		} else if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
-			f.atMillis = t.UnixMilli()
-		} else {
-			return fmt.Errorf("--offset %q: after @ give unix milliseconds or an RFC 3339 time (2024-05-01T12:00:00Z)", f.offset)
+		ms, _, err := kit.ParseAtTime(f.offset)
+		if err != nil {
+			return fmt.Errorf("--offset %w", err)
 		}
-		f.byTime = true
+		f.atMillis, f.byTime = ms, true
 	default:
 		n, err := strconv.ParseInt(f.offset, 10, 64)
 		if err != nil || n < 0 {
