@@ -25,13 +25,7 @@ func testCtx(t *testing.T) context.Context {
 }
 
 func client(t *testing.T, tg ctltest.Target, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(tg.Brokers, ",")...)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return ctltest.KgoClient(t, tg, opts...)
 }
 
 func admin(t *testing.T, tg ctltest.Target) *kadm.Client { return kadm.NewClient(client(t, tg)) }

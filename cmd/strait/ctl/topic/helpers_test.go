@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -17,22 +16,12 @@ import (
 func TestMain(m *testing.M) { os.Exit(ctltest.Main(m)) }
 
 // ctx bounds a test's own admin calls.
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
+func ctx(t *testing.T) context.Context { return ctltest.Context(t) }
 
 // client is a franz-go client of the target, to check a command's effect
 // without the binary.
 func client(t *testing.T, tg ctltest.Target, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(tg.Brokers, ",")...)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
+	return ctltest.KgoClient(t, tg, opts...)
 }
 
 // admin is a new kadm client: a new one per check, as kadm answers
