@@ -134,6 +134,10 @@ func (r *request) run() {
 	// an acks=0 producer that flushed and closed counts its records as
 	// sent. Any other request of a closed connection is dropped.
 	carryOut := r.err == nil && r.hdr.key == int16(kmsg.Produce)
+	if carryOut {
+		s.producing.Add(1)
+		defer s.producing.Add(-1)
+	}
 	select {
 	case <-start:
 	case <-cn.ctx.Done():

@@ -35,6 +35,10 @@ type Server struct {
 	cancelBase context.CancelFunc
 	draining   atomic.Bool   // Shutdown began: admit no connection, read no request
 	drainCh    chan struct{} // closed when Shutdown begins: parked requests answer now (reqctx.Draining)
+	// producing counts the produce requests being carried out, those of
+	// closed connections too (request.run): Shutdown drains them before
+	// the broker closes its logs.
+	producing  atomic.Int64
 	nextConnID atomic.Uint64
 
 	bufs            bufferPool      // response buffers and Produce frames (bufpool.go)
@@ -248,6 +252,9 @@ func (s *Server) drain(ctx context.Context, lns []*listener) error {
 					quiet = false
 				}
 			}
+		}
+		if s.producing.Load() > 0 {
+			quiet = false // a closed connection's produce is still appending
 		}
 		if quiet {
 			return nil
