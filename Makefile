@@ -14,7 +14,7 @@ FUZZTIME  ?= 30s
 # The race detector needs cgo and a C compiler.
 export CGO_ENABLED := 1
 
-.PHONY: all build run test test-long bench bench-peer fuzz lint clean check-cc check-kcat check-kafka-python check-kafkajs
+.PHONY: all build run test test-long bench bench-peer fuzz lint clean check-cc check-kcat check-kafka-python check-shells check-kafkajs
 
 all: build
 
@@ -45,6 +45,15 @@ check-kafka-python:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-kafka >/dev/null) || \
 		echo "*** make test: could NOT install python3-kafka: the kafka-python tests (broker/e2e TestKafkaPython*) will SKIP ***"; }
 
+# zsh and fish (Debian's packages) for cmd/strait/ctl/completion's checks
+# of `strait completion zsh|fish`. Without them those checks skip, and this
+# says so.
+check-shells:
+	@command -v zsh >/dev/null 2>&1 && command -v fish >/dev/null 2>&1 || { \
+		echo "*** make test: zsh or fish not found; installing Debian's zsh and fish for the completion script checks ***"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish >/dev/null) || \
+		echo "*** make test: could NOT install zsh and fish: their completion script checks (cmd/strait/ctl/completion) will SKIP ***"; }
+
 # kafkajs comes from the npm registry, which make test may not use; the
 # kafkajs tests (broker/e2e TestKafkajs*) run in make test-long, and skip
 # loudly wherever it is not installed.
@@ -58,7 +67,7 @@ check-kafkajs:
 		 npm install --prefix $(KAFKAJS_DIR) --no-save --no-audit --no-fund $(KAFKAJS) >/dev/null) || \
 		echo "*** make test-long: could NOT install kafkajs (is Node.js installed?): the kafkajs tests will SKIP ***"; }
 
-test: check-cc check-kcat check-kafka-python
+test: check-cc check-kcat check-kafka-python check-shells
 	@test -f $(KAFKAJS_DIR)/node_modules/kafkajs/package.json || \
 		echo "*** make test: kafkajs is not installed: the kafkajs tests (broker/e2e TestKafkajs*) SKIP; make test-long installs it with npm ***"
 	@test "$$(id -u)" = 0 || \
@@ -76,7 +85,7 @@ FAILURE_SUMMARY = echo "*** make test FAILED; the failures, repeated from above:
 	grep -E -- '^[[:space:]]*(--- FAIL|FAIL|panic:|WARNING: DATA RACE|[^[:space:]]+_test\.go:[0-9]+: )' .cache/test.log \
 	| grep -v -E '_test\.go:[0-9]+: stderr of ' | tail -n 60
 
-test-long: check-cc check-kcat check-kafka-python check-kafkajs
+test-long: check-cc check-kcat check-kafka-python check-shells check-kafkajs
 	STRAIT_KAFKAJS_DIR=$(KAFKAJS_DIR) $(GO) test -race -count=1 -tags long -timeout 80m $(PKGS)
 
 BENCH_DATA ?= /tmp/strait-bench-data
