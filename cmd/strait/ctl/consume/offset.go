@@ -3,7 +3,6 @@ package consume
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -41,13 +40,9 @@ func parsePartitions(s string) ([]int32, error) {
 	if s == "" {
 		return nil, nil
 	}
-	var ps []int32
-	for _, f := range strings.Split(s, ",") {
-		p, err := strconv.ParseInt(strings.TrimSpace(f), 10, 32)
-		if err != nil || p < 0 {
-			return nil, fmt.Errorf("--partitions %q: want partition numbers separated by commas", s)
-		}
-		ps = append(ps, int32(p))
+	ps, err := kit.ParsePartitions(s)
+	if err != nil {
+		return nil, fmt.Errorf("--partitions %q: want partition numbers separated by commas (%v)", s, err)
 	}
 	return ps, nil
 }

@@ -33,13 +33,11 @@ func (tp *topicPartitions) Set(v string) error {
 	}
 	t := topicParts{Topic: topic}
 	if hasParts {
-		for _, p := range strings.Split(parts, ",") {
-			n, err := strconv.ParseInt(strings.TrimSpace(p), 10, 32)
-			if err != nil || n < 0 {
-				return fmt.Errorf("%q: partition %q is not a number", v, p)
-			}
-			t.Partitions = append(t.Partitions, int32(n))
+		ps, err := kit.ParsePartitions(parts)
+		if err != nil {
+			return fmt.Errorf("%q: %w", v, err)
 		}
+		t.Partitions = ps
 	}
 	*tp = append(*tp, t)
 	return nil

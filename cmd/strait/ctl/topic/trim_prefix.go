@@ -20,14 +20,9 @@ type partitionList []int32
 func (l *partitionList) String() string { return joinInt32s(*l) }
 
 func (l *partitionList) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
-		p, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
-		if err != nil || p < 0 {
-			return fmt.Errorf("%q is not a partition number", s)
-		}
-		*l = append(*l, int32(p))
-	}
-	return nil
+	ps, err := kit.ParsePartitions(v)
+	*l = append(*l, ps...)
+	return err
 }
 
 type trimFlags struct {
