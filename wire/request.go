@@ -132,7 +132,11 @@ func (r *request) run() {
 	// closes before its turn, as Kafka's request handlers process every
 	// request the socket server queued and only the response is dropped:
 	// an acks=0 producer that flushed and closed counts its records as
-	// sent. Any other request of a closed connection is dropped.
+	// sent. Any other request of a closed connection is dropped: Kafka
+	// would run those too, but here the ones that wait (a Fetch long poll,
+	// a JoinGroup held for its rebalance) would then wait out their
+	// timeouts for a client that is gone; of the writes, only a produce's
+	// sender may count it done without an answer.
 	carryOut := r.err == nil && r.hdr.key == int16(kmsg.Produce)
 	if carryOut {
 		s.producing.Add(1)
