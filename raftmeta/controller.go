@@ -74,6 +74,7 @@ type Controller struct {
 	cluster     *clusterControl
 	replication *replicationControl
 	mirrors     *mirrorControl
+	quotas      *clientQuotaControl
 }
 
 func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controller {
@@ -87,6 +88,7 @@ func newController(cfg *Config, log metadataLog, logger *slog.Logger) *Controlle
 	c.configs = &configurationControl{c}
 	c.replication = &replicationControl{c}
 	c.mirrors = &mirrorControl{c}
+	c.quotas = &clientQuotaControl{c}
 	c.cluster = &clusterControl{Controller: c, sessions: newSessions(cfg.Clock, cfg.BrokerSessionTimeout)}
 	return c
 }

@@ -162,15 +162,8 @@ func TestScramReplayAndSnapshot(t *testing.T) {
 		t.Errorf("delta %+v", d)
 	}
 
-	var buf bytes.Buffer
 	img := f.Image()
-	if err := writeSnapshot(&buf, img); err != nil {
-		t.Fatal(err)
-	}
-	got, err := readSnapshot(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := snapshotRoundTrip(t, img)
 	if !reflect.DeepEqual(got.Scram, img.Scram) {
 		t.Fatalf("snapshot: %v, want %v", got.Scram, img.Scram)
 	}

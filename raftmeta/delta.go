@@ -19,6 +19,8 @@ type Delta struct {
 	ACLsChanged bool
 	// ScramChanged is set when any SCRAM credential was set or removed.
 	ScramChanged bool
+	// ClientQuotasChanged is set when any client quota was set or removed.
+	ClientQuotasChanged bool
 	// CreatedMirrors are cluster mirrors new in this image, DeletedMirrors
 	// those gone from it (as they were), each sorted by name. A mirror's
 	// config changes are in ChangedConfigs (ConfigResourceMirror), a
@@ -30,6 +32,6 @@ type Delta struct {
 // Empty reports whether the delta changes nothing.
 func (d *Delta) Empty() bool {
 	return len(d.CreatedTopics) == 0 && len(d.DeletedTopics) == 0 && len(d.ChangedPartitions) == 0 &&
-		len(d.ChangedConfigs) == 0 && len(d.ChangedBrokers) == 0 && !d.ACLsChanged && !d.ScramChanged &&
+		len(d.ChangedConfigs) == 0 && len(d.ChangedBrokers) == 0 && !d.ACLsChanged && !d.ScramChanged && !d.ClientQuotasChanged &&
 		len(d.CreatedMirrors) == 0 && len(d.DeletedMirrors) == 0
 }

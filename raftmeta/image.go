@@ -51,6 +51,9 @@ type Image struct {
 	// Scram holds the SCRAM credentials by mechanism type code and user
 	// (Kafka's ScramImage; scram.go).
 	Scram map[int8]map[string]ScramCredential
+	// ClientQuotas holds the client quotas by entity and key (Kafka's
+	// ClientQuotasImage; client_quotas.go); nil until one is set.
+	ClientQuotas map[QuotaEntity]map[string]float64
 	// NextProducerID is the first producer id not yet handed out.
 	NextProducerID int64
 	// Mirrors are the KIP-1279 cluster mirrors by name (mirror_image.go);

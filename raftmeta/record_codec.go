@@ -159,6 +159,8 @@ func decodeFields(t RecordType, d *decoder) Record {
 		return &RemoveAccessControlEntryRecord{ID: d.uuid()}
 	case UserScramCredentialRecordType, RemoveUserScramCredentialRecordType:
 		return decodeScramFields(t, d)
+	case ClientQuotaRecordType:
+		return decodeClientQuotaRecord(d)
 	case MirrorRecordType, RemoveMirrorRecordType:
 		return decodeMirrorFields(t, d)
 	case ForwardedRequestRecordType:

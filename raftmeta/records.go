@@ -24,6 +24,8 @@ const (
 	// SCRAM credentials (scram.go).
 	UserScramCredentialRecordType       RecordType = 11
 	RemoveUserScramCredentialRecordType RecordType = 22
+	// Client quotas (client_quotas.go).
+	ClientQuotaRecordType RecordType = 14
 	// The KIP-1279 mirror records are Strait's (mirror_records.go): their
 	// numbers sit far above Kafka's apiKeys (0-27, 29 in a prototype) so an
 	// upstream record never takes them.
@@ -48,6 +50,7 @@ var recordTypeNames = map[RecordType]string{
 	RemoveAccessControlEntryRecordType:  "RemoveAccessControlEntryRecord",
 	UserScramCredentialRecordType:       "UserScramCredentialRecord",
 	RemoveUserScramCredentialRecordType: "RemoveUserScramCredentialRecord",
+	ClientQuotaRecordType:               "ClientQuotaRecord",
 	MirrorRecordType:                    "MirrorRecord",
 	RemoveMirrorRecordType:              "RemoveMirrorRecord",
 	ForwardedRequestRecordType:          "ForwardedRequestRecord",
@@ -250,6 +253,7 @@ var maxRecordVersion = map[RecordType]int8{
 	RemoveAccessControlEntryRecordType:  0,
 	UserScramCredentialRecordType:       0,
 	RemoveUserScramCredentialRecordType: 0,
+	ClientQuotaRecordType:               0,
 	MirrorRecordType:                    0,
 	RemoveMirrorRecordType:              0,
 	ForwardedRequestRecordType:          0,

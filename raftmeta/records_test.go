@@ -35,6 +35,7 @@ func sampleRecords() []Record {
 		&RemoveAccessControlEntryRecord{ID: Uuid{7}},
 		&UserScramCredentialRecord{Name: "alice", Mechanism: 2, Salt: []byte("salt"), StoredKey: []byte{1, 2, 3}, ServerKey: []byte{4, 5}, Iterations: 8192},
 		&RemoveUserScramCredentialRecord{Name: "alice", Mechanism: 2},
+		&ClientQuotaRecord{Entity: []QuotaEntityComponent{{Type: "user", Name: &v}, {Type: "client-id"}}, Key: "producer_byte_rate", Value: 5.5e6, Remove: true},
 		&MirrorRecord{Name: "from-east", MirrorID: Uuid{5, 5}, CreateTimeMs: 1767225600000},
 		&ConfigRecord{ResourceType: ConfigResourceMirror, ResourceName: "from-east", Name: "bootstrap.servers", Value: &v},
 		&RemoveMirrorRecord{MirrorID: Uuid{5, 5}},

@@ -46,6 +46,10 @@ type builder struct {
 
 	// Forwarded answers (forwarded.go): the map is copied on first write.
 	forwardedCopied bool
+
+	// Client quotas (client_quotas.go): the map is copied on first write,
+	// each entity's values on every write.
+	quotasCopied, quotasChanged bool
 }
 
 func newBuilder(prev *Image, index uint64) *builder {
@@ -113,6 +117,8 @@ func (b *builder) apply(r Record) error {
 		return b.putScram(r)
 	case *RemoveUserScramCredentialRecord:
 		return b.removeScram(r)
+	case *ClientQuotaRecord:
+		return b.putClientQuota(r)
 	case *MirrorRecord:
 		return b.createMirror(r)
 	case *RemoveMirrorRecord:
@@ -451,7 +457,7 @@ func (b *builder) removeACL(id Uuid) error {
 // appear once with their final state, and every list is sorted so that
 // subscribers see the same order on every replica.
 func (b *builder) delta() *Delta {
-	d := &Delta{ACLsChanged: b.aclsChanged, ScramChanged: b.scramChanged}
+	d := &Delta{ACLsChanged: b.aclsChanged, ScramChanged: b.scramChanged, ClientQuotasChanged: b.quotasChanged}
 	for id := range b.createdTopics {
 		if t, ok := b.next.TopicsByID[id]; ok {
 			d.CreatedTopics = append(d.CreatedTopics, t)

@@ -118,6 +118,7 @@ func ImageRecords(img *Image) []Record {
 		out = append(out, &AccessControlEntryRecord{ACL: a})
 	}
 	out = appendScramRecords(out, img)
+	out = appendClientQuotaRecords(out, img)
 	out = appendForwardedRecords(out, img)
 	if img.NextProducerID > 0 {
 		out = append(out, &ProducerIdsRecord{BrokerID: -1, BrokerEpoch: -1, NextProducerID: img.NextProducerID})
@@ -132,7 +133,7 @@ func compareResources(a, b ConfigResource) int {
 // diffImages is the delta that takes a subscriber from prev to next when
 // next did not come from replaying records on prev (a restored snapshot).
 func diffImages(prev, next *Image) *Delta {
-	d := &Delta{ACLsChanged: !slices.Equal(prev.ACLs, next.ACLs), ScramChanged: scramDiffers(prev, next)}
+	d := &Delta{ACLsChanged: !slices.Equal(prev.ACLs, next.ACLs), ScramChanged: scramDiffers(prev, next), ClientQuotasChanged: clientQuotasDiffer(prev, next)}
 	for id, t := range next.TopicsByID {
 		old, ok := prev.TopicsByID[id]
 		if !ok {
