@@ -769,6 +769,17 @@ func TestACLEveryAPI(t *testing.T) {
 			r.Deletions = append(r.Deletions, d)
 			return r
 		}, func(r kmsg.Response) int16 { return r.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode }, clusterAuth},
+		{"DescribeClientQuotas", func() kmsg.Request { return kmsg.NewPtrDescribeClientQuotasRequest() },
+			func(r kmsg.Response) int16 { return r.(*kmsg.DescribeClientQuotasResponse).ErrorCode }, clusterAuth},
+		{"AlterClientQuotas", func() kmsg.Request {
+			r := kmsg.NewPtrAlterClientQuotasRequest()
+			e := kmsg.NewAlterClientQuotasRequestEntry()
+			ee := kmsg.NewAlterClientQuotasRequestEntryEntity()
+			ee.Type, ee.Name = "user", ptr("u")
+			e.Entity = append(e.Entity, ee)
+			r.Entries, r.ValidateOnly = append(r.Entries, e), true
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.AlterClientQuotasResponse).Entries[0].ErrorCode }, clusterAuth},
 		{"DeleteAcls", func() kmsg.Request {
 			r := kmsg.NewPtrDeleteACLsRequest()
 			f := kmsg.NewDeleteACLsRequestFilter()

@@ -72,11 +72,7 @@ func (c *clientQuotaControl) AlterClientQuotas(ctx context.Context, req *kmsg.Al
 	alts := make([]*alteration, len(req.Entries))
 	errs := make([]*apiError, len(req.Entries))
 	for i, entry := range req.Entries {
-		var comps []QuotaEntityComponent
-		for _, e := range entry.Entity {
-			comps = append(comps, QuotaEntityComponent{Type: e.Type, Name: e.Name})
-		}
-		entity, err := ParseQuotaEntity(comps)
+		entity, err := AlteredQuotaEntity(entry)
 		if err != nil {
 			errs[i] = quotaEntityError(err)
 			continue
@@ -145,6 +141,16 @@ func (c *clientQuotaControl) AlterClientQuotas(ctx context.Context, req *kmsg.Al
 		resp.Entries = append(resp.Entries, r)
 	}
 	return resp
+}
+
+// AlteredQuotaEntity is the entity an AlterClientQuotas entry names
+// (ParseQuotaEntity).
+func AlteredQuotaEntity(entry kmsg.AlterClientQuotasRequestEntry) (QuotaEntity, error) {
+	comps := make([]QuotaEntityComponent, 0, len(entry.Entity))
+	for _, e := range entry.Entity {
+		comps = append(comps, QuotaEntityComponent{Type: e.Type, Name: e.Name})
+	}
+	return ParseQuotaEntity(comps)
 }
 
 // quotaEntityError is the answer to an entity ParseQuotaEntity refused.
