@@ -2,10 +2,13 @@ package broker
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/broker/config"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/wire/clientquota"
 )
 
 // DescribeClientQuotas answers from this node's image, as Kafka's brokers
@@ -42,4 +45,10 @@ func (a admin) AlterClientQuotas(ctx context.Context, req *kmsg.AlterClientQuota
 		return true
 	})
 	return resp
+}
+
+// clientQuotaWindow is the sampling of client quota rates:
+// quota.window.num windows of quota.window.size.seconds.
+func clientQuotaWindow(cfg *config.Config) clientquota.Window {
+	return clientquota.Window{Samples: int(cfg.QuotaWindowNum), Size: time.Duration(cfg.QuotaWindowSizeSeconds) * time.Second}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/strait-io/strait/raftmeta/authz"
 	"github.com/strait-io/strait/storage/clock"
+	"github.com/strait-io/strait/wire/clientquota"
 	"github.com/strait-io/strait/wire/sasl"
 	"github.com/strait-io/strait/wire/sysmem"
 )
@@ -127,6 +128,11 @@ type Config struct {
 	// Authorizer enforces ACLs on every request (authorizer.class.name
 	// set, authz.go); nil serves every request, Kafka's default.
 	Authorizer *authz.Authorizer
+
+	// ClientQuotaWindow is how client quota rates are sampled:
+	// quota.window.num windows of quota.window.size.seconds (zero fields:
+	// clientquota.DefaultWindow's, Kafka's 11 of 1 s).
+	ClientQuotaWindow clientquota.Window
 
 	// QueuedMaxRequestBytes is queued.max.request.bytes: the request
 	// memory pool (reqmem.go). Negative means unbounded, as -1 (Kafka's

@@ -60,6 +60,10 @@ type conn struct {
 	failed     atomic.Bool  // a request failed: later requests are not run
 	flushClose atomic.Bool  // close once the responses before the failure are written
 	drainSeen  atomic.Bool  // the loop saw Shutdown begin and reads no more requests
+	// throttledUntil is the clock nanoseconds until which a client quota
+	// mutes the connection: no request is read before (0: never muted;
+	// client_quota_throttle.go).
+	throttledUntil atomic.Int64
 
 	loopClosed bool         // (loop) OnClose ran: the socket descriptor is no longer this conn's
 	gnetWrites atomic.Int32 // AsyncWritev tasks queued whose callback has not run

@@ -199,9 +199,20 @@ func (r *request) run() {
 			ctx = withAuth(ctx, cn.auth)
 		}
 		ctx = reqctx.WithUnmute(reqctx.With(ctx, info), r.releaseTurn)
+		began := s.clock.Now()
 		resp, r.err = r.api.handle(s, ctx, r.kreq)
 		if r.err == nil && resp != nil && resp.Key() != r.hdr.key {
 			r.err = fmt.Errorf("handler answered %s with %s", NameForKey(r.hdr.key), NameForKey(resp.Key()))
+		}
+		if r.err == nil {
+			// Client quotas (client_quota_throttle.go): answer at once
+			// with the throttle time, then read nothing for it.
+			if d := s.throttleFor(info, r.kreq, resp, len(r.hdr.body), s.clock.Now().Sub(began)); d > 0 {
+				if resp != nil {
+					setThrottle(resp, d)
+				}
+				cn.throttle(d)
+			}
 		}
 	}
 	if r.err == nil && cn.auth != nil && cn.auth.failed() {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/strait-io/strait/storage/clock"
+	"github.com/strait-io/strait/wire/clientquota"
 )
 
 // Server is the Kafka protocol server: gnet event loops frame requests and
@@ -26,6 +27,9 @@ type Server struct {
 	clock    clock.Clock
 	apis     *apiTable
 	quotas   *connQuotas // connection quotas of every listener (quotas.go)
+	// clientQuotas measures clients against their quotas
+	// (client_quota_throttle.go).
+	clientQuotas *clientquota.Manager
 
 	failOnce sync.Once
 	failErr  error
@@ -92,6 +96,8 @@ func newServer(cfg Config, svc Services, logger *slog.Logger, metrics Metrics, a
 		failed:  make(chan struct{}),
 		addrs:   make(map[string]string),
 		drainCh: make(chan struct{}),
+
+		clientQuotas: clientquota.NewManager(cfg.ClientQuotaWindow),
 
 		sendfile:    sendfileSupported && !cfg.DisableSendfile,
 		sendfileMin: defaultSendfileMin,

@@ -35,6 +35,12 @@ func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
 			cn.setReadPaused(gc, true)
 			break
 		}
+		// A client over its quota is muted for its throttle time
+		// (KIP-219); the listener's tick wakes the loop to look again.
+		if !cn.frame.active && cn.throttled() {
+			cn.setReadPaused(gc, true)
+			break
+		}
 		// A request is read whole once begun (Kafka mutes a channel
 		// between receives, never inside one), so only a new one waits
 		// for room.

@@ -100,6 +100,7 @@ func (c *Config) build(v values) error {
 		}
 	}
 	c.NumNetworkThreads = v.i32("num.network.threads")
+	c.QuotaWindowNum, c.QuotaWindowSizeSeconds = v.i32("quota.window.num"), v.i32("quota.window.size.seconds")
 	c.MetricsListener = v.str("metrics.listener")
 	c.FetchMaxBytes = v.i32("fetch.max.bytes")
 	c.MaxIncrementalFetchSessionCacheSlots = v.i32("max.incremental.fetch.session.cache.slots")

@@ -75,6 +75,9 @@ type Config struct {
 	// NumNetworkThreads is the number of event loops per listener; 0
 	// (num.network.threads unset) means GOMAXPROCS.
 	NumNetworkThreads int32
+	// QuotaWindowNum and QuotaWindowSizeSeconds are quota.window.num and
+	// quota.window.size.seconds: how client quota rates are sampled.
+	QuotaWindowNum, QuotaWindowSizeSeconds int32
 	// MetricsListener is the host:port of the metrics endpoint; "" disables it.
 	MetricsListener string
 

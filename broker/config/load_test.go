@@ -49,6 +49,8 @@ func TestDefaults(t *testing.T) {
 		SocketRequestMaxBytes:                   104857600,
 		ConnectionsMaxIdleMs:                    600000,
 		MetricsListener:                         "127.0.0.1:9644",
+		QuotaWindowNum:                          11,
+		QuotaWindowSizeSeconds:                  1,
 		MaxConnections:                          -1,
 		MaxConnectionsPerIP:                     2147483647,
 		MaxConnectionsPerIPOverrides:            map[string]int32{},

@@ -1,5 +1,7 @@
 package configdef
 
+import "slices"
+
 // DefaultListenerSecurityProtocolMap is Kafka's default
 // listener.security.protocol.map (SocketServerConfigs): every security
 // protocol is a listener name mapped to itself.
@@ -704,4 +706,4 @@ var brokerDefs = append([]Def{
 		Validate: atLeast(1),
 		Doc:      `How many bytes are read at a time when loading mirror partition states from __mirror_state.`,
 	},
-}, shareGroupDefs...)
+}, slices.Concat(shareGroupDefs, clientQuotaDefs)...)

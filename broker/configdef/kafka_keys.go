@@ -90,8 +90,6 @@ var kafkaBrokerKeys = map[string]Type{
 	"producer.id.expiration.check.interval.ms":             Int,
 	"producer.purgatory.purge.interval.requests":           Int,
 	"queued.max.requests":                                  Int,
-	"quota.window.num":                                     Int,
-	"quota.window.size.seconds":                            Int,
 	"remote.fetch.max.wait.ms":                             Int,
 	"remote.list.offsets.request.timeout.ms":               Long,
 	"remote.log.index.file.cache.total.size.bytes":         Long,
