@@ -23,7 +23,8 @@ import (
 //   no ApiKeys (ApiVersionsRequest.isValid).
 // * No SupportedFeatures / FinalizedFeatures yet (FinalizedFeaturesEpoch
 //   stays -1): the metadata image does not carry feature levels.
-// * ThrottleMillis is always 0: there are no quotas.
+// * ThrottleMillis is always 0: ApiVersions is exempt from client quotas,
+//   as in Kafka (client_quota_throttle.go).
 //
 // Version notes:
 // * v1: ThrottleMillis

@@ -1,7 +1,9 @@
 // Package cluster is `strait cluster`: the cluster's brokers and
-// controller, its health, and broker configs (rpk cluster info|health|config
-// over public Kafka APIs only: Metadata, DescribeConfigs,
-// IncrementalAlterConfigs), so it works against any Kafka cluster.
+// controller, its health, broker configs (rpk cluster info|health|config)
+// and client quotas (kafka-configs --entity-type users|clients), over
+// public Kafka APIs only: Metadata, DescribeConfigs,
+// IncrementalAlterConfigs, DescribeClientQuotas, AlterClientQuotas), so it
+// works against any Kafka cluster.
 package cluster
 
 import "github.com/strait-io/strait/cmd/strait/ctl/kit"
@@ -10,7 +12,7 @@ import "github.com/strait-io/strait/cmd/strait/ctl/kit"
 func Group() *kit.Group {
 	return &kit.Group{
 		Name:    "cluster",
-		Summary: "the cluster's brokers, health and broker configs",
+		Summary: "the cluster's brokers, health, broker configs and client quotas",
 		Help: `health exits 1 while the cluster is unhealthy (offline, leaderless,
 under-replicated or under-min-ISR partitions, or a replica on a broker that
 is down), so scripts can wait for a healthy cluster:
@@ -18,7 +20,11 @@ is down), so scripts can wait for a healthy cluster:
 
 config works on Kafka's BROKER config resources: without --broker on the
 cluster-wide default (the resource named '', as kafka-configs
---entity-default), with --broker N on broker N only.`,
-		Commands: []*kit.Command{infoCommand(), healthCommand(), configCommand()},
+--entity-default), with --broker N on broker N only.
+
+quotas works on client quotas (KIP-546) of a user (--user), a client id
+(--client-id), both, or an address (--ip); '<default>' names the default
+entity of a type, as kafka-configs --entity-default does.`,
+		Commands: []*kit.Command{infoCommand(), healthCommand(), configCommand(), quotasCommand()},
 	}
 }
