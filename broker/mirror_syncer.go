@@ -295,6 +295,7 @@ type mirrorSyncCollector struct {
 
 	rounds, metadata, configs, offsets, shares, acls, scram *prometheus.Desc
 	scramUpserted, scramDeleted                             *prometheus.Desc
+	quotas, quotasAltered                                   *prometheus.Desc
 	groupsSkippedActive, offsetsSkippedAhead                *prometheus.Desc
 }
 
@@ -313,6 +314,8 @@ func newMirrorSyncCollector(stats func() map[string]syncer.Stats) *mirrorSyncCol
 		scram:         d("strait_mirror_scram_sync_errors_total", "Failed SCRAM credential syncs of the mirror; a source that cannot export, or a PLAINTEXT link, counts once."),
 		scramUpserted: d("strait_mirror_scram_credentials_upserted_total", "SCRAM credentials the mirror's sync set on the destination (new users and changed passwords)."),
 		scramDeleted:  d("strait_mirror_scram_credentials_deleted_total", "SCRAM credentials the mirror's sync deleted on the destination (gone from the source)."),
+		quotas:        d("strait_mirror_client_quota_sync_errors_total", "Failed client quota syncs of the mirror (mirror.client.quotas.sync.enable)."),
+		quotasAltered: d("strait_mirror_client_quotas_altered_total", "Client quota entities the mirror's sync altered on the destination."),
 		groupsSkippedActive: d("strait_mirror_consumer_group_offsets_skipped_active_total",
 			"Consumer groups whose offsets a sync round left alone because they had members on the destination (mirror.consumer.offsets.sync.active.groups=skip), once a round each."),
 		offsetsSkippedAhead: d("strait_mirror_consumer_group_offsets_skipped_ahead_total",
@@ -322,7 +325,7 @@ func newMirrorSyncCollector(stats func() map[string]syncer.Stats) *mirrorSyncCol
 
 // Describe implements prometheus.Collector.
 func (c *mirrorSyncCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.rounds, c.metadata, c.configs, c.offsets, c.shares, c.acls, c.scram, c.scramUpserted, c.scramDeleted, c.groupsSkippedActive, c.offsetsSkippedAhead} {
+	for _, d := range []*prometheus.Desc{c.rounds, c.metadata, c.configs, c.offsets, c.shares, c.acls, c.scram, c.scramUpserted, c.scramDeleted, c.quotas, c.quotasAltered, c.groupsSkippedActive, c.offsetsSkippedAhead} {
 		ch <- d
 	}
 }
@@ -343,6 +346,8 @@ func (c *mirrorSyncCollector) Collect(ch chan<- prometheus.Metric) {
 			{c.scram, st.ScramSyncErrors},
 			{c.scramUpserted, st.ScramUpserted},
 			{c.scramDeleted, st.ScramDeleted},
+			{c.quotas, st.QuotaSyncErrors},
+			{c.quotasAltered, st.QuotasAltered},
 			{c.groupsSkippedActive, st.ActiveGroupsSkipped},
 			{c.offsetsSkippedAhead, st.OffsetsSkippedAhead},
 		} {

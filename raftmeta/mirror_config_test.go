@@ -108,6 +108,8 @@ func TestValidateMirrorConfigs(t *testing.T) {
 		{"failover lag bound not a number", cfg("mirror.failover.max.lag.ms", "5s"), "at least 0, or -1"},
 		{"scram sync", cfg("mirror.scram.sync.enable", "true", "mirror.scram.users.include", "app-.*,ops", "mirror.scram.users.exclude", "admin"), ""},
 		{"scram sync not a bool", cfg("mirror.scram.sync.enable", "on"), "not true or false"},
+		{"client quota sync", cfg("mirror.client.quotas.sync.enable", "true"), ""},
+		{"client quota sync not a bool", cfg("mirror.client.quotas.sync.enable", "yes"), "not true or false"},
 		{"scram users bad regex", cfg("mirror.scram.users.exclude", "a(b"), "mirror config mirror.scram.users.exclude: \"a(b\": error parsing regexp"},
 	} {
 		err := ValidateMirrorConfigs(tc.cfg)
@@ -137,6 +139,7 @@ func TestMirrorConfigDefaultsAndSecrets(t *testing.T) {
 		"security.protocol": "PLAINTEXT", "mirror.topics.exclude": "__.*", "mirror.groups.include": ".*",
 		"mirror.acl.include": "*", "mirror.support.unclean.leader.election": "false",
 		"mirror.scram.sync.enable": "false", "mirror.scram.users.include": ".*", "mirror.scram.users.exclude": "",
+		"mirror.client.quotas.sync.enable": "false",
 	} {
 		if v, ok := MirrorConfigDefault(key); !ok || v != want {
 			t.Errorf("default %s = %q %v, want %q", key, v, ok, want)

@@ -64,12 +64,7 @@ func TestSyncScramCredentials(t *testing.T) {
 		"mirror.scram.users.exclude=local,skip\\..*",
 	)
 	// Disabled (the default): a few rounds copy nothing.
-	p.waitFor(10*time.Second, "three sync rounds", func() string {
-		if n := mirrorMetrics(t, p.ctx, p.dst.one.MetricsAddr())["strait_mirror_sync_rounds_total"]; n < 3 {
-			return fmt.Sprintf("%v rounds", n)
-		}
-		return ""
-	})
+	p.waitSyncRounds(3)
 	if got := describeUsers(t, p.ctx, dstAdm); got != "local:SCRAM-SHA-512/4096" {
 		t.Fatalf("with the sync disabled the destination has %s", got)
 	}

@@ -22,6 +22,8 @@ type settings struct {
 	acls            []aclRule
 	propertyExclude map[string]bool
 	scram           scramSettings
+	// quotas is mirror.client.quotas.sync.enable (quotas.go).
+	quotas bool
 	// forwardActive is mirror.consumer.offsets.sync.active.groups=
 	// forward-only: groups active on the destination are synced forward
 	// only (active_groups.go) rather than skipped.
@@ -61,6 +63,7 @@ func parseSettings(cfgs map[string]string) (settings, error) {
 	if s.scram, err = parseScramSettings(cfgs); err != nil {
 		return s, err
 	}
+	s.quotas = raftmeta.MirrorSyncsClientQuotas(cfgs)
 	s.forwardActive = configValue(cfgs, raftmeta.MirrorActiveGroupsSyncConfig) == raftmeta.MirrorActiveGroupsForwardOnly
 	s.propertyExclude = map[string]bool{raftmeta.MirrorNameConfig: true}
 	for _, k := range splitList(configValue(cfgs, "mirror.topic.properties.exclude")) {

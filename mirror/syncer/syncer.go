@@ -79,6 +79,10 @@ type Stats struct {
 	AclsDeleted         int64
 	ScramUpserted       int64
 	ScramDeleted        int64
+	// QuotaSyncErrors counts failed client quota operations, QuotasAltered
+	// the destination quota entities altered (quotas.go).
+	QuotaSyncErrors int64
+	QuotasAltered   int64
 }
 
 // Add returns the sum of s and o (a broker adds up the Stats of a
@@ -104,6 +108,8 @@ func (s Stats) Add(o Stats) Stats {
 		ScramSyncErrors:               s.ScramSyncErrors + o.ScramSyncErrors,
 		ScramUpserted:                 s.ScramUpserted + o.ScramUpserted,
 		ScramDeleted:                  s.ScramDeleted + o.ScramDeleted,
+		QuotaSyncErrors:               s.QuotaSyncErrors + o.QuotaSyncErrors,
+		QuotasAltered:                 s.QuotasAltered + o.QuotasAltered,
 	}
 }
 
@@ -114,6 +120,7 @@ type counters struct {
 	started, stopped, partitions, configs, offsets, shareOffsets       atomic.Int64
 	aclsAdd, aclsDel                                                   atomic.Int64
 	scramErrors, scramUpserted, scramDeleted                           atomic.Int64
+	quotaErrors, quotasAltered                                         atomic.Int64
 	groupsSkippedActive, offsetsSkippedAhead                           atomic.Int64
 }
 
@@ -203,6 +210,8 @@ func (s *Syncer) Stats() Stats {
 		AclsDeleted:                   c.aclsDel.Load(),
 		ScramSyncErrors:               c.scramErrors.Load(),
 		ScramUpserted:                 c.scramUpserted.Load(),
+		QuotaSyncErrors:               c.quotaErrors.Load(),
+		QuotasAltered:                 c.quotasAltered.Load(),
 		ScramDeleted:                  c.scramDeleted.Load(),
 	}
 }
@@ -260,6 +269,7 @@ func (s *Syncer) SyncOnce(ctx context.Context) {
 		s.c.shareErrors.Add(1)
 		s.c.aclErrors.Add(1)
 		s.c.scramErrors.Add(1)
+		s.c.quotaErrors.Add(1)
 		return
 	}
 	v := s.view(img)
@@ -275,6 +285,7 @@ func (s *Syncer) SyncOnce(ctx context.Context) {
 		{"share group offsets", s.syncShareGroups, &s.c.shareErrors},
 		{"ACLs", s.syncACLs, &s.c.aclErrors},
 		{"SCRAM credentials", s.syncScram, &s.c.scramErrors},
+		{"client quotas", s.syncQuotas, &s.c.quotaErrors},
 	}
 	for _, st := range steps {
 		if ctx.Err() != nil {
