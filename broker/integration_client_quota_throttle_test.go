@@ -91,7 +91,8 @@ func startRatedProducer(t *testing.T, b *brokertest.Broker, user, pass, topic st
 // TestClientQuotaThrottlesProducerDefaultWindow). Two windows keep the
 // bursts at one second's worth and the test short.
 func TestClientQuotaThrottlesProducer(t *testing.T) {
-	checkQuotaRates(t, 2*time.Second, 12*time.Second, "quota.window.num=2")
+	t.Parallel() // with the other rate tests: each holds its client to a few MB/s
+	checkQuotaRates(t, 2*time.Second, 16*time.Second, "quota.window.num=2")
 }
 
 // checkQuotaRates runs the quota test on a broker with the extra settings,
@@ -175,6 +176,7 @@ func withinQuota(t *testing.T, what string, rate, quota float64) {
 // each such request is counted and throttled in turn, so the rate stays
 // near the quota, a little above it (5.6-5.7 MB/s measured here).
 func TestClientQuotaMutesConnection(t *testing.T) {
+	t.Parallel()
 	b := startQuotaBroker(t, "quota.window.num=2")
 	const quota = 5e6
 	setQuota(t, b, "user=slow", "producer_byte_rate", quota)
@@ -212,6 +214,7 @@ func TestClientQuotaMutesConnection(t *testing.T) {
 // consumer_byte_rate quota reads at that rate and is told
 // throttle_time_ms.
 func TestClientQuotaThrottlesConsumer(t *testing.T) {
+	t.Parallel()
 	b := startQuotaBroker(t, "quota.window.num=2")
 	const quota = 3e6
 	// 60 MB to read, produced without a quota (PLAINTEXT: ANONYMOUS).

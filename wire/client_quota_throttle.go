@@ -28,8 +28,11 @@ import (
 //   - request_percentage: the time the handler took, as a percentage of one
 //     thread over the window (Kafka counts request handler thread time).
 //     Fetches are left out: a long poll's handler waits for data, and
-//     that is not work. Follower fetches, ApiVersions and the SASL
-//     requests are exempt from every quota, as in Kafka.
+//     that is not work. An acks=all produce's wait for the in-sync
+//     replicas does count (Kafka parks it in purgatory, off the thread):
+//     a request_percentage quota is stricter on such producers than
+//     Kafka's. Follower fetches, ApiVersions, the SASL requests and the
+//     inter-broker APIs are exempt from every quota, as in Kafka.
 //
 // A request that takes a rate over its quota gets Kafka's throttle time in
 // throttle_time_ms (the larger of the byte rate's and the request
@@ -54,7 +57,11 @@ func (s *Server) throttleFor(info reqctx.Info, kreq kmsg.Request, resp kmsg.Resp
 	}
 	key := kreq.Key()
 	switch key {
-	case int16(kmsg.ApiVersions), int16(kmsg.SASLHandshake), int16(kmsg.SASLAuthenticate):
+	case int16(kmsg.ApiVersions), int16(kmsg.SASLHandshake), int16(kmsg.SASLAuthenticate),
+		// The inter-broker (CLUSTER_ACTION) APIs a client listener
+		// serves: Kafka answers them with sendResponseExemptThrottle.
+		int16(kmsg.WriteTxnMarkers), int16(kmsg.InitializeShareGroupState), int16(kmsg.ReadShareGroupState),
+		int16(kmsg.WriteShareGroupState), int16(kmsg.DeleteShareGroupState), int16(kmsg.ReadShareGroupStateSummary):
 		return 0
 	}
 	fetch, isFetch := kreq.(*kmsg.FetchRequest)
