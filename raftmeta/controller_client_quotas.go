@@ -215,7 +215,8 @@ func validateQuotaValue(keys map[string]quotaKeyKind, key string, value float64)
 //     user or client-id is INVALID_REQUEST; an unknown type or match type
 //     UNSUPPORTED_VERSION: in the response's ErrorCode, with no entries.
 //   - EXACT matches the named entity, DEFAULT the <default> one, SPECIFIED
-//     any named one (KIP-546). Strict matches only entities with no other
+//     any entity with a component of the type, default or named (as
+//     KRaft's image does). Strict matches only entities with no other
 //     component than the filter's.
 //   - Entries are sorted by entity, values by key.
 func (c *clientQuotaControl) DescribeClientQuotas(_ context.Context, req *kmsg.DescribeClientQuotasRequest) *kmsg.DescribeClientQuotasResponse {
@@ -248,7 +249,7 @@ func (c *clientQuotaControl) DescribeClientQuotas(_ context.Context, req *kmsg.D
 }
 
 // quotaFilter is a DescribeClientQuotas filter by entity type: a name
-// (exact), nil for the default, or specified (any name).
+// (exact), nil for the default, or specified (any component of the type).
 type quotaFilter map[string]quotaMatch
 
 type quotaMatch struct {
@@ -312,9 +313,9 @@ func (f quotaFilter) matches(e QuotaEntity, strict bool) bool {
 		name := comps[i].Name
 		switch {
 		case m.specified:
-			if name == nil {
-				return false
-			}
+			// Any entity with a component of the type, its default too,
+			// as KRaft's ClientQuotasImage matches (KIP-546 speaks of
+			// specified names; the ZooKeeper-era broker skipped defaults).
 		case m.name == nil:
 			if name != nil {
 				return false
