@@ -144,7 +144,7 @@ func startQuotaBroker(t *testing.T, sets ...string) *brokertest.Broker {
 		"listeners=PLAINTEXT://127.0.0.1:0,SASL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
 		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
 		"sasl.enabled.mechanisms=PLAIN",
-		"listener.name.sasl.plain.sasl.jaas.config=" + quotaUsers}, sets...)...))
+		"listener.name.sasl.plain.sasl.jaas.config=" + quotaUsers}, sets...)...), brokertest.WithMetrics())
 	createTopic(t, b.Admin(t), "metered", 1)
 	return b
 }
@@ -287,5 +287,11 @@ func TestClientQuotaEntities(t *testing.T) {
 	}
 	if hook.n.Load() == 0 {
 		t.Errorf("no Metadata response of a user with a request_percentage quota of 0.0001 was throttled")
+	}
+	body := scrape(t, b)
+	for _, quota := range []string{"Produce", "Request"} {
+		if n, _ := metricValue(t, body, `strait_client_quota_throttled_total{quota="`+quota+`"}`); n < 1 {
+			t.Errorf("strait_client_quota_throttled_total{quota=%q} %v", quota, n)
+		}
 	}
 }

@@ -20,6 +20,7 @@ type metrics struct {
 	connsTotal  prometheus.Counter
 	*listenerMetrics
 	*authMetrics
+	*quotaMetrics
 
 	// The request memory pool (queued.max.request.bytes), Kafka's
 	// SocketServer MemoryPoolUsed and MemoryPoolAvailable.
@@ -61,6 +62,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	m.listenerMetrics = newListenerMetrics(reg)
 	m.authMetrics = newAuthMetrics(reg)
+	m.quotaMetrics = newQuotaMetrics(reg)
 	return m
 }
 

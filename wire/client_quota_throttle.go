@@ -78,10 +78,12 @@ func (s *Server) throttleFor(info reqctx.Info, kreq kmsg.Request, resp kmsg.Resp
 		return s.clientQuotas.Record(kind, q.User, q.Client, q.Value, v, now)
 	}
 	var throttle time.Duration
+	quota := QuotaProduce
 	switch {
 	case key == int16(kmsg.Produce):
 		throttle = record(clientquota.Produce, raftmeta.QuotaProducerByteRate, float64(reqBytes))
 	case isFetch:
+		quota = QuotaFetch
 		if fr, ok := resp.(*fetchResponse); ok {
 			meta, data := fr.sizes()
 			throttle = record(clientquota.Fetch, raftmeta.QuotaConsumerByteRate, float64(meta+data))
@@ -91,10 +93,32 @@ func (s *Server) throttleFor(info reqctx.Info, kreq kmsg.Request, resp kmsg.Resp
 		// Percent-seconds: the rate per second is a percentage of one
 		// thread (ClientRequestQuotaManager.nanosToPercentage).
 		pct := handled.Seconds() * 100
-		throttle = max(throttle, record(clientquota.Request, raftmeta.QuotaRequestPercentage, pct))
+		if d := record(clientquota.Request, raftmeta.QuotaRequestPercentage, pct); d > throttle {
+			throttle, quota = d, QuotaRequest
+		}
+	}
+	if qm, ok := s.metrics.(QuotaMetrics); ok && throttle > 0 {
+		qm.ClientThrottled(quota, throttle)
 	}
 	return throttle
 }
+
+// QuotaMetrics receives the client quota throttles (Kafka's throttle-time
+// sensors of its Produce, Fetch and Request quota managers, without their
+// per-user and per-client-id tags). A Metrics that also implements it gets
+// them; the others do not.
+type QuotaMetrics interface {
+	// ClientThrottled records a response throttled for d by a quota of
+	// type quota (QuotaProduce, QuotaFetch or QuotaRequest).
+	ClientThrottled(quota string, d time.Duration)
+}
+
+// The quota types of QuotaMetrics, Kafka's QuotaType names.
+const (
+	QuotaProduce = "Produce"
+	QuotaFetch   = "Fetch"
+	QuotaRequest = "Request"
+)
 
 // principalName is the name part of a principal ("User:alice" is
 // "alice"), which user quota entities name (KafkaPrincipal.getName).
