@@ -38,7 +38,9 @@ import (
 // throttle_time_ms (the larger of the byte rate's and the request
 // percentage's), its response is sent at once, and the connection is then
 // muted for that time: the server reads nothing more from it (KIP-219), so
-// a client that ignores throttle_time_ms is held back too. Muting is not
+// a client that ignores throttle_time_ms is held back too, and the
+// requests a pipelining client had sent before are handled only once the
+// mute ends (waitThrottle), as Kafka, reading one at a time, would. Muting is not
 // reading: the event loop takes EPOLLIN off the socket as for
 // backpressure (readpause_linux.go), and the listener's tick wakes it to
 // look again.
@@ -156,4 +158,27 @@ func (cn *conn) throttle(d time.Duration) {
 func (cn *conn) throttled() bool {
 	until := cn.throttledUntil.Load()
 	return until != 0 && cn.srv.clock.Now().UnixNano() < until
+}
+
+// waitThrottle holds a request the loop read before the connection was
+// muted (a pipelining client's next ones) until the mute ends: Kafka reads
+// one request at a time, so it would not have read it yet, and counting it
+// at once would let a throttled client through faster than its quota. The
+// wait ends early when the connection closes or the server drains.
+func (cn *conn) waitThrottle() {
+	until := cn.throttledUntil.Load()
+	if until == 0 {
+		return
+	}
+	d := time.Duration(until - cn.srv.clock.Now().UnixNano())
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-cn.ctx.Done():
+	case <-cn.srv.drainCh:
+	}
 }

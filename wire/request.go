@@ -199,6 +199,9 @@ func (r *request) run() {
 			ctx = withAuth(ctx, cn.auth)
 		}
 		ctx = reqctx.WithUnmute(reqctx.With(ctx, info), r.releaseTurn)
+		// A request read before its connection was muted waits out
+		// the mute, as it would have waited unread in Kafka.
+		cn.waitThrottle()
 		began := s.clock.Now()
 		resp, r.err = r.api.handle(s, ctx, r.kreq)
 		if r.err == nil && resp != nil && resp.Key() != r.hdr.key {
