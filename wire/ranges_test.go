@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -25,10 +27,10 @@ var kafka40Ranges = map[int16][2]int16{
 // §4, raftmeta/mirrormsg), advertised on top of kafka40Ranges only by a server
 // with a MirrorService.
 var mirrorRanges = map[int16][2]int16{
-	94: {0, 0}, 95: {0, 0}, 96: {0, 0}, 97: {0, 0}, 98: {0, 0}, 99: {0, 0},
-	100: {0, 0}, 101: {0, 0}, 102: {0, 0}, 103: {0, 0}, 105: {0, 0},
-	106: {0, 0}, // Strait's DescribeScramCredentialSecrets
-	108: {0, 0}, // Strait's SyncMirrorGroupOffsets (issue 27)
+	9400: {0, 0}, 9401: {0, 0}, 9402: {0, 0}, 9403: {0, 0}, 9404: {0, 0}, 9405: {0, 0},
+	9406: {0, 0}, 9407: {0, 0}, 9408: {0, 0}, 9409: {0, 0}, 9411: {0, 0},
+	9412: {0, 0}, // Strait's DescribeScramCredentialSecrets
+	9414: {0, 0}, // Strait's SyncMirrorGroupOffsets (issue 27)
 }
 
 // txnRanges are the transaction coordinator's APIs (KIP-98), advertised
@@ -104,10 +106,9 @@ func expectedKeys(standIns ...api) []kmsg.ApiVersionsResponseApiKey {
 func expectedKeysFor(mirror bool, standIns ...api) []kmsg.ApiVersionsResponseApiKey {
 	m := expectedRangesFor(mirror, standIns...)
 	var out []kmsg.ApiVersionsResponseApiKey
-	for k := int16(0); k < 200; k++ {
-		if r, ok := m[k]; ok {
-			out = append(out, kmsg.ApiVersionsResponseApiKey{ApiKey: k, MinVersion: r[0], MaxVersion: r[1]})
-		}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		r := m[k]
+		out = append(out, kmsg.ApiVersionsResponseApiKey{ApiKey: k, MinVersion: r[0], MaxVersion: r[1]})
 	}
 	return out
 }

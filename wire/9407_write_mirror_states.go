@@ -8,7 +8,7 @@ import (
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// WriteMirrorStates: v0 (KIP-1279, key 101; types in raftmeta/mirrormsg)
+// WriteMirrorStates: v0 (KIP-1279, key 9407; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Records a mirror partition's state transition in __mirror_state,

@@ -8,7 +8,7 @@ import (
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// BumpLeaderEpochs: v0 (KIP-1279, key 105; types in raftmeta/mirrormsg)
+// BumpLeaderEpochs: v0 (KIP-1279, key 9411; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Raises each partition's leader epoch to at least MinLeaderEpoch

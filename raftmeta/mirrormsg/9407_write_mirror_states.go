@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// WriteMirrorStates: key 101, versions 0.
+// WriteMirrorStates: key 9407, versions 0.
 
 // WriteMirrorStatesRequestPartitionData is one PartitionData of WriteMirrorStatesRequest.
 type WriteMirrorStatesRequestPartitionData struct {
@@ -161,7 +161,7 @@ func (v *WriteMirrorStatesRequestTopicMetadata) decode(b *kbin.Reader, version i
 	return nil
 }
 
-// WriteMirrorStatesRequest is the request of KIP-1279's WriteMirrorStates (API key 101).
+// WriteMirrorStatesRequest is the request of KIP-1279's WriteMirrorStates (API key 9407).
 //
 // Source: showuon/kafka@01b3013c, the newest seen, verbatim from the digest §2.2.
 type WriteMirrorStatesRequest struct {
@@ -177,7 +177,7 @@ type WriteMirrorStatesRequest struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*WriteMirrorStatesRequest) Key() int16                 { return 101 }
+func (*WriteMirrorStatesRequest) Key() int16                 { return 9407 }
 func (*WriteMirrorStatesRequest) MaxVersion() int16          { return 0 }
 func (v *WriteMirrorStatesRequest) SetVersion(version int16) { v.Version = version }
 func (v *WriteMirrorStatesRequest) GetVersion() int16        { return v.Version }
@@ -386,7 +386,7 @@ func (v *WriteMirrorStatesResponseTopicResult) decode(b *kbin.Reader, version in
 	return nil
 }
 
-// WriteMirrorStatesResponse is the response of KIP-1279's WriteMirrorStates (API key 101).
+// WriteMirrorStatesResponse is the response of KIP-1279's WriteMirrorStates (API key 9407).
 //
 // Not recovered (digest §2.2 [INF]: per partition an ErrorCode:
 // FENCED_LEADER_EPOCH, INVALID_CLUSTER_MIRROR_STATES, NOT_COORDINATOR,
@@ -415,7 +415,7 @@ type WriteMirrorStatesResponse struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*WriteMirrorStatesResponse) Key() int16                 { return 101 }
+func (*WriteMirrorStatesResponse) Key() int16                 { return 9407 }
 func (*WriteMirrorStatesResponse) MaxVersion() int16          { return 0 }
 func (v *WriteMirrorStatesResponse) SetVersion(version int16) { v.Version = version }
 func (v *WriteMirrorStatesResponse) GetVersion() int16        { return v.Version }

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// StopMirrorTopics: key 96, versions 0.
+// StopMirrorTopics: key 9402, versions 0.
 
 // StopMirrorTopicsRequestTopicMetadata is one TopicMetadata of StopMirrorTopicsRequest.
 type StopMirrorTopicsRequestTopicMetadata struct {
@@ -50,7 +50,7 @@ func (v *StopMirrorTopicsRequestTopicMetadata) decode(b *kbin.Reader, version in
 	return nil
 }
 
-// StopMirrorTopicsRequest is the request of KIP-1279's StopMirrorTopics (API key 96).
+// StopMirrorTopicsRequest is the request of KIP-1279's StopMirrorTopics (API key 9402).
 //
 // Source: showuon/kafka@15b72822, verbatim from the digest §2.2, plus the
 // Strait RPO guard (issue 27), tagged so the v0 wire format is unchanged:
@@ -93,7 +93,7 @@ type StopMirrorTopicsRequest struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*StopMirrorTopicsRequest) Key() int16                 { return 96 }
+func (*StopMirrorTopicsRequest) Key() int16                 { return 9402 }
 func (*StopMirrorTopicsRequest) MaxVersion() int16          { return 0 }
 func (v *StopMirrorTopicsRequest) SetVersion(version int16) { v.Version = version }
 func (v *StopMirrorTopicsRequest) GetVersion() int16        { return v.Version }
@@ -418,7 +418,7 @@ func (v *StopMirrorTopicsResponseTopicResult) decode(b *kbin.Reader, version int
 	return nil
 }
 
-// StopMirrorTopicsResponse is the response of KIP-1279's StopMirrorTopics (API key 96).
+// StopMirrorTopicsResponse is the response of KIP-1279's StopMirrorTopics (API key 9402).
 //
 // Source: the seed (kip-1279-seed.txt, StopMirrorTopicsResponse), the same
 // shape as snapshot A's StartMirrorTopicsResponse (the digest §2.2: the
@@ -450,7 +450,7 @@ type StopMirrorTopicsResponse struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*StopMirrorTopicsResponse) Key() int16                 { return 96 }
+func (*StopMirrorTopicsResponse) Key() int16                 { return 9402 }
 func (*StopMirrorTopicsResponse) MaxVersion() int16          { return 0 }
 func (v *StopMirrorTopicsResponse) SetVersion(version int16) { v.Version = version }
 func (v *StopMirrorTopicsResponse) GetVersion() int16        { return v.Version }

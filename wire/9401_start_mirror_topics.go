@@ -8,7 +8,7 @@ import (
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// StartMirrorTopics: v0 (KIP-1279, key 95; types in raftmeta/mirrormsg)
+// StartMirrorTopics: v0 (KIP-1279, key 9401; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Adds the topics matching IncludePatterns, minus ExcludePatterns (tag

@@ -8,7 +8,7 @@ import (
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// CreateMirror: v0 (KIP-1279, key 94; types in raftmeta/mirrormsg)
+// CreateMirror: v0 (KIP-1279, key 9400; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Creates a named mirror with its source-connection configs, stored as
@@ -22,8 +22,10 @@ import (
 //
 // Version notes:
 // * v0: the only version; flexible (request header v2, response header v1).
-// * Strait's key (DESIGN.md §4): kmsg knows 94 as UnregisterController,
-//   which Strait does not serve; mirrormsg decodes it (keys.go).
+// * Strait's key, 94 until issue 32 moved the block to 9400-9414
+//   (raftmeta/mirrormsg/apis.go): upstream gave 94 to UnregisterController,
+//   a controller-only API Strait does not serve, so 94 is refused as an
+//   unknown key.
 
 func init() {
 	register(api{key: mirrormsg.KeyCreateMirror, min: 0, max: 0, served: servesMirror, handle: (*Server).handleCreateMirror})

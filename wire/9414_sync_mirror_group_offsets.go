@@ -8,7 +8,7 @@ import (
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// SyncMirrorGroupOffsets: v0 (Strait's own, issue 27, key 108; types in
+// SyncMirrorGroupOffsets: v0 (Strait's own, issue 27, key 9414; types in
 // raftmeta/mirrormsg)
 //
 // Behavior:

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// CreateMirror: key 94, versions 0.
+// CreateMirror: key 9400, versions 0.
 
 // CreateMirrorRequestMirrorConfig is one MirrorConfig of CreateMirrorRequest.
 type CreateMirrorRequestMirrorConfig struct {
@@ -55,10 +55,10 @@ func (v *CreateMirrorRequestMirrorConfig) decode(b *kbin.Reader, version int16, 
 	return nil
 }
 
-// CreateMirrorRequest is the request of KIP-1279's CreateMirror (API key 94).
+// CreateMirrorRequest is the request of KIP-1279's CreateMirror (API key 9400).
 //
 // Source: aiven/kafka@cec72d2319b7d71698728713027221c3f32539b0 (snapshot A),
-// verbatim from the digest §2.2. API key 94 per DESIGN.md §4.
+// verbatim from the digest §2.2. API key 9400 (94 until issue 32; see apis.go).
 type CreateMirrorRequest struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16
@@ -74,7 +74,7 @@ type CreateMirrorRequest struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*CreateMirrorRequest) Key() int16                 { return 94 }
+func (*CreateMirrorRequest) Key() int16                 { return 9400 }
 func (*CreateMirrorRequest) MaxVersion() int16          { return 0 }
 func (v *CreateMirrorRequest) SetVersion(version int16) { v.Version = version }
 func (v *CreateMirrorRequest) GetVersion() int16        { return v.Version }
@@ -169,7 +169,7 @@ func (v *CreateMirrorRequest) decode(b *kbin.Reader, version int16, flexible, un
 	return nil
 }
 
-// CreateMirrorResponse is the response of KIP-1279's CreateMirror (API key 94).
+// CreateMirrorResponse is the response of KIP-1279's CreateMirror (API key 9400).
 //
 // Source: aiven/kafka@cec72d2319b7d71698728713027221c3f32539b0 (snapshot A),
 // verbatim from the digest §2.2.
@@ -190,7 +190,7 @@ type CreateMirrorResponse struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*CreateMirrorResponse) Key() int16                         { return 94 }
+func (*CreateMirrorResponse) Key() int16                         { return 9400 }
 func (*CreateMirrorResponse) MaxVersion() int16                  { return 0 }
 func (v *CreateMirrorResponse) SetVersion(version int16)         { v.Version = version }
 func (v *CreateMirrorResponse) GetVersion() int16                { return v.Version }

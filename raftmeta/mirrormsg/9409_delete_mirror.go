@@ -10,9 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// DeleteMirror: key 103, versions 0.
+// DeleteMirror: key 9409, versions 0.
 
-// DeleteMirrorRequest is the request of KIP-1279's DeleteMirror (API key 103).
+// DeleteMirrorRequest is the request of KIP-1279's DeleteMirror (API key 9409).
 //
 // Not recovered (digest §2.2: DeleteClusterMirrorRequestData is referenced,
 // its schema was not found). Strait's minimal design in Kafka's style.
@@ -28,7 +28,7 @@ type DeleteMirrorRequest struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*DeleteMirrorRequest) Key() int16                 { return 103 }
+func (*DeleteMirrorRequest) Key() int16                 { return 9409 }
 func (*DeleteMirrorRequest) MaxVersion() int16          { return 0 }
 func (v *DeleteMirrorRequest) SetVersion(version int16) { v.Version = version }
 func (v *DeleteMirrorRequest) GetVersion() int16        { return v.Version }
@@ -105,7 +105,7 @@ func (v *DeleteMirrorRequest) decode(b *kbin.Reader, version int16, flexible, un
 	return nil
 }
 
-// DeleteMirrorResponse is the response of KIP-1279's DeleteMirror (API key 103).
+// DeleteMirrorResponse is the response of KIP-1279's DeleteMirror (API key 9409).
 //
 // Not recovered. Strait's minimal design, the shape of CreateMirrorResponse.
 // CLUSTER_MIRROR_NOT_EMPTY (143) while a topic of the mirror is not STOPPED.
@@ -127,7 +127,7 @@ type DeleteMirrorResponse struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*DeleteMirrorResponse) Key() int16                         { return 103 }
+func (*DeleteMirrorResponse) Key() int16                         { return 9409 }
 func (*DeleteMirrorResponse) MaxVersion() int16                  { return 0 }
 func (v *DeleteMirrorResponse) SetVersion(version int16)         { v.Version = version }
 func (v *DeleteMirrorResponse) GetVersion() int16                { return v.Version }

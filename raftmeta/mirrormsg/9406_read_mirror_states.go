@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ReadMirrorStates: key 100, versions 0.
+// ReadMirrorStates: key 9406, versions 0.
 
 // ReadMirrorStatesRequestPartitionData is one PartitionData of ReadMirrorStatesRequest.
 type ReadMirrorStatesRequestPartitionData struct {
@@ -106,7 +106,7 @@ func (v *ReadMirrorStatesRequestTopicData) decode(b *kbin.Reader, version int16,
 	return nil
 }
 
-// ReadMirrorStatesRequest is the request of KIP-1279's ReadMirrorStates (API key 100).
+// ReadMirrorStatesRequest is the request of KIP-1279's ReadMirrorStates (API key 9406).
 //
 // Source: aiven/kafka@cec72d2319b7d71698728713027221c3f32539b0 (snapshot A),
 // verbatim from the digest §2.2.
@@ -123,7 +123,7 @@ type ReadMirrorStatesRequest struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*ReadMirrorStatesRequest) Key() int16                 { return 100 }
+func (*ReadMirrorStatesRequest) Key() int16                 { return 9406 }
 func (*ReadMirrorStatesRequest) MaxVersion() int16          { return 0 }
 func (v *ReadMirrorStatesRequest) SetVersion(version int16) { v.Version = version }
 func (v *ReadMirrorStatesRequest) GetVersion() int16        { return v.Version }
@@ -440,7 +440,7 @@ func (v *ReadMirrorStatesResponseTopicResult) decode(b *kbin.Reader, version int
 	return nil
 }
 
-// ReadMirrorStatesResponse is the response of KIP-1279's ReadMirrorStates (API key 100).
+// ReadMirrorStatesResponse is the response of KIP-1279's ReadMirrorStates (API key 9406).
 //
 // Source: aiven/kafka@cec72d2319b7d71698728713027221c3f32539b0 (snapshot A),
 // verbatim from the digest §2.2, plus Strait extensions per partition, tagged
@@ -467,7 +467,7 @@ type ReadMirrorStatesResponse struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*ReadMirrorStatesResponse) Key() int16                 { return 100 }
+func (*ReadMirrorStatesResponse) Key() int16                 { return 9406 }
 func (*ReadMirrorStatesResponse) MaxVersion() int16          { return 0 }
 func (v *ReadMirrorStatesResponse) SetVersion(version int16) { v.Version = version }
 func (v *ReadMirrorStatesResponse) GetVersion() int16        { return v.Version }

@@ -9,7 +9,7 @@ import (
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// DescribeMirrors: v0 (KIP-1279, key 99; types in raftmeta/mirrormsg)
+// DescribeMirrors: v0 (KIP-1279, key 9405; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Per mirror, topic and partition: state, source high watermark,

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// SyncScramCredentials: key 107, versions 0.
+// SyncScramCredentials: key 9413, versions 0.
 
 // SyncScramCredentialsRequestUpsertion is one Upsertion of SyncScramCredentialsRequest.
 type SyncScramCredentialsRequestUpsertion struct {
@@ -110,7 +110,7 @@ func (v *SyncScramCredentialsRequestDeletion) decode(b *kbin.Reader, version int
 	return nil
 }
 
-// SyncScramCredentialsRequest is the request of KIP-1279's SyncScramCredentials (API key 107).
+// SyncScramCredentialsRequest is the request of KIP-1279's SyncScramCredentials (API key 9413).
 //
 // Strait's own (issue 25): a mirror's syncer writes the source's SCRAM
 // credentials on the destination. Internal: sent only to the active
@@ -135,7 +135,7 @@ type SyncScramCredentialsRequest struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*SyncScramCredentialsRequest) Key() int16                 { return 107 }
+func (*SyncScramCredentialsRequest) Key() int16                 { return 9413 }
 func (*SyncScramCredentialsRequest) MaxVersion() int16          { return 0 }
 func (v *SyncScramCredentialsRequest) SetVersion(version int16) { v.Version = version }
 func (v *SyncScramCredentialsRequest) GetVersion() int16        { return v.Version }
@@ -247,7 +247,7 @@ func (v *SyncScramCredentialsRequest) decode(b *kbin.Reader, version int16, flex
 	return nil
 }
 
-// SyncScramCredentialsResponse is the response of KIP-1279's SyncScramCredentials (API key 107).
+// SyncScramCredentialsResponse is the response of KIP-1279's SyncScramCredentials (API key 9413).
 //
 // Strait's own (issue 25); see the request. The alterations are one atomic
 // batch: the error is for all of them.
@@ -266,7 +266,7 @@ type SyncScramCredentialsResponse struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*SyncScramCredentialsResponse) Key() int16                 { return 107 }
+func (*SyncScramCredentialsResponse) Key() int16                 { return 9413 }
 func (*SyncScramCredentialsResponse) MaxVersion() int16          { return 0 }
 func (v *SyncScramCredentialsResponse) SetVersion(version int16) { v.Version = version }
 func (v *SyncScramCredentialsResponse) GetVersion() int16        { return v.Version }

@@ -8,7 +8,7 @@ import (
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// PauseMirrorTopics: v0 (KIP-1279, key 102; types in raftmeta/mirrormsg)
+// PauseMirrorTopics: v0 (KIP-1279, key 9408; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * MIRRORING -> PAUSING -> PAUSED: fetchers removed, the topic stays

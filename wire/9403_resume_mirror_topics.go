@@ -8,7 +8,7 @@ import (
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// ResumeMirrorTopics: v0 (KIP-1279, key 97; types in raftmeta/mirrormsg)
+// ResumeMirrorTopics: v0 (KIP-1279, key 9403; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * PAUSED -> MIRRORING: fetching continues from the local log end, with

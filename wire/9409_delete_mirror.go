@@ -8,7 +8,7 @@ import (
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// DeleteMirror: v0 (KIP-1279, key 103; types in raftmeta/mirrormsg)
+// DeleteMirror: v0 (KIP-1279, key 9409; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Deletes a mirror and tombstones its __mirror_state records, only when

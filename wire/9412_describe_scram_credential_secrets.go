@@ -11,7 +11,7 @@ import (
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// DescribeScramCredentialSecrets: v0 (Strait's own, key 106; types in
+// DescribeScramCredentialSecrets: v0 (Strait's own, key 9412; types in
 // raftmeta/mirrormsg)
 //
 // Behavior:

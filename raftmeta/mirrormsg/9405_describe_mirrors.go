@@ -10,9 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// DescribeMirrors: key 99, versions 0.
+// DescribeMirrors: key 9405, versions 0.
 
-// DescribeMirrorsRequest is the request of KIP-1279's DescribeMirrors (API key 99).
+// DescribeMirrorsRequest is the request of KIP-1279's DescribeMirrors (API key 9405).
 //
 // Not recovered (the latest KIP's DescribeClusterMirrorsRequest has booleans
 // IncludeMirrorState and IncludeMirrorLags, ML msg158057). Strait's design:
@@ -35,7 +35,7 @@ type DescribeMirrorsRequest struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*DescribeMirrorsRequest) Key() int16                 { return 99 }
+func (*DescribeMirrorsRequest) Key() int16                 { return 9405 }
 func (*DescribeMirrorsRequest) MaxVersion() int16          { return 0 }
 func (v *DescribeMirrorsRequest) SetVersion(version int16) { v.Version = version }
 func (v *DescribeMirrorsRequest) GetVersion() int16        { return v.Version }
@@ -587,7 +587,7 @@ func (v *DescribeMirrorsResponseDescribedMirror) decode(b *kbin.Reader, version 
 	return nil
 }
 
-// DescribeMirrorsResponse is the response of KIP-1279's DescribeMirrors (API key 99).
+// DescribeMirrorsResponse is the response of KIP-1279's DescribeMirrors (API key 9405).
 //
 // Source: aiven/kafka@cec72d2319b7d71698728713027221c3f32539b0 (snapshot A),
 // verbatim from the digest §2.2 (Lag measured to the destination high watermark,
@@ -621,7 +621,7 @@ type DescribeMirrorsResponse struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*DescribeMirrorsResponse) Key() int16                 { return 99 }
+func (*DescribeMirrorsResponse) Key() int16                 { return 9405 }
 func (*DescribeMirrorsResponse) MaxVersion() int16          { return 0 }
 func (v *DescribeMirrorsResponse) SetVersion(version int16) { v.Version = version }
 func (v *DescribeMirrorsResponse) GetVersion() int16        { return v.Version }

@@ -8,7 +8,7 @@ import (
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// StopMirrorTopics: v0 (KIP-1279, key 96; types in raftmeta/mirrormsg)
+// StopMirrorTopics: v0 (KIP-1279, key 9402; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Failover or migration cut-over: topics in PREPARING or MIRRORING go

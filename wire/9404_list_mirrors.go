@@ -9,7 +9,7 @@ import (
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// ListMirrors: v0 (KIP-1279, key 98; types in raftmeta/mirrormsg)
+// ListMirrors: v0 (KIP-1279, key 9404; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Lists every mirror with its source bootstrap, source cluster id and

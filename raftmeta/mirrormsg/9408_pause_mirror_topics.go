@@ -10,10 +10,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ResumeMirrorTopics: key 97, versions 0.
+// PauseMirrorTopics: key 9408, versions 0.
 
-// ResumeMirrorTopicsRequestTopicData is one TopicData of ResumeMirrorTopicsRequest.
-type ResumeMirrorTopicsRequestTopicData struct {
+// PauseMirrorTopicsRequestTopicData is one TopicData of PauseMirrorTopicsRequest.
+type PauseMirrorTopicsRequestTopicData struct {
 	// The unique topic ID.
 	TopicID [16]byte
 
@@ -26,17 +26,17 @@ type ResumeMirrorTopicsRequestTopicData struct {
 }
 
 // Default sets the fields that have a default other than the zero value.
-func (v *ResumeMirrorTopicsRequestTopicData) Default() {
+func (v *PauseMirrorTopicsRequestTopicData) Default() {
 }
 
-// NewResumeMirrorTopicsRequestTopicData returns a ResumeMirrorTopicsRequestTopicData with its defaults set.
-func NewResumeMirrorTopicsRequestTopicData() ResumeMirrorTopicsRequestTopicData {
-	var v ResumeMirrorTopicsRequestTopicData
+// NewPauseMirrorTopicsRequestTopicData returns a PauseMirrorTopicsRequestTopicData with its defaults set.
+func NewPauseMirrorTopicsRequestTopicData() PauseMirrorTopicsRequestTopicData {
+	var v PauseMirrorTopicsRequestTopicData
 	v.Default()
 	return v
 }
 
-func (v *ResumeMirrorTopicsRequestTopicData) encode(dst []byte, version int16, flexible bool) []byte {
+func (v *PauseMirrorTopicsRequestTopicData) encode(dst []byte, version int16, flexible bool) []byte {
 	dst = kbin.AppendUuid(dst, v.TopicID)
 	dst = appendString(dst, v.TopicName, flexible)
 	if flexible {
@@ -45,7 +45,7 @@ func (v *ResumeMirrorTopicsRequestTopicData) encode(dst []byte, version int16, f
 	return dst
 }
 
-func (v *ResumeMirrorTopicsRequestTopicData) decode(b *kbin.Reader, version int16, flexible, unsafe bool) error {
+func (v *PauseMirrorTopicsRequestTopicData) decode(b *kbin.Reader, version int16, flexible, unsafe bool) error {
 	v.Default()
 	v.TopicID = b.Uuid()
 	v.TopicName = readString(b, flexible, unsafe)
@@ -55,86 +55,86 @@ func (v *ResumeMirrorTopicsRequestTopicData) decode(b *kbin.Reader, version int1
 	return nil
 }
 
-// ResumeMirrorTopicsRequest is the request of KIP-1279's ResumeMirrorTopics (API key 97).
+// PauseMirrorTopicsRequest is the request of KIP-1279's PauseMirrorTopics (API key 9408).
 //
-// Not recovered (digest §2.2: "the same shape as Pause" [INF]): a copy of
-// PauseMirrorTopicsRequest from aiven/kafka@cec72d2319b7d71698728713027221c3f32539b0.
-type ResumeMirrorTopicsRequest struct {
+// Source: aiven/kafka@cec72d2319b7d71698728713027221c3f32539b0 (snapshot A),
+// verbatim from the digest §2.2.
+type PauseMirrorTopicsRequest struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16
 
-	// The mirror name to resume the topics for.
+	// The mirror name to pause the topics for.
 	MirrorName string
 
 	// The data for the topics.
-	Topics []ResumeMirrorTopicsRequestTopicData
+	Topics []PauseMirrorTopicsRequestTopicData
 
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
 	UnknownTags kmsg.Tags
 }
 
-func (*ResumeMirrorTopicsRequest) Key() int16                 { return 97 }
-func (*ResumeMirrorTopicsRequest) MaxVersion() int16          { return 0 }
-func (v *ResumeMirrorTopicsRequest) SetVersion(version int16) { v.Version = version }
-func (v *ResumeMirrorTopicsRequest) GetVersion() int16        { return v.Version }
-func (v *ResumeMirrorTopicsRequest) IsFlexible() bool         { return true }
-func (v *ResumeMirrorTopicsRequest) IsAdminRequest()          {}
-func (v *ResumeMirrorTopicsRequest) ResponseKind() kmsg.Response {
-	r := &ResumeMirrorTopicsResponse{Version: v.Version}
+func (*PauseMirrorTopicsRequest) Key() int16                 { return 9408 }
+func (*PauseMirrorTopicsRequest) MaxVersion() int16          { return 0 }
+func (v *PauseMirrorTopicsRequest) SetVersion(version int16) { v.Version = version }
+func (v *PauseMirrorTopicsRequest) GetVersion() int16        { return v.Version }
+func (v *PauseMirrorTopicsRequest) IsFlexible() bool         { return true }
+func (v *PauseMirrorTopicsRequest) IsAdminRequest()          {}
+func (v *PauseMirrorTopicsRequest) ResponseKind() kmsg.Response {
+	r := &PauseMirrorTopicsResponse{Version: v.Version}
 	r.Default()
 	return r
 }
 
 // RequestWith requests v on r and returns the response or an error.
-func (v *ResumeMirrorTopicsRequest) RequestWith(ctx context.Context, r kmsg.Requestor) (*ResumeMirrorTopicsResponse, error) {
+func (v *PauseMirrorTopicsRequest) RequestWith(ctx context.Context, r kmsg.Requestor) (*PauseMirrorTopicsResponse, error) {
 	kresp, err := r.Request(ctx, v)
-	resp, _ := kresp.(*ResumeMirrorTopicsResponse)
+	resp, _ := kresp.(*PauseMirrorTopicsResponse)
 	return resp, err
 }
 
 // AppendTo appends v in its wire form at v.Version.
-func (v *ResumeMirrorTopicsRequest) AppendTo(dst []byte) []byte {
+func (v *PauseMirrorTopicsRequest) AppendTo(dst []byte) []byte {
 	return v.encode(dst, v.Version, v.IsFlexible())
 }
 
 // ReadFrom replaces v by the message in src, read at v.Version.
-func (v *ResumeMirrorTopicsRequest) ReadFrom(src []byte) error { return v.readFrom(src, false) }
+func (v *PauseMirrorTopicsRequest) ReadFrom(src []byte) error { return v.readFrom(src, false) }
 
 // UnsafeReadFrom is ReadFrom with strings that alias src.
-func (v *ResumeMirrorTopicsRequest) UnsafeReadFrom(src []byte) error { return v.readFrom(src, true) }
+func (v *PauseMirrorTopicsRequest) UnsafeReadFrom(src []byte) error { return v.readFrom(src, true) }
 
-func (v *ResumeMirrorTopicsRequest) readFrom(src []byte, unsafe bool) error {
-	*v = ResumeMirrorTopicsRequest{Version: v.Version}
+func (v *PauseMirrorTopicsRequest) readFrom(src []byte, unsafe bool) error {
+	*v = PauseMirrorTopicsRequest{Version: v.Version}
 	b := kbin.Reader{Src: src}
 	err := v.decode(&b, v.Version, v.IsFlexible(), unsafe)
 	if err == nil {
 		err = complete(&b)
 	}
 	if err != nil {
-		return fmt.Errorf("ResumeMirrorTopicsRequest v%d: %w", v.Version, err)
+		return fmt.Errorf("PauseMirrorTopicsRequest v%d: %w", v.Version, err)
 	}
 	return nil
 }
 
 // Default sets the fields that have a default other than the zero value.
-func (v *ResumeMirrorTopicsRequest) Default() {
+func (v *PauseMirrorTopicsRequest) Default() {
 }
 
-// NewResumeMirrorTopicsRequest returns a ResumeMirrorTopicsRequest with its defaults set.
-func NewResumeMirrorTopicsRequest() ResumeMirrorTopicsRequest {
-	var v ResumeMirrorTopicsRequest
+// NewPauseMirrorTopicsRequest returns a PauseMirrorTopicsRequest with its defaults set.
+func NewPauseMirrorTopicsRequest() PauseMirrorTopicsRequest {
+	var v PauseMirrorTopicsRequest
 	v.Default()
 	return v
 }
 
-// NewPtrResumeMirrorTopicsRequest returns a pointer to a ResumeMirrorTopicsRequest with its defaults set.
-func NewPtrResumeMirrorTopicsRequest() *ResumeMirrorTopicsRequest {
-	v := NewResumeMirrorTopicsRequest()
+// NewPtrPauseMirrorTopicsRequest returns a pointer to a PauseMirrorTopicsRequest with its defaults set.
+func NewPtrPauseMirrorTopicsRequest() *PauseMirrorTopicsRequest {
+	v := NewPauseMirrorTopicsRequest()
 	return &v
 }
 
-func (v *ResumeMirrorTopicsRequest) encode(dst []byte, version int16, flexible bool) []byte {
+func (v *PauseMirrorTopicsRequest) encode(dst []byte, version int16, flexible bool) []byte {
 	dst = appendString(dst, v.MirrorName, flexible)
 	dst = appendArrayLen(dst, len(v.Topics), flexible)
 	for i := range v.Topics {
@@ -146,7 +146,7 @@ func (v *ResumeMirrorTopicsRequest) encode(dst []byte, version int16, flexible b
 	return dst
 }
 
-func (v *ResumeMirrorTopicsRequest) decode(b *kbin.Reader, version int16, flexible, unsafe bool) error {
+func (v *PauseMirrorTopicsRequest) decode(b *kbin.Reader, version int16, flexible, unsafe bool) error {
 	v.Default()
 	v.MirrorName = readString(b, flexible, unsafe)
 	{
@@ -155,7 +155,7 @@ func (v *ResumeMirrorTopicsRequest) decode(b *kbin.Reader, version int16, flexib
 			return fmt.Errorf("Topics: %w", err)
 		}
 		if n > 0 {
-			v.Topics = make([]ResumeMirrorTopicsRequestTopicData, n)
+			v.Topics = make([]PauseMirrorTopicsRequestTopicData, n)
 		}
 		for i := range v.Topics {
 			if err := v.Topics[i].decode(b, version, flexible, unsafe); err != nil {
@@ -169,8 +169,8 @@ func (v *ResumeMirrorTopicsRequest) decode(b *kbin.Reader, version int16, flexib
 	return nil
 }
 
-// ResumeMirrorTopicsResponseTopicResult is one TopicResult of ResumeMirrorTopicsResponse.
-type ResumeMirrorTopicsResponseTopicResult struct {
+// PauseMirrorTopicsResponseTopicResult is one TopicResult of PauseMirrorTopicsResponse.
+type PauseMirrorTopicsResponseTopicResult struct {
 	// The topic name.
 	Name string
 
@@ -186,17 +186,17 @@ type ResumeMirrorTopicsResponseTopicResult struct {
 }
 
 // Default sets the fields that have a default other than the zero value.
-func (v *ResumeMirrorTopicsResponseTopicResult) Default() {
+func (v *PauseMirrorTopicsResponseTopicResult) Default() {
 }
 
-// NewResumeMirrorTopicsResponseTopicResult returns a ResumeMirrorTopicsResponseTopicResult with its defaults set.
-func NewResumeMirrorTopicsResponseTopicResult() ResumeMirrorTopicsResponseTopicResult {
-	var v ResumeMirrorTopicsResponseTopicResult
+// NewPauseMirrorTopicsResponseTopicResult returns a PauseMirrorTopicsResponseTopicResult with its defaults set.
+func NewPauseMirrorTopicsResponseTopicResult() PauseMirrorTopicsResponseTopicResult {
+	var v PauseMirrorTopicsResponseTopicResult
 	v.Default()
 	return v
 }
 
-func (v *ResumeMirrorTopicsResponseTopicResult) encode(dst []byte, version int16, flexible bool) []byte {
+func (v *PauseMirrorTopicsResponseTopicResult) encode(dst []byte, version int16, flexible bool) []byte {
 	dst = appendString(dst, v.Name, flexible)
 	dst = kbin.AppendInt16(dst, v.ErrorCode)
 	if flexible {
@@ -214,7 +214,7 @@ func (v *ResumeMirrorTopicsResponseTopicResult) encode(dst []byte, version int16
 	return dst
 }
 
-func (v *ResumeMirrorTopicsResponseTopicResult) decode(b *kbin.Reader, version int16, flexible, unsafe bool) error {
+func (v *PauseMirrorTopicsResponseTopicResult) decode(b *kbin.Reader, version int16, flexible, unsafe bool) error {
 	v.Default()
 	v.Name = readString(b, flexible, unsafe)
 	v.ErrorCode = b.Int16()
@@ -231,11 +231,11 @@ func (v *ResumeMirrorTopicsResponseTopicResult) decode(b *kbin.Reader, version i
 	return nil
 }
 
-// ResumeMirrorTopicsResponse is the response of KIP-1279's ResumeMirrorTopics (API key 97).
+// PauseMirrorTopicsResponse is the response of KIP-1279's PauseMirrorTopics (API key 9408).
 //
-// Not recovered: a copy of PauseMirrorTopicsResponse (the seed), including
-// the Strait extension (tagged per-topic ErrorMessage).
-type ResumeMirrorTopicsResponse struct {
+// Source: the seed (kip-1279-seed.txt, PauseMirrorTopicsResponse), plus the
+// Strait extension of StartMirrorTopicsResponse: tagged per-topic ErrorMessage.
+type PauseMirrorTopicsResponse struct {
 	// Version is the version of this message used with a Kafka broker.
 	Version int16
 
@@ -252,68 +252,68 @@ type ResumeMirrorTopicsResponse struct {
 	MirrorName string
 
 	// The results for the topics.
-	Topics []ResumeMirrorTopicsResponseTopicResult
+	Topics []PauseMirrorTopicsResponseTopicResult
 
 	// UnknownTags are tags received that this version of the schema does not know;
 	// they are sent back unchanged when the struct is encoded again.
 	UnknownTags kmsg.Tags
 }
 
-func (*ResumeMirrorTopicsResponse) Key() int16                 { return 97 }
-func (*ResumeMirrorTopicsResponse) MaxVersion() int16          { return 0 }
-func (v *ResumeMirrorTopicsResponse) SetVersion(version int16) { v.Version = version }
-func (v *ResumeMirrorTopicsResponse) GetVersion() int16        { return v.Version }
-func (v *ResumeMirrorTopicsResponse) IsFlexible() bool         { return true }
-func (v *ResumeMirrorTopicsResponse) Throttle() (int32, bool)  { return v.ThrottleTimeMs, true }
-func (v *ResumeMirrorTopicsResponse) SetThrottle(throttleMillis int32) {
+func (*PauseMirrorTopicsResponse) Key() int16                 { return 9408 }
+func (*PauseMirrorTopicsResponse) MaxVersion() int16          { return 0 }
+func (v *PauseMirrorTopicsResponse) SetVersion(version int16) { v.Version = version }
+func (v *PauseMirrorTopicsResponse) GetVersion() int16        { return v.Version }
+func (v *PauseMirrorTopicsResponse) IsFlexible() bool         { return true }
+func (v *PauseMirrorTopicsResponse) Throttle() (int32, bool)  { return v.ThrottleTimeMs, true }
+func (v *PauseMirrorTopicsResponse) SetThrottle(throttleMillis int32) {
 	v.ThrottleTimeMs = throttleMillis
 }
-func (v *ResumeMirrorTopicsResponse) RequestKind() kmsg.Request {
-	return &ResumeMirrorTopicsRequest{Version: v.Version}
+func (v *PauseMirrorTopicsResponse) RequestKind() kmsg.Request {
+	return &PauseMirrorTopicsRequest{Version: v.Version}
 }
 
 // AppendTo appends v in its wire form at v.Version.
-func (v *ResumeMirrorTopicsResponse) AppendTo(dst []byte) []byte {
+func (v *PauseMirrorTopicsResponse) AppendTo(dst []byte) []byte {
 	return v.encode(dst, v.Version, v.IsFlexible())
 }
 
 // ReadFrom replaces v by the message in src, read at v.Version.
-func (v *ResumeMirrorTopicsResponse) ReadFrom(src []byte) error { return v.readFrom(src, false) }
+func (v *PauseMirrorTopicsResponse) ReadFrom(src []byte) error { return v.readFrom(src, false) }
 
 // UnsafeReadFrom is ReadFrom with strings that alias src.
-func (v *ResumeMirrorTopicsResponse) UnsafeReadFrom(src []byte) error { return v.readFrom(src, true) }
+func (v *PauseMirrorTopicsResponse) UnsafeReadFrom(src []byte) error { return v.readFrom(src, true) }
 
-func (v *ResumeMirrorTopicsResponse) readFrom(src []byte, unsafe bool) error {
-	*v = ResumeMirrorTopicsResponse{Version: v.Version}
+func (v *PauseMirrorTopicsResponse) readFrom(src []byte, unsafe bool) error {
+	*v = PauseMirrorTopicsResponse{Version: v.Version}
 	b := kbin.Reader{Src: src}
 	err := v.decode(&b, v.Version, v.IsFlexible(), unsafe)
 	if err == nil {
 		err = complete(&b)
 	}
 	if err != nil {
-		return fmt.Errorf("ResumeMirrorTopicsResponse v%d: %w", v.Version, err)
+		return fmt.Errorf("PauseMirrorTopicsResponse v%d: %w", v.Version, err)
 	}
 	return nil
 }
 
 // Default sets the fields that have a default other than the zero value.
-func (v *ResumeMirrorTopicsResponse) Default() {
+func (v *PauseMirrorTopicsResponse) Default() {
 }
 
-// NewResumeMirrorTopicsResponse returns a ResumeMirrorTopicsResponse with its defaults set.
-func NewResumeMirrorTopicsResponse() ResumeMirrorTopicsResponse {
-	var v ResumeMirrorTopicsResponse
+// NewPauseMirrorTopicsResponse returns a PauseMirrorTopicsResponse with its defaults set.
+func NewPauseMirrorTopicsResponse() PauseMirrorTopicsResponse {
+	var v PauseMirrorTopicsResponse
 	v.Default()
 	return v
 }
 
-// NewPtrResumeMirrorTopicsResponse returns a pointer to a ResumeMirrorTopicsResponse with its defaults set.
-func NewPtrResumeMirrorTopicsResponse() *ResumeMirrorTopicsResponse {
-	v := NewResumeMirrorTopicsResponse()
+// NewPtrPauseMirrorTopicsResponse returns a pointer to a PauseMirrorTopicsResponse with its defaults set.
+func NewPtrPauseMirrorTopicsResponse() *PauseMirrorTopicsResponse {
+	v := NewPauseMirrorTopicsResponse()
 	return &v
 }
 
-func (v *ResumeMirrorTopicsResponse) encode(dst []byte, version int16, flexible bool) []byte {
+func (v *PauseMirrorTopicsResponse) encode(dst []byte, version int16, flexible bool) []byte {
 	dst = kbin.AppendInt32(dst, v.ThrottleTimeMs)
 	dst = kbin.AppendInt16(dst, v.ErrorCode)
 	dst = appendNullableString(dst, v.ErrorMessage, flexible)
@@ -328,7 +328,7 @@ func (v *ResumeMirrorTopicsResponse) encode(dst []byte, version int16, flexible 
 	return dst
 }
 
-func (v *ResumeMirrorTopicsResponse) decode(b *kbin.Reader, version int16, flexible, unsafe bool) error {
+func (v *PauseMirrorTopicsResponse) decode(b *kbin.Reader, version int16, flexible, unsafe bool) error {
 	v.Default()
 	v.ThrottleTimeMs = b.Int32()
 	v.ErrorCode = b.Int16()
@@ -340,7 +340,7 @@ func (v *ResumeMirrorTopicsResponse) decode(b *kbin.Reader, version int16, flexi
 			return fmt.Errorf("Topics: %w", err)
 		}
 		if n > 0 {
-			v.Topics = make([]ResumeMirrorTopicsResponseTopicResult, n)
+			v.Topics = make([]PauseMirrorTopicsResponseTopicResult, n)
 		}
 		for i := range v.Topics {
 			if err := v.Topics[i].decode(b, version, flexible, unsafe); err != nil {

@@ -10,9 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// SyncMirrorGroupOffsets: key 108, versions 0.
+// SyncMirrorGroupOffsets: key 9414, versions 0.
 
-// SyncMirrorGroupOffsetsRequest is the request of KIP-1279's SyncMirrorGroupOffsets (API key 108).
+// SyncMirrorGroupOffsetsRequest is the request of KIP-1279's SyncMirrorGroupOffsets (API key 9414).
 //
 // Strait's own (issue 27): the promotion barrier syncs a mirror's consumer
 // group offsets one last time. Any broker takes it and answers it from the
@@ -44,7 +44,7 @@ type SyncMirrorGroupOffsetsRequest struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*SyncMirrorGroupOffsetsRequest) Key() int16                       { return 108 }
+func (*SyncMirrorGroupOffsetsRequest) Key() int16                       { return 9414 }
 func (*SyncMirrorGroupOffsetsRequest) MaxVersion() int16                { return 0 }
 func (v *SyncMirrorGroupOffsetsRequest) SetVersion(version int16)       { v.Version = version }
 func (v *SyncMirrorGroupOffsetsRequest) GetVersion() int16              { return v.Version }
@@ -275,7 +275,7 @@ func (v *SyncMirrorGroupOffsetsResponseGroup) decode(b *kbin.Reader, version int
 	return nil
 }
 
-// SyncMirrorGroupOffsetsResponse is the response of KIP-1279's SyncMirrorGroupOffsets (API key 108).
+// SyncMirrorGroupOffsetsResponse is the response of KIP-1279's SyncMirrorGroupOffsets (API key 9414).
 //
 // Strait's own (issue 27); see the request.
 type SyncMirrorGroupOffsetsResponse struct {
@@ -312,7 +312,7 @@ type SyncMirrorGroupOffsetsResponse struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*SyncMirrorGroupOffsetsResponse) Key() int16                 { return 108 }
+func (*SyncMirrorGroupOffsetsResponse) Key() int16                 { return 9414 }
 func (*SyncMirrorGroupOffsetsResponse) MaxVersion() int16          { return 0 }
 func (v *SyncMirrorGroupOffsetsResponse) SetVersion(version int16) { v.Version = version }
 func (v *SyncMirrorGroupOffsetsResponse) GetVersion() int16        { return v.Version }

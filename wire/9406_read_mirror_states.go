@@ -8,7 +8,7 @@ import (
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// ReadMirrorStates: v0 (KIP-1279, key 100; types in raftmeta/mirrormsg)
+// ReadMirrorStates: v0 (KIP-1279, key 9406; types in raftmeta/mirrormsg)
 //
 // Behavior:
 // * Reads the mirror state of partitions from the __mirror_state

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// StartMirrorTopics: key 95, versions 0.
+// StartMirrorTopics: key 9401, versions 0.
 
 // StartMirrorTopicsRequestSourceTopic is one SourceTopic of StartMirrorTopicsRequest.
 type StartMirrorTopicsRequestSourceTopic struct {
@@ -60,7 +60,7 @@ func (v *StartMirrorTopicsRequestSourceTopic) decode(b *kbin.Reader, version int
 	return nil
 }
 
-// StartMirrorTopicsRequest is the request of KIP-1279's StartMirrorTopics (API key 95).
+// StartMirrorTopicsRequest is the request of KIP-1279's StartMirrorTopics (API key 9401).
 //
 // Source: showuon/kafka@0dfe7300, verbatim from the digest §2.2 (snapshot A's
 // request was not recovered), plus a Strait extension, tagged so the v0 wire
@@ -107,7 +107,7 @@ type StartMirrorTopicsRequest struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*StartMirrorTopicsRequest) Key() int16                       { return 95 }
+func (*StartMirrorTopicsRequest) Key() int16                       { return 9401 }
 func (*StartMirrorTopicsRequest) MaxVersion() int16                { return 0 }
 func (v *StartMirrorTopicsRequest) SetVersion(version int16)       { v.Version = version }
 func (v *StartMirrorTopicsRequest) GetVersion() int16              { return v.Version }
@@ -512,7 +512,7 @@ func (v *StartMirrorTopicsResponseTopicResult) decode(b *kbin.Reader, version in
 	return nil
 }
 
-// StartMirrorTopicsResponse is the response of KIP-1279's StartMirrorTopics (API key 95).
+// StartMirrorTopicsResponse is the response of KIP-1279's StartMirrorTopics (API key 9401).
 //
 // Source: aiven/kafka@cec72d2319b7d71698728713027221c3f32539b0 (snapshot A),
 // verbatim from the digest §2.2, plus one Strait extension: the tagged
@@ -543,7 +543,7 @@ type StartMirrorTopicsResponse struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*StartMirrorTopicsResponse) Key() int16                 { return 95 }
+func (*StartMirrorTopicsResponse) Key() int16                 { return 9401 }
 func (*StartMirrorTopicsResponse) MaxVersion() int16          { return 0 }
 func (v *StartMirrorTopicsResponse) SetVersion(version int16) { v.Version = version }
 func (v *StartMirrorTopicsResponse) GetVersion() int16        { return v.Version }

@@ -10,9 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ListMirrors: key 98, versions 0.
+// ListMirrors: key 9404, versions 0.
 
-// ListMirrorsRequest is the request of KIP-1279's ListMirrors (API key 98).
+// ListMirrorsRequest is the request of KIP-1279's ListMirrors (API key 9404).
 //
 // Not recovered (digest §2.2: "probably empty, or an optional name filter"
 // [INF]). Strait's design: empty; the response lists every mirror.
@@ -25,7 +25,7 @@ type ListMirrorsRequest struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*ListMirrorsRequest) Key() int16                 { return 98 }
+func (*ListMirrorsRequest) Key() int16                 { return 9404 }
 func (*ListMirrorsRequest) MaxVersion() int16          { return 0 }
 func (v *ListMirrorsRequest) SetVersion(version int16) { v.Version = version }
 func (v *ListMirrorsRequest) GetVersion() int16        { return v.Version }
@@ -151,7 +151,7 @@ func (v *ListMirrorsResponseListedMirror) decode(b *kbin.Reader, version int16, 
 	return nil
 }
 
-// ListMirrorsResponse is the response of KIP-1279's ListMirrors (API key 98).
+// ListMirrorsResponse is the response of KIP-1279's ListMirrors (API key 9404).
 //
 // Source: aiven/kafka@cec72d2319b7d71698728713027221c3f32539b0 (snapshot A),
 // verbatim from the digest §2.2.
@@ -173,7 +173,7 @@ type ListMirrorsResponse struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*ListMirrorsResponse) Key() int16                         { return 98 }
+func (*ListMirrorsResponse) Key() int16                         { return 9404 }
 func (*ListMirrorsResponse) MaxVersion() int16                  { return 0 }
 func (v *ListMirrorsResponse) SetVersion(version int16)         { v.Version = version }
 func (v *ListMirrorsResponse) GetVersion() int16                { return v.Version }

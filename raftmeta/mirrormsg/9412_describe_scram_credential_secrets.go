@@ -10,9 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// DescribeScramCredentialSecrets: key 106, versions 0.
+// DescribeScramCredentialSecrets: key 9412, versions 0.
 
-// DescribeScramCredentialSecretsRequest is the request of KIP-1279's DescribeScramCredentialSecrets (API key 106).
+// DescribeScramCredentialSecretsRequest is the request of KIP-1279's DescribeScramCredentialSecrets (API key 9412).
 //
 // Strait's own (issue 25): a mirror exports the source's SCRAM credentials
 // so that the destination accepts the same passwords after a failover.
@@ -34,7 +34,7 @@ type DescribeScramCredentialSecretsRequest struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*DescribeScramCredentialSecretsRequest) Key() int16                 { return 106 }
+func (*DescribeScramCredentialSecretsRequest) Key() int16                 { return 9412 }
 func (*DescribeScramCredentialSecretsRequest) MaxVersion() int16          { return 0 }
 func (v *DescribeScramCredentialSecretsRequest) SetVersion(version int16) { v.Version = version }
 func (v *DescribeScramCredentialSecretsRequest) GetVersion() int16        { return v.Version }
@@ -203,7 +203,7 @@ func (v *DescribeScramCredentialSecretsResponseCredential) decode(b *kbin.Reader
 	return nil
 }
 
-// DescribeScramCredentialSecretsResponse is the response of KIP-1279's DescribeScramCredentialSecrets (API key 106).
+// DescribeScramCredentialSecretsResponse is the response of KIP-1279's DescribeScramCredentialSecrets (API key 9412).
 //
 // Strait's own (issue 25); see the request.
 type DescribeScramCredentialSecretsResponse struct {
@@ -224,7 +224,7 @@ type DescribeScramCredentialSecretsResponse struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*DescribeScramCredentialSecretsResponse) Key() int16                 { return 106 }
+func (*DescribeScramCredentialSecretsResponse) Key() int16                 { return 9412 }
 func (*DescribeScramCredentialSecretsResponse) MaxVersion() int16          { return 0 }
 func (v *DescribeScramCredentialSecretsResponse) SetVersion(version int16) { v.Version = version }
 func (v *DescribeScramCredentialSecretsResponse) GetVersion() int16        { return v.Version }

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// BumpLeaderEpochs: key 105, versions 0.
+// BumpLeaderEpochs: key 9411, versions 0.
 
 // BumpLeaderEpochsRequestLeaderEpochState is one LeaderEpochState of BumpLeaderEpochsRequest.
 type BumpLeaderEpochsRequestLeaderEpochState struct {
@@ -139,7 +139,7 @@ func (v *BumpLeaderEpochsRequestTopicState) decode(b *kbin.Reader, version int16
 	return nil
 }
 
-// BumpLeaderEpochsRequest is the request of KIP-1279's BumpLeaderEpochs (API key 105).
+// BumpLeaderEpochsRequest is the request of KIP-1279's BumpLeaderEpochs (API key 9411).
 //
 // Source: aiven/kafka@cec72d2319b7d71698728713027221c3f32539b0 (snapshot A),
 // verbatim from the digest §2.2 (its field names partitionIndex and
@@ -170,7 +170,7 @@ type BumpLeaderEpochsRequest struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*BumpLeaderEpochsRequest) Key() int16                 { return 105 }
+func (*BumpLeaderEpochsRequest) Key() int16                 { return 9411 }
 func (*BumpLeaderEpochsRequest) MaxVersion() int16          { return 0 }
 func (v *BumpLeaderEpochsRequest) SetVersion(version int16) { v.Version = version }
 func (v *BumpLeaderEpochsRequest) GetVersion() int16        { return v.Version }
@@ -393,7 +393,7 @@ func (v *BumpLeaderEpochsResponseTopicPartitions) decode(b *kbin.Reader, version
 	return nil
 }
 
-// BumpLeaderEpochsResponse is the response of KIP-1279's BumpLeaderEpochs (API key 105).
+// BumpLeaderEpochsResponse is the response of KIP-1279's BumpLeaderEpochs (API key 9411).
 //
 // Source: the seed (kip-1279-seed.txt, BumpLeaderEpochsResponse), verbatim.
 type BumpLeaderEpochsResponse struct {
@@ -414,7 +414,7 @@ type BumpLeaderEpochsResponse struct {
 	UnknownTags kmsg.Tags
 }
 
-func (*BumpLeaderEpochsResponse) Key() int16                 { return 105 }
+func (*BumpLeaderEpochsResponse) Key() int16                 { return 9411 }
 func (*BumpLeaderEpochsResponse) MaxVersion() int16          { return 0 }
 func (v *BumpLeaderEpochsResponse) SetVersion(version int16) { v.Version = version }
 func (v *BumpLeaderEpochsResponse) GetVersion() int16        { return v.Version }
