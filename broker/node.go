@@ -499,6 +499,8 @@ func (n *Node) wireConfig(ctx context.Context) (wire.Config, error) {
 		ConnectionsMaxIdle:    time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
 		EventLoops:            int(cfg.NumNetworkThreads),
 		QueuedMaxRequestBytes: cfg.QueuedMaxRequestBytes,
+
+		MaxRequestPartitionSizeLimit: cfg.MaxRequestPartitionSizeLimit,
 	}
 	if cfg.Authorizer.Enabled {
 		wc.Authorizer = authz.New(authz.Settings{SuperUsers: cfg.Authorizer.SuperUsers, AllowEveryoneIfNoACL: cfg.Authorizer.AllowEveryoneIfNoACL})

@@ -93,6 +93,7 @@ func (c *Config) build(v values) error {
 	c.MessageMaxBytes = v.i32("message.max.bytes")
 	c.MinInsyncReplicas = v.i32("min.insync.replicas")
 	c.SocketRequestMaxBytes = v.i32("socket.request.max.bytes")
+	c.MaxRequestPartitionSizeLimit = v.i32("max.request.partition.size.limit")
 	if v.set("queued.max.request.bytes") {
 		c.QueuedMaxRequestBytes = v.i64("queued.max.request.bytes")
 		if c.QueuedMaxRequestBytes <= 0 {

@@ -47,6 +47,7 @@ func TestDefaults(t *testing.T) {
 		MessageMaxBytes:                         1048588,
 		MinInsyncReplicas:                       1,
 		SocketRequestMaxBytes:                   104857600,
+		MaxRequestPartitionSizeLimit:            2000,
 		ConnectionsMaxIdleMs:                    600000,
 		MetricsListener:                         "127.0.0.1:9644",
 		MaxConnections:                          -1,

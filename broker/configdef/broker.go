@@ -85,6 +85,13 @@ var brokerDefs = append([]Def{
 		Doc:      `The security protocol brokers use to reach each other; set this or inter.broker.listener.name, not both.`,
 	},
 	{
+		// KIP-966: the cap on the partitions one DescribeTopicPartitions
+		// answers, whatever the client's ResponsePartitionLimit.
+		Name: "max.request.partition.size.limit", Type: Int, Default: str("2000"),
+		Validate: atLeast(1),
+		Doc:      `The maximum number of partitions can be served in one request: a DescribeTopicPartitions answers at most this many, and a cursor to the rest.`,
+	},
+	{
 		Name: "socket.request.max.bytes", Type: Int, Default: str("104857600"),
 		Validate: atLeast(1),
 		Doc:      `The largest request the broker reads; a larger size prefix closes the connection before anything is allocated.`,

@@ -63,7 +63,6 @@ var kafkaBrokerKeys = map[string]Type{
 	"log.message.format.version":                           String,
 	"log.message.timestamp.difference.max.ms":              Long,
 	"max.connection.creation.rate":                         Int,
-	"max.request.partition.size.limit":                     Int,
 	"metadata.log.max.record.bytes.between.snapshots":      Long,
 	"metadata.log.max.snapshot.interval.ms":                Long,
 	"metadata.log.segment.bytes":                           Int,
