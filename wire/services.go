@@ -150,6 +150,9 @@ type AdminService interface {
 	DescribeUserScramCredentials(ctx context.Context, req *kmsg.DescribeUserSCRAMCredentialsRequest) *kmsg.DescribeUserSCRAMCredentialsResponse
 	AlterUserScramCredentials(ctx context.Context, req *kmsg.AlterUserSCRAMCredentialsRequest) *kmsg.AlterUserSCRAMCredentialsResponse
 	ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersRequest) *kmsg.ElectLeadersResponse
+	// UpdateFeatures changes finalized feature levels (KIP-584) in the
+	// metadata log, through the active controller.
+	UpdateFeatures(ctx context.Context, req *kmsg.UpdateFeaturesRequest) *kmsg.UpdateFeaturesResponse
 }
 
 // GroupService is the consumer group coordinator: classic groups and
