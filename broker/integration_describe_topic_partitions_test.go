@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -137,6 +138,8 @@ func TestDescribeTopicPartitions(t *testing.T) {
 		// The cursor's topic was deleted: the walk resumes at the next name.
 		{"cursor on a deleted topic", 4, &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "b-gone", Partition: 2}, nil, "beta:[0 1 2 3] next=beta/4"},
 		{"cursor past a topic's end", 4, &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "gamma", Partition: 9}, nil, "gamma:[] "},
+		{"cursor at the largest partition index", 4, &kmsg.DescribeTopicPartitionsRequestCursor{Topic: "gamma", Partition: math.MaxInt32}, []string{"gamma"}, "gamma:[] "},
+		{"a negative limit is 1", -5, nil, []string{"gamma", "beta"}, "beta:[0] next=beta/1"},
 		{"named topics, sorted, unknown and invalid", 100, nil, []string{"gamma", "missing", "bad name!", "gamma"},
 			"bad name!:" + errName(kerr.InvalidTopicException.Code) + "[] gamma:[0] missing:" + errName(kerr.UnknownTopicOrPartition.Code) + "[] "},
 		// The limit reached, the next named topic is the cursor, whether

@@ -127,10 +127,8 @@ func (s *Server) handleDescribeTopicPartitions(ctx context.Context, kreq kmsg.Re
 			start = cursorPartition
 		}
 		n := int32(len(t.Partitions))
-		end := min(n, start+remaining)
-		if start > end {
-			start = end // a cursor past the topic's end answers none of it
-		}
+		start = min(start, n) // a cursor past the topic's end answers none of it
+		end := start + min(remaining, n-start)
 		rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
 		rt.Topic, rt.TopicID, rt.IsInternal = kmsg.StringPtr(name), t.ID, s.isInternalTopic(name)
 		rt.AuthorizedOperations = allTopicOperations
