@@ -241,6 +241,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	n.metrics = newMetrics(n.registry)
 	n.registry.MustRegister(newMirrorCollector(n.mirrorStats), newMirrorSyncCollector(n.syncers.stats))
 	n.registry.MustRegister(newFailoverBoundCollector(n.mirrorStats, n.quorum.Image))
+	n.registry.MustRegister(newReplicationQuotaCollector(n.replicationQuotas))
 	wc, err := n.wireConfig(ctx)
 	if err != nil {
 		return err
@@ -395,6 +396,9 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		ReplicaSocketTimeoutMs:            int64(cfg.Cluster.ReplicaSocketTimeoutMs),
 		Transactions:                      true,
 		TxnVerifier:                       n.txnVerifier(),
+		ReplicationThrottledRates:         n.replicationThrottledRates,
+		ReplicationQuotaWindowNum:         int(cfg.Cluster.ReplicationQuotaWindowNum),
+		ReplicationQuotaWindowSizeSeconds: int(cfg.Cluster.ReplicationQuotaWindowSizeSeconds),
 	})
 	if err != nil {
 		return err

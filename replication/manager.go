@@ -59,6 +59,8 @@ type ReplicaManager struct {
 	// fetchers copy the partitions this node follows from their leaders.
 	fetchers       *fetcher.Manager
 	alterPartition *alterPartitionManager
+	// quotas are the replication throttles (replication_quota.go).
+	quotas ReplicationQuotas
 	// txnCompleter takes WriteTxnMarkers' __consumer_offsets markers.
 	txnCompleter atomic.Pointer[txnCompleterBox]
 
@@ -119,6 +121,11 @@ func NewReplicaManager(cfg Config) (*ReplicaManager, error) {
 	r.sessions = newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionMs, cfg.Clock)
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.alterPartition = newAlterPartitionManager(r)
+	window := time.Duration(cfg.ReplicationQuotaWindowSizeSeconds) * time.Second
+	r.quotas = ReplicationQuotas{
+		Leader:   NewReplicationQuota(cfg.Clock, cfg.ReplicationQuotaWindowNum, window),
+		Follower: NewReplicationQuota(cfg.Clock, cfg.ReplicationQuotaWindowNum, window),
+	}
 	newEndPoint := cfg.NewLeaderEndPoint
 	if newEndPoint == nil {
 		newEndPoint = r.newBrokerEndPoint
@@ -130,6 +137,7 @@ func NewReplicaManager(cfg Config) (*ReplicaManager, error) {
 		Clock:       cfg.Clock,
 		Backoff:     time.Duration(cfg.ReplicaFetchBackoffMs) * time.Millisecond,
 		Logger:      r.logger,
+		Quota:       r.quotas.Follower,
 		// A follower answering a nudge while it applies the delta that
 		// assigned the nudged partition fetches again only once the
 		// partition is in its fetcher (follower_nudge.go).

@@ -179,6 +179,8 @@ func (c *Config) build(v values) error {
 		ReplicaFetchBackoffMs:                    v.i32("replica.fetch.backoff.ms"),
 		ReplicaSocketTimeoutMs:                   v.i32("replica.socket.timeout.ms"),
 		ReplicaHighWatermarkCheckpointIntervalMs: v.i64("replica.high.watermark.checkpoint.interval.ms"),
+		ReplicationQuotaWindowNum:                v.i32("replication.quota.window.num"),
+		ReplicationQuotaWindowSizeSeconds:        v.i32("replication.quota.window.size.seconds"),
 	}
 	c.Mirror = MirrorConfig{
 		StateTopicNumPartitions:        v.i32("mirror.state.topic.num.partitions"),

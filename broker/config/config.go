@@ -201,6 +201,8 @@ type ClusterConfig struct {
 	ReplicaFetchBackoffMs                    int32
 	ReplicaSocketTimeoutMs                   int32
 	ReplicaHighWatermarkCheckpointIntervalMs int64
+	ReplicationQuotaWindowNum                int32
+	ReplicationQuotaWindowSizeSeconds        int32
 }
 
 // MirrorConfig is the broker side of cluster mirroring (KIP-1279's

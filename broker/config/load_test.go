@@ -108,6 +108,7 @@ func TestDefaults(t *testing.T) {
 			ReplicaFetchCoalesceMinBytes: 131072, ReplicaFetchCoalesceWaitMs: 3,
 			ReplicaFetchMaxBytes: 1 << 20, ReplicaFetchResponseMaxBytes: 10 << 20, ReplicaFetchBackoffMs: 1000,
 			ReplicaSocketTimeoutMs: 30000, ReplicaHighWatermarkCheckpointIntervalMs: 5000,
+			ReplicationQuotaWindowNum: 11, ReplicationQuotaWindowSizeSeconds: 1,
 		},
 		Mirror: MirrorConfig{
 			StateTopicNumPartitions: 50, StateTopicReplicationFactor: 3,

@@ -287,6 +287,30 @@ var brokerDefs = append([]Def{
 		Doc: `How long a follower waits for the leader's answer beyond the fetch's own wait.`,
 	},
 	{
+		// KIP-73 (QuotaConfig, DynamicConfig.Broker): dynamic, usually set
+		// per broker with AlterConfigs; a static value is a starting point.
+		Name: "leader.replication.throttled.rate", Type: Long, Default: str(maxInt64), Dynamic: true,
+		Validate: atLeast(0),
+		Doc: `The most bytes per second this broker sends, as leader, to followers catching up the replicas ` +
+			`leader.replication.throttled.replicas names; a follower in the ISR is never held back. The default is no limit.`,
+	},
+	{
+		Name: "follower.replication.throttled.rate", Type: Long, Default: str(maxInt64), Dynamic: true,
+		Validate: atLeast(0),
+		Doc: `The most bytes per second this broker fetches, as follower, for the replicas ` +
+			`follower.replication.throttled.replicas names while they are not in sync. The default is no limit.`,
+	},
+	{
+		Name: "replication.quota.window.num", Type: Int, Default: str("11"),
+		Validate: atLeast(1),
+		Doc:      `The number of windows the replication throttles measure their byte rate over.`,
+	},
+	{
+		Name: "replication.quota.window.size.seconds", Type: Int, Default: str("1"),
+		Validate: atLeast(1),
+		Doc:      `The length in seconds of each window the replication throttles measure their byte rate over.`,
+	},
+	{
 		Name: "replica.high.watermark.checkpoint.interval.ms", Type: Long, Default: str("5000"),
 		Validate: atLeast(1),
 		Doc:      `How often the high watermarks are written to the log directory.`,
