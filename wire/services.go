@@ -126,6 +126,9 @@ type ReplicaService interface {
 	OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse
 	DeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse
 	DescribeLogDirs(ctx context.Context, req *kmsg.DescribeLogDirsRequest) *kmsg.DescribeLogDirsResponse
+	// AlterReplicaLogDirs moves replicas between the broker's log
+	// directories.
+	AlterReplicaLogDirs(ctx context.Context, req *kmsg.AlterReplicaLogDirsRequest) *kmsg.AlterReplicaLogDirsResponse
 	// WriteTxnMarkers ends transactions on the partitions this broker
 	// leads with COMMIT or ABORT markers (an inter-broker API).
 	WriteTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse
