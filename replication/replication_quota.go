@@ -58,7 +58,9 @@ type ReplicationQuota struct {
 // NewReplicationQuota returns an unbounded quota throttling nothing, with
 // its rate over windows windows of size each.
 func NewReplicationQuota(c clock.Clock, windows int, size time.Duration) *ReplicationQuota {
-	q := &ReplicationQuota{clock: c, rate: quota.NewRate(windows, size)}
+	// SimpleRate, as Kafka's ReplicationQuotaManager: a throttled
+	// catch-up starts with at most one window of quota, not ten.
+	q := &ReplicationQuota{clock: c, rate: quota.NewSimpleRate(windows, size)}
 	q.bound.Store(DefaultReplicationThrottledRate)
 	empty := map[string]map[int32]bool{}
 	q.throttled.Store(&empty)

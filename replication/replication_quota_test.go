@@ -75,7 +75,7 @@ func TestLeaderThrottle(t *testing.T) {
 		return len(res[0].offsets), len(res[1].offsets)
 	}
 	// Under the quota: both partitions. Their ~10 KB spend the quota
-	// (10 KB over the 10 s minimum window is above 1000 B/s).
+	// (10 KB over the one-second minimum window is above 1000 B/s).
 	if p0, p1 := follow(); p0 != 10 || p1 != 10 {
 		t.Fatalf("under the quota: %d and %d records, want 10 and 10", p0, p1)
 	}

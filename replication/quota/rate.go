@@ -14,13 +14,18 @@ import (
 // The elapsed time is at least (Samples−1)×Window, as in Kafka's
 // Rate.windowSize: a sensor that has just started does not read a few
 // bytes as a huge rate. So right after start a quota lets up to that many
-// windows' worth through at once, and then holds the average to the bound;
-// this is the burst Kafka's replication throttle allows too.
+// windows' worth through at once, and then holds the average to the bound
+// (Kafka's client quotas, ClientQuotaManager). A SimpleRate (NewSimpleRate)
+// counts at least one window instead, which lets one window's worth through
+// at start (Kafka's replication throttles, ReplicationQuotaManager).
 //
 // A Rate is safe for concurrent use.
 type Rate struct {
 	samples int
 	window  int64 // ms
+	// simple is Kafka's SimpleRate: the elapsed time is at least one
+	// window rather than samples−1.
+	simple bool
 
 	mu      sync.Mutex
 	buf     []sample
@@ -38,6 +43,14 @@ type sample struct {
 // twins). Values below 1 sample and 1 ms are raised to them.
 func NewRate(samples int, window time.Duration) *Rate {
 	return &Rate{samples: max(samples, 1), window: max(window.Milliseconds(), 1)}
+}
+
+// NewSimpleRate is NewRate with Kafka's SimpleRate.windowSize: the time
+// elapsed since the oldest window began, at least one window.
+func NewSimpleRate(samples int, window time.Duration) *Rate {
+	r := NewRate(samples, window)
+	r.simple = true
+	return r
 }
 
 // Record adds v at now (SampledStat.record).
@@ -83,7 +96,9 @@ func (r *Rate) Measure(now time.Time) float64 {
 		oldest = min(oldest, r.buf[i].start)
 	}
 	elapsed := ms - oldest
-	if full, minFull := elapsed/r.window, int64(r.samples-1); full < minFull {
+	if r.simple {
+		elapsed = max(elapsed, r.window)
+	} else if full, minFull := elapsed/r.window, int64(r.samples-1); full < minFull {
 		elapsed += (minFull - full) * r.window
 	}
 	return total / (float64(max(elapsed, 1)) / 1000)

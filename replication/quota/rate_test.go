@@ -55,3 +55,17 @@ func TestRateWindowsSlide(t *testing.T) {
 		t.Fatalf("an empty rate measures %v", got)
 	}
 }
+
+// TestSimpleRate: Kafka's SimpleRate, which the replication throttles use,
+// counts the time since the oldest window began, at least one window: a
+// record of 5000 at start reads 5000/s for the first second, then falls as
+// time passes.
+func TestSimpleRate(t *testing.T) {
+	r := NewSimpleRate(11, time.Second)
+	now := time.UnixMilli(1_000_000)
+	r.Record(5000, now)
+	near(t, "rate at start", r.Measure(now), 5000)
+	near(t, "rate after 0.5 s", r.Measure(now.Add(500*time.Millisecond)), 5000)
+	near(t, "rate after 2.5 s", r.Measure(now.Add(2500*time.Millisecond)), 2000)
+	near(t, "rate after the windows expired", r.Measure(now.Add(11*time.Second)), 0)
+}
