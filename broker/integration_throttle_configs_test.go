@@ -20,7 +20,8 @@ import (
 // beats the static one), the replica manager applies them at once, and
 // bad values are refused with INVALID_CONFIG as Kafka's validators do
 // (a rate must be a long >= 0; the throttled-replica lists "*" or
-// partition:broker entries). replication.quota.window.* are read-only.
+// partition:broker entries). replication.quota.window.* are read-only. A
+// restarted broker applies them from the metadata log.
 func TestReplicationThrottleConfigs(t *testing.T) {
 	b := brokertest.Start(t, brokertest.WithConfig("follower.replication.throttled.rate=7000"), brokertest.WithMetrics())
 	ctx := testCtx(t, time.Minute)
@@ -123,6 +124,10 @@ func TestReplicationThrottleConfigs(t *testing.T) {
 	if e := dr.Resources[0].ConfigEntries[0]; e.ConfigValue != "2097152" || e.ReadOnly {
 		t.Fatalf("kafka-go sees the follower rate as %q read-only=%v", e.ConfigValue, e.ReadOnly)
 	}
+
+	// A restart takes them from the metadata log again.
+	b.Restart(t)
+	waitBounds(1048576, 2097152)
 
 	// Removing the broker's values falls back to the cluster default.
 	if err := alter(&one, del("leader.replication.throttled.rate"), del("follower.replication.throttled.rate")); err != nil {
