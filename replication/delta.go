@@ -142,6 +142,7 @@ func (r *ReplicaManager) applyDeltaLocked(d *raftmeta.Delta, img *raftmeta.Image
 	if first {
 		r.configureUnhostedLogs(img, next)
 		r.logsConfigured.Store(true)
+		close(r.configured)
 	}
 
 	// Publish the partitions before the image, so a request that finds a
