@@ -103,6 +103,8 @@ type Node struct {
 	httpSrv     *http.Server
 	httpAddr    string
 	unsub       func()
+	// dynamicConfigs applies the dynamic broker configs outside the logs.
+	dynamicConfigs dynamicBrokerConfigs
 
 	// producerIDs hands out the producer ids of InitProducerId, for the
 	// group coordinator (idempotent producers) and, once there is one,
@@ -430,7 +432,10 @@ func (n *Node) startReplicas(ctx context.Context) error {
 			n.onMirrorsDeleted(d.DeletedMirrors)
 		}
 		n.syncers.onImage(img)
+		n.applyDynamicBrokerConfigs(img)
 	})
+	// What the image held before the subscription (a restart).
+	n.applyDynamicBrokerConfigs(n.quorum.Image())
 	// Start's ctx bounds starting up, not the node's life: the background
 	// work (retention, checkpoints) runs until Stop.
 	rm.Start(context.WithoutCancel(ctx))

@@ -20,8 +20,10 @@ const DefaultListenerSecurityProtocolMap = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEX
 // log defaults (DynamicLogConfig: only the first synonym of each topic key,
 // so log.retention.ms but not log.retention.hours), message.max.bytes,
 // compression.*, min.insync.replicas, unclean.leader.election.enable and
-// producer.id.expiration.ms. Listener changes, dynamic in Kafka, need a
-// restart in Strait and are read-only here.
+// producer.id.expiration.ms, and the log cleaner's keys (cleaner.go).
+// Listener changes, dynamic in Kafka, need a restart in Strait and are
+// refused; the dynamic keys of Kafka's that Strait does not implement are
+// accepted and ignored (dynamic_broker.go).
 var brokerDefs = append([]Def{
 	// Identity and roles (KRaftConfigs, ServerConfigs).
 	{
@@ -448,21 +450,6 @@ var brokerDefs = append([]Def{
 		Doc:      `The default min.cleanable.dirty.ratio of topics.`,
 	},
 	{
-		Name: "log.cleaner.backoff.ms", Type: Long, Default: str("15000"),
-		Validate: atLeast(0),
-		Doc:      `How long the cleaner rests after a pass that found no log to clean. Passes run with the log maintenance of log.retention.check.interval.ms.`,
-	},
-	{
-		Name: "log.cleaner.dedupe.buffer.size", Type: Long, Default: str("134217728"),
-		Validate: atLeast(1),
-		Doc:      `The most memory one cleaning's key-to-offset map may use; a log with more keys in its dirty part is cleaned in several passes. The map is sized to the dirty part, so small logs use far less.`,
-	},
-	{
-		Name: "log.cleaner.io.buffer.load.factor", Type: Double, Default: str("0.9"),
-		Validate: betweenDouble(0, 1),
-		Doc:      `How full the cleaner's key-to-offset map may get.`,
-	},
-	{
 		Name: "log.local.retention.ms", Type: Long, Default: str("-2"), Dynamic: true,
 		Validate: atLeast(-2),
 		Doc:      `The default local.retention.ms of topics. Strait has no tiered storage.`,
@@ -735,4 +722,4 @@ var brokerDefs = append([]Def{
 		Validate: atLeast(1),
 		Doc:      `How many bytes are read at a time when loading mirror partition states from __mirror_state.`,
 	},
-}, shareGroupDefs...)
+}, append(cleanerDefs, shareGroupDefs...)...)
