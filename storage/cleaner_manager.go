@@ -149,7 +149,7 @@ func (m *LogManager) grabFilthiestLog() (cleanable, bool) {
 
 // CleanFilthiestLog is one step of a cleaner thread (Kafka's
 // CleanerThread.cleanFilthiestLog): it cleans the dirtiest log that is due
-// and reports whether there was one. A log the cleaner cannot clean
+// and reports whether it did. A log the cleaner cannot clean
 // because of its data (a corrupt batch) is skipped from then on, as Kafka
 // marks a partition uncleanable, and the step reports no cleaning; an IO
 // failure fails the log. The cleaner checkpoint file is written after each
@@ -174,8 +174,12 @@ func (m *LogManager) CleanFilthiestLog(ctx context.Context) (CleanedLog, bool, e
 		}
 	}
 	cm.mu.Unlock()
+	// A cleaning that found nothing to do after all (the log changed since
+	// it was picked) counts as none, so the thread rests rather than pick
+	// the same log again at once.
+	worked := err != nil || res.Aborted || res.EndOffset > res.FirstDirtyOffset
 	err = errors.Join(err, m.writeCleanerCheckpoint())
-	return CleanedLog{TopicPartition: c.tp, DirtyRatio: c.ratio, CleanResult: res}, !uncleanable, err
+	return CleanedLog{TopicPartition: c.tp, DirtyRatio: c.ratio, CleanResult: res}, worked && !uncleanable, err
 }
 
 // writeCleanerCheckpoint writes every log's cleaner checkpoint.
