@@ -19,23 +19,47 @@ import (
 // in Kafka (LogCleaner.reconfigure). The broker starts with a cleaner
 // backoff of an hour, so a compacted topic's closed segment waits; setting
 // log.cleaner.backoff.ms for every broker (the "" resource) wakes the
-// resting cleaner and the topic reads cleaned within seconds.
+// resting cleaner and the topic reads cleaned within seconds. The dynamic
+// value applies again after a restart.
 func TestDynamicCleanerConfigs(t *testing.T) {
 	const topic = "dynamic-cleaner"
 	b := brokertest.Start(t, brokertest.WithConfig("log.cleaner.backoff.ms=3600000"))
 	adm := b.Admin(t)
-	ctx := testCtx(t, 60*time.Second)
-	createTopic(t, adm, topic, 1, "cleanup.policy", "compact", "segment.ms", "500")
-	prod := b.Client(t, kgo.ProducerLinger(0))
-	for i := range 20 {
-		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte("k"), Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+	ctx := testCtx(t, 90*time.Second)
+	// dirty writes 20 values of one key to a new compacted topic and
+	// closes their segment.
+	dirty := func(topic string) {
+		t.Helper()
+		createTopic(t, adm, topic, 1, "cleanup.policy", "compact", "segment.ms", "500")
+		prod := b.Client(t, kgo.ProducerLinger(0))
+		defer prod.Close()
+		for i := range 20 {
+			if err := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte("k"), Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Second) // past segment.ms: the next append rolls
+		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte("closing")}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(time.Second) // past segment.ms: the next append rolls
-	if err := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte("closing")}).FirstErr(); err != nil {
-		t.Fatal(err)
+	// waitCleaned waits for the topic to read k's last value and the
+	// closing write only.
+	waitCleaned := func(topic, after string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			recs := consumeAll(ctx, t, b, topic)
+			if len(recs) == 2 && string(recs[0].Value) == "19" {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d records 20 s after %s: the cleaner did not run", topic, len(recs), after)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
+	dirty(topic)
 	if n := len(consumeAll(ctx, t, b, topic)); n != 21 {
 		t.Fatalf("%d records before the cleaner woke, want all 21", n)
 	}
@@ -47,17 +71,7 @@ func TestDynamicCleanerConfigs(t *testing.T) {
 	if got := describedConfig(t, adm, true, "1", "log.cleaner.backoff.ms"); got != "100 (DYNAMIC_DEFAULT_BROKER_CONFIG)" {
 		t.Fatalf("log.cleaner.backoff.ms described as %s", got)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		recs := consumeAll(ctx, t, b, topic)
-		if len(recs) == 2 && string(recs[0].Value) == "19" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d records 20 s after log.cleaner.backoff.ms=100: the cleaner did not wake", len(recs))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitCleaned(topic, "log.cleaner.backoff.ms=100")
 	// A runtime change may not stop every cleaner thread (Kafka's
 	// validateReconfiguration), nor turn the cleaner off.
 	rs, err = adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("log.cleaner.threads", "0")}, 1)
@@ -68,6 +82,13 @@ func TestDynamicCleanerConfigs(t *testing.T) {
 	if err := alterErr(t, rs, err); !errors.Is(err, kerr.InvalidRequest) {
 		t.Fatalf("log.cleaner.enable at runtime: %v, want INVALID_REQUEST", err)
 	}
+
+	// After a restart the static backoff of an hour would hold the next
+	// dirt back; the dynamic 100 ms, from the metadata log, applies.
+	b.Restart(t)
+	adm = b.Admin(t)
+	dirty("after-restart")
+	waitCleaned("after-restart", "a restart with log.cleaner.backoff.ms=100 set dynamically")
 }
 
 // TestDynamicBrokerKeysKafkaAccepts: every broker key Kafka changes at
