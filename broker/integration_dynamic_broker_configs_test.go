@@ -23,7 +23,7 @@ import (
 // value applies again after a restart.
 func TestDynamicCleanerConfigs(t *testing.T) {
 	const topic = "dynamic-cleaner"
-	b := brokertest.Start(t, brokertest.WithConfig("log.cleaner.backoff.ms=3600000"))
+	b := brokertest.Start(t, brokertest.WithConfig("log.cleaner.backoff.ms=3600000"), brokertest.WithMetrics())
 	adm := b.Admin(t)
 	ctx := testCtx(t, 90*time.Second)
 	// dirty writes 20 values of one key to a new compacted topic and
@@ -72,6 +72,16 @@ func TestDynamicCleanerConfigs(t *testing.T) {
 		t.Fatalf("log.cleaner.backoff.ms described as %s", got)
 	}
 	waitCleaned(topic, "log.cleaner.backoff.ms=100")
+	// The cleaner's metrics: two threads now, one cleaning that shrank
+	// the log, a look just now.
+	waitMetric(t, b, "strait_log_cleaner_threads", 2)
+	waitMetric(t, b, "strait_log_cleaner_cleanings_total", 1)
+	body := scrape(t, b)
+	read, _ := metricValue(t, body, "strait_log_cleaner_read_bytes_total")
+	written, _ := metricValue(t, body, "strait_log_cleaner_written_bytes_total")
+	if since, ok := metricValue(t, body, "strait_log_cleaner_seconds_since_last_run"); !ok || since > 10 || read <= written {
+		t.Fatalf("cleaner metrics: %.1f s since the last run, %v bytes read, %v written", since, read, written)
+	}
 	// A runtime change may not stop every cleaner thread (Kafka's
 	// validateReconfiguration), nor turn the cleaner off.
 	rs, err = adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("log.cleaner.threads", "0")}, 1)

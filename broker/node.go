@@ -244,6 +244,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	n.registry.MustRegister(newMirrorCollector(n.mirrorStats), newMirrorSyncCollector(n.syncers.stats))
 	n.registry.MustRegister(newFailoverBoundCollector(n.mirrorStats, n.quorum.Image))
 	n.registry.MustRegister(newReplicationQuotaCollector(n.replicationQuotas))
+	n.registry.MustRegister(newCleanerCollector(n.logs.CleanerStats, n.clock))
 	wc, err := n.wireConfig(ctx)
 	if err != nil {
 		return err

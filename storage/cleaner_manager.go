@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"time"
 )
 
 // CleanerOffsetCheckpointFile holds, per compacted partition of the log
@@ -82,6 +83,41 @@ type cleanerManager struct {
 	mu          sync.Mutex
 	inProgress  map[TopicPartition]bool
 	uncleanable map[TopicPartition]bool
+	stats       CleanerStats
+}
+
+// CleanerStats are the log cleaner's figures, for metrics (Kafka's
+// LogCleaner and LogCleanerManager gauges).
+type CleanerStats struct {
+	// Threads is how many cleaner threads run.
+	Threads int
+	// MaxDirtyRatio is the dirty ratio of the dirtiest compacted log at
+	// the last look for work, due or not (max-dirty-percent / 100).
+	MaxDirtyRatio float64
+	// LastRun is when a thread last looked for work (time-since-last-run-ms);
+	// zero before the first look.
+	LastRun time.Time
+	// UncleanablePartitions counts the logs the cleaner gave up on
+	// (uncleanable-partitions-count).
+	UncleanablePartitions int
+	// Cleanings counts cleanings that did work; BytesRead and
+	// BytesWritten sum their segments' sizes before and after.
+	Cleanings               int64
+	BytesRead, BytesWritten int64
+}
+
+// CleanerStats returns the cleaner's figures now.
+func (m *LogManager) CleanerStats() CleanerStats {
+	cm := &m.cleaner
+	cm.mu.Lock()
+	st := cm.stats
+	st.UncleanablePartitions = len(cm.uncleanable)
+	cm.mu.Unlock()
+	t := &m.cleanerThreads
+	t.mu.Lock()
+	st.Threads = len(t.cancels)
+	t.mu.Unlock()
+	return st
 }
 
 // CleanedLog is one log's cleaning by CleanFilthiestLog.
@@ -105,9 +141,12 @@ type cleanable struct {
 // first uncleanable offset, and either dirtier than their
 // min.cleanable.dirty.ratio (strictly, as Kafka compares) or holding dirty
 // bytes older than max.compaction.lag.ms. min.compaction.lag.ms is in the
-// first uncleanable offset (CleanableInfo). cm.mu is held.
+// first uncleanable offset (CleanableInfo). It records the look in the
+// stats. cm.mu is held.
 func (m *LogManager) cleanableLogs() []cleanable {
 	var out []cleanable
+	now := m.opts.Clock.Now()
+	m.cleaner.stats.LastRun, m.cleaner.stats.MaxDirtyRatio = now, 0
 	for tp, l := range m.Logs() {
 		if m.cleaner.inProgress[tp] || m.cleaner.uncleanable[tp] || l.check() != nil {
 			continue
@@ -116,11 +155,12 @@ func (m *LogManager) cleanableLogs() []cleanable {
 		if !cfg.CleanupPolicy.Compact {
 			continue
 		}
-		info := l.cleanableInfo(l.segs(), cfg, m.opts.Clock.Now().UnixMilli())
+		info := l.cleanableInfo(l.segs(), cfg, now.UnixMilli())
 		if info.CleanBytes+info.CleanableBytes == 0 {
 			continue
 		}
 		ratio := info.DirtyRatio()
+		m.cleaner.stats.MaxDirtyRatio = max(m.cleaner.stats.MaxDirtyRatio, ratio)
 		if (info.NeedCompactionNow && info.CleanableBytes > 0) || ratio > cfg.MinCleanableRatio {
 			out = append(out, cleanable{tp, l, info, ratio})
 		}
@@ -172,6 +212,11 @@ func (m *LogManager) CleanFilthiestLog(ctx context.Context) (CleanedLog, bool, e
 			cm.uncleanable[c.tp] = true
 			uncleanable = true
 		}
+	}
+	if err == nil && !res.Aborted && res.EndOffset > res.FirstDirtyOffset {
+		cm.stats.Cleanings++
+		cm.stats.BytesRead += res.BytesRead
+		cm.stats.BytesWritten += res.BytesWritten
 	}
 	cm.mu.Unlock()
 	// A cleaning that found nothing to do after all (the log changed since

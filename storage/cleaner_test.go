@@ -479,6 +479,11 @@ func TestLogManagerCleanLogs(t *testing.T) {
 	if got := cleanAll(); len(got) != 0 {
 		t.Fatalf("cleaned %v; want nothing below the ratio", got)
 	}
+	// The stats report the dirtiest log seen, due or not.
+	if st, want := m.CleanerStats(), lc.CleanableInfo().DirtyRatio(); st.MaxDirtyRatio != want || want == 0 ||
+		st.Cleanings != 2 || st.BytesRead <= st.BytesWritten || !st.LastRun.Equal(e.clock.Now()) {
+		t.Fatalf("stats %+v, want the max dirty ratio %.3f, 2 cleanings that shrank the logs, last run now", st, want)
+	}
 	fill(lc, 20)
 	if got, want := cleanAll(), []string{"changelog-0 ratio=0.84 end=41"}; !slices.Equal(got, want) {
 		t.Fatalf("cleaned %v, want %v", got, want)
@@ -548,6 +553,9 @@ func TestLogManagerUncleanable(t *testing.T) {
 	c, cleaned, err := m.CleanFilthiestLog(context.Background())
 	if err != nil || cleaned {
 		t.Fatalf("second step %+v %t %v; want the uncleanable log skipped", c, cleaned, err)
+	}
+	if st := m.CleanerStats(); st.UncleanablePartitions != 1 || st.Cleanings != 0 {
+		t.Fatalf("stats %+v, want one uncleanable partition and no cleaning", st)
 	}
 }
 

@@ -67,6 +67,14 @@ func TestCleanerThreadsCleanOnTheirOwn(t *testing.T) {
 	}
 	m.StartCleaner()
 	waitCleaned(t, l, 10)
+	// The stats count the cleaning just after its checkpoint moved.
+	deadline := time.Now().Add(20 * time.Second)
+	for st := m.CleanerStats(); st.Threads != 1 || st.Cleanings != 1; st = m.CleanerStats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("stats %+v, want one thread, one cleaning", st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	if got := keysAt(t, l); len(got) != 2 {
 		t.Fatalf("cleaned log holds %v, want one record per key", got)
 	}
