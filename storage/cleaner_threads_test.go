@@ -155,6 +155,18 @@ func TestCleanerIOThrottle(t *testing.T) {
 		t.Fatal("1000 bytes in 300 ms did not wait at 100 bytes/s")
 	case <-time.After(200 * time.Millisecond):
 	}
+	// A new limit does not wait for the sleeping thread (the broker sets
+	// it from the metadata subscriber).
+	set := make(chan struct{})
+	go func() {
+		th.setRate(CleanerConfig{IoMaxBytesPerSecond: 1000})
+		close(set)
+	}()
+	select {
+	case <-set:
+	case <-time.After(5 * time.Second):
+		t.Fatal("setRate waited for the throttled thread")
+	}
 	cancel()
 	<-done
 

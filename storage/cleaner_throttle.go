@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strait-io/strait/storage/clock"
@@ -20,9 +22,12 @@ const cleanerThrottleCheckInterval = 300 * time.Millisecond
 // lock.
 type ioThrottler struct {
 	clock clock.Clock
+	// rate is the limit in bytes per second as math.Float64bits, 0 for
+	// none; atomic, so a new limit never waits for a throttled thread's
+	// sleep (SetCleanerConfig runs on the metadata subscriber).
+	rate atomic.Uint64
 
 	mu          sync.Mutex
-	rate        float64 // bytes per second; 0 means no limit
 	periodStart time.Time
 	observed    float64
 }
@@ -35,22 +40,22 @@ func newIOThrottler(c clock.Clock, cfg CleanerConfig) *ioThrottler {
 
 // setRate applies a new log.cleaner.io.max.bytes.per.second.
 func (t *ioThrottler) setRate(cfg CleanerConfig) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.rate = 0
+	var rate float64
 	if cfg.ioLimited() {
-		t.rate = cfg.IoMaxBytesPerSecond
+		rate = cfg.IoMaxBytesPerSecond
 	}
+	t.rate.Store(math.Float64bits(rate))
 }
 
 // maybeThrottle counts n bytes and sleeps if the rate is over the limit;
 // it returns early when ctx ends.
 func (t *ioThrottler) maybeThrottle(ctx context.Context, n int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.rate <= 0 {
+	rate := math.Float64frombits(t.rate.Load())
+	if rate <= 0 {
 		return
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.observed += float64(n)
 	elapsed := t.clock.Now().Sub(t.periodStart)
 	if elapsed < cleanerThrottleCheckInterval {
@@ -58,7 +63,7 @@ func (t *ioThrottler) maybeThrottle(ctx context.Context, n int64) {
 	}
 	// Sleep long enough that observed bytes over the whole period are at
 	// the rate.
-	if wait := time.Duration(t.observed/t.rate*float64(time.Second)) - elapsed; wait > 0 {
+	if wait := time.Duration(t.observed/rate*float64(time.Second)) - elapsed; wait > 0 {
 		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
