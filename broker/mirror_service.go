@@ -10,7 +10,7 @@ import (
 	"github.com/strait-io/strait/wire"
 )
 
-// mirrorService is wire.MirrorService (KIP-1279's RPCs, keys 94-105):
+// mirrorService is wire.MirrorService (KIP-1279's RPCs, keys 9400-9414):
 // the admin RPCs are forwarded to the active controller as the other
 // admin requests are (Kafka's ForwardingManager), after the broker did
 // what the controller cannot (resolving StartMirrorTopics' patterns

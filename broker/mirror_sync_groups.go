@@ -18,7 +18,7 @@ import (
 // own timeout before it gives up on the syncer's broker.
 const syncGroupsForwardSlack = 5 * time.Second
 
-// SyncMirrorGroupOffsets (issue 27's promotion barrier, key 108) runs one
+// SyncMirrorGroupOffsets (issue 27's promotion barrier, key 9414) runs one
 // consumer group offset round of the mirror's syncer now. Only the broker
 // running the syncer can (it holds the source client, the filters' state
 // and serializes the rounds), so, as a group request goes to the group's

@@ -175,7 +175,7 @@ func (m *mirrorSyncers) sourceClient(name string, cfgs map[string]string) (*kgo.
 	opts = append(opts,
 		kgo.SeedBrokers(source.BootstrapServers(cfgs)...),
 		kgo.ClientID(fmt.Sprintf("strait-mirror-syncer-%s-%d", name, m.n.cfg.NodeID)),
-		// The SCRAM step sends DescribeScramCredentialSecrets (key 106),
+		// The SCRAM step sends DescribeScramCredentialSecrets (key 9412),
 		// which kgo's default version table lacks.
 		kgo.MaxVersions(mirrormsg.MaxVersions(nil)),
 		// kgo answers Metadata requests from a cache younger than this:

@@ -103,6 +103,8 @@ type Node struct {
 	httpSrv     *http.Server
 	httpAddr    string
 	unsub       func()
+	// dynamicConfigs applies the dynamic broker configs outside the logs.
+	dynamicConfigs dynamicBrokerConfigs
 
 	// producerIDs hands out the producer ids of InitProducerId, for the
 	// group coordinator (idempotent producers) and, once there is one,
@@ -241,6 +243,8 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	n.metrics = newMetrics(n.registry)
 	n.registry.MustRegister(newMirrorCollector(n.mirrorStats), newMirrorSyncCollector(n.syncers.stats))
 	n.registry.MustRegister(newFailoverBoundCollector(n.mirrorStats, n.quorum.Image))
+	n.registry.MustRegister(newReplicationQuotaCollector(n.replicationQuotas))
+	n.registry.MustRegister(newCleanerCollector(n.logs.CleanerStats, n.clock))
 	wc, err := n.wireConfig(ctx)
 	if err != nil {
 		return err
@@ -395,6 +399,9 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		ReplicaSocketTimeoutMs:            int64(cfg.Cluster.ReplicaSocketTimeoutMs),
 		Transactions:                      true,
 		TxnVerifier:                       n.txnVerifier(),
+		ReplicationThrottledRates:         n.replicationThrottledRates,
+		ReplicationQuotaWindowNum:         int(cfg.Cluster.ReplicationQuotaWindowNum),
+		ReplicationQuotaWindowSizeSeconds: int(cfg.Cluster.ReplicationQuotaWindowSizeSeconds),
 	})
 	if err != nil {
 		return err
@@ -426,7 +433,10 @@ func (n *Node) startReplicas(ctx context.Context) error {
 			n.onMirrorsDeleted(d.DeletedMirrors)
 		}
 		n.syncers.onImage(img)
+		n.applyDynamicBrokerConfigs(img)
 	})
+	// What the image held before the subscription (a restart).
+	n.applyDynamicBrokerConfigs(n.quorum.Image())
 	// Start's ctx bounds starting up, not the node's life: the background
 	// work (retention, checkpoints) runs until Stop.
 	rm.Start(context.WithoutCancel(ctx))
@@ -500,6 +510,8 @@ func (n *Node) wireConfig(ctx context.Context) (wire.Config, error) {
 		EventLoops:            int(cfg.NumNetworkThreads),
 		QueuedMaxRequestBytes: cfg.QueuedMaxRequestBytes,
 		ClientQuotaWindow:     clientQuotaWindow(cfg),
+
+		MaxRequestPartitionSizeLimit: cfg.MaxRequestPartitionSizeLimit,
 	}
 	if cfg.Authorizer.Enabled {
 		wc.Authorizer = authz.New(authz.Settings{SuperUsers: cfg.Authorizer.SuperUsers, AllowEveryoneIfNoACL: cfg.Authorizer.AllowEveryoneIfNoACL})

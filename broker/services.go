@@ -211,7 +211,7 @@ func (n *Node) validateConfigs(res raftmeta.ConfigResource, configs map[string]*
 	case raftmeta.ConfigResourceTopic:
 		return configdef.ValidateTopicConfigsWith(n.sources(n.quorum.Image()).TopicDefaults(), configs)
 	case raftmeta.ConfigResourceBroker:
-		return configdef.ValidateBrokerConfigs(configs)
+		return configdef.ValidateBrokerConfigs(res.Name != "", configs)
 	case raftmeta.ConfigResourceGroup:
 		// Against this (the active controller's) group.* bounds, as
 		// Kafka's ControllerConfigurationValidator checks GROUP configs

@@ -56,6 +56,8 @@ func (c *Controller) serveRequest(ctx context.Context, req kmsg.Request) (kmsg.R
 		return c.AlterUserScramCredentials(ctx, req), nil
 	case *kmsg.AlterClientQuotasRequest:
 		return c.AlterClientQuotas(ctx, req), nil
+	case *kmsg.UpdateFeaturesRequest:
+		return c.UpdateFeatures(ctx, req), nil
 	}
 	// The KIP-1279 mirror RPCs (controller_mirrors.go).
 	if resp := c.serveMirrorRequest(ctx, req); resp != nil {

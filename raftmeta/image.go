@@ -62,6 +62,10 @@ type Image struct {
 	// Forwarded holds the answers to the latest forwarded requests per
 	// forwarding broker, oldest first (forwarded.go); nil until one is.
 	Forwarded map[int32][]*ForwardedAnswer
+	// Features holds the feature levels FeatureLevelRecords set, by name
+	// (features.go; FeatureLevel adds the bootstrap levels); nil until one
+	// is set.
+	Features map[string]int16
 }
 
 // EmptyImage is the image before any record is applied.

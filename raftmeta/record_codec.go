@@ -165,6 +165,8 @@ func decodeFields(t RecordType, d *decoder) Record {
 		return decodeMirrorFields(t, d)
 	case ForwardedRequestRecordType:
 		return decodeForwardedRequest(d)
+	case FeatureLevelRecordType:
+		return decodeFeatureLevel(d)
 	}
 	d.fail("unknown record type %d", uint8(t))
 	return nil

@@ -54,6 +54,7 @@ var recordTypeNames = map[RecordType]string{
 	MirrorRecordType:                    "MirrorRecord",
 	RemoveMirrorRecordType:              "RemoveMirrorRecord",
 	ForwardedRequestRecordType:          "ForwardedRequestRecord",
+	FeatureLevelRecordType:              "FeatureLevelRecord",
 }
 
 func (t RecordType) String() string {
@@ -257,4 +258,5 @@ var maxRecordVersion = map[RecordType]int8{
 	MirrorRecordType:                    0,
 	RemoveMirrorRecordType:              0,
 	ForwardedRequestRecordType:          0,
+	FeatureLevelRecordType:              0,
 }

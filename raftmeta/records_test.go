@@ -40,6 +40,7 @@ func sampleRecords() []Record {
 		&ConfigRecord{ResourceType: ConfigResourceMirror, ResourceName: "from-east", Name: "bootstrap.servers", Value: &v},
 		&RemoveMirrorRecord{MirrorID: Uuid{5, 5}},
 		&ForwardedRequestRecord{ID: ctrlrpc.ForwardID{Node: 2, Session: 1<<63 + 5, Seq: 77}, APIKey: 19, APIVersion: 7, Response: []byte{0, 1, 2}},
+		&FeatureLevelRecord{Name: "group.version", FeatureLevel: 1},
 	}
 }
 

@@ -125,6 +125,8 @@ func (b *builder) apply(r Record) error {
 		return b.removeMirror(r)
 	case *ForwardedRequestRecord:
 		return b.putForwarded(r)
+	case *FeatureLevelRecord:
+		return b.setFeature(r)
 	}
 	return fmt.Errorf("unhandled record type %s", r.Type())
 }

@@ -120,6 +120,7 @@ func ImageRecords(img *Image) []Record {
 	out = appendScramRecords(out, img)
 	out = appendClientQuotaRecords(out, img)
 	out = appendForwardedRecords(out, img)
+	out = appendFeatureRecords(out, img)
 	if img.NextProducerID > 0 {
 		out = append(out, &ProducerIdsRecord{BrokerID: -1, BrokerEpoch: -1, NextProducerID: img.NextProducerID})
 	}

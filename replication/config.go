@@ -170,6 +170,16 @@ type Config struct {
 	// handleWriteTxnMarkersRequest appends with this timeout), since the
 	// request carries none of its own.
 	RequestTimeoutMs int64
+	// ReplicationThrottledRates returns leader.replication.throttled.rate
+	// and follower.replication.throttled.rate, in bytes per second, as img's
+	// dynamic broker configs set them (KIP-73); nil means no limit.
+	ReplicationThrottledRates func(img *raftmeta.Image) (leader, follower int64)
+	// ReplicationQuotaWindowNum and ReplicationQuotaWindowSizeSeconds are
+	// replication.quota.window.num (11) and
+	// replication.quota.window.size.seconds (1): the throttles' rate is
+	// measured over that many windows of that size.
+	ReplicationQuotaWindowNum         int
+	ReplicationQuotaWindowSizeSeconds int
 	// NoTruncationOnFetch makes followers find divergence with
 	// OffsetForLeaderEpoch before fetching instead of from DivergingEpoch
 	// answers (Kafka before IBP 2.7); for tests of both paths.
@@ -254,6 +264,17 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ReplicaSocketTimeoutMs <= 0 {
 		c.ReplicaSocketTimeoutMs = DefaultReplicaSocketTimeoutMs
+	}
+	if c.ReplicationThrottledRates == nil {
+		c.ReplicationThrottledRates = func(*raftmeta.Image) (int64, int64) {
+			return DefaultReplicationThrottledRate, DefaultReplicationThrottledRate
+		}
+	}
+	if c.ReplicationQuotaWindowNum <= 0 {
+		c.ReplicationQuotaWindowNum = DefaultReplicationQuotaWindowNum
+	}
+	if c.ReplicationQuotaWindowSizeSeconds <= 0 {
+		c.ReplicationQuotaWindowSizeSeconds = DefaultReplicationQuotaWindowSizeSeconds
 	}
 	if c.AlterPartitionRetryBackoffMs == 0 {
 		c.AlterPartitionRetryBackoffMs = DefaultAlterPartitionRetryBackoffMs

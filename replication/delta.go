@@ -136,9 +136,13 @@ func (r *ReplicaManager) applyDeltaLocked(d *raftmeta.Delta, img *raftmeta.Image
 	})
 	r.refollowChangedBrokers(d, img, next, startFetching)
 	r.applyConfigChanges(d, img, next)
+	if first || len(d.ChangedConfigs) > 0 {
+		r.updateReplicationQuotas(img)
+	}
 	if first {
 		r.configureUnhostedLogs(img, next)
 		r.logsConfigured.Store(true)
+		close(r.configured)
 	}
 
 	// Publish the partitions before the image, so a request that finds a

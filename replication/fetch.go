@@ -117,6 +117,9 @@ func (r *ReplicaManager) Fetch(ctx context.Context, req *kmsg.FetchRequest) *Fet
 		return out
 	}
 	results := r.fetchAuthorized(ctx, &params, fc.parts)
+	if params.isFromFollower() {
+		r.recordLeaderThrottled(fc.parts, results)
+	}
 	entries := make([]fetchEntry, len(fc.parts))
 	for i := range fc.parts {
 		entries[i] = fetchEntry{fp: fc.parts[i], res: results[i]}

@@ -174,6 +174,13 @@ func (r *ReplicaManager) read(params *fetchParams, fp *fetchPartition, img *raft
 	}
 	res := p.readRecords(log, st, params, fp, min(fp.maxBytes, limit), minOneMessage)
 	res.partition, res.state = p, st
+	if params.isFromFollower() && res.info.Records.Size > 0 && r.shouldLeaderThrottle(st, fp.tp(), params.replicaID) {
+		// KIP-73: the leader quota is spent; the follower, catching up
+		// outside the ISR, gets no data this time but its fetch still
+		// counts as progress below (Kafka's ReplicaManager.readFromLog
+		// answers an empty record set).
+		res.info.Records, res.info.AbortedTxns = storage.FileSlice{}, nil
+	}
 	if params.isFromFollower() && res.errCode == 0 && res.diverging == nil {
 		// The follower has everything below its fetch offset: that is its
 		// log end offset (Kafka's updateFollowerFetchState).

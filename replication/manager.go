@@ -44,7 +44,9 @@ type ReplicaManager struct {
 	// logsConfigured is set once the first image gave the logs found on
 	// disk their topic configs (ApplyDelta); until then they hold the
 	// broker defaults and no log maintenance runs (runBackground).
+	// configured is closed at the same time: it starts the log cleaner.
 	logsConfigured atomic.Bool
+	configured     chan struct{}
 	// materializing are the drill clone partitions whose logs are being
 	// built off the apply path (clone_materialize.go).
 	materializing map[storage.TopicPartition]bool
@@ -59,6 +61,8 @@ type ReplicaManager struct {
 	// fetchers copy the partitions this node follows from their leaders.
 	fetchers       *fetcher.Manager
 	alterPartition *alterPartitionManager
+	// quotas are the replication throttles (replication_quota.go).
+	quotas ReplicationQuotas
 	// txnCompleter takes WriteTxnMarkers' __consumer_offsets markers.
 	txnCompleter atomic.Pointer[txnCompleterBox]
 
@@ -113,12 +117,18 @@ func NewReplicaManager(cfg Config) (*ReplicaManager, error) {
 		clock:         cfg.Clock,
 		metrics:       cfg.Metrics,
 		done:          make(chan struct{}),
+		configured:    make(chan struct{}),
 		materializing: map[storage.TopicPartition]bool{},
 	}
 	r.listeners = append(r.listeners, r.settleCloneLeader)
 	r.sessions = newFetchSessionCache(cfg.FetchSessionCacheSlots, cfg.FetchSessionEvictionMs, cfg.Clock)
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.alterPartition = newAlterPartitionManager(r)
+	window := time.Duration(cfg.ReplicationQuotaWindowSizeSeconds) * time.Second
+	r.quotas = ReplicationQuotas{
+		Leader:   NewReplicationQuota(cfg.Clock, cfg.ReplicationQuotaWindowNum, window),
+		Follower: NewReplicationQuota(cfg.Clock, cfg.ReplicationQuotaWindowNum, window),
+	}
 	newEndPoint := cfg.NewLeaderEndPoint
 	if newEndPoint == nil {
 		newEndPoint = r.newBrokerEndPoint
@@ -130,6 +140,7 @@ func NewReplicaManager(cfg Config) (*ReplicaManager, error) {
 		Clock:       cfg.Clock,
 		Backoff:     time.Duration(cfg.ReplicaFetchBackoffMs) * time.Millisecond,
 		Logger:      r.logger,
+		Quota:       r.quotas.Follower,
 		// A follower answering a nudge while it applies the delta that
 		// assigned the nudged partition fetches again only once the
 		// partition is in its fetcher (follower_nudge.go).
@@ -144,7 +155,8 @@ func NewReplicaManager(cfg Config) (*ReplicaManager, error) {
 // Start runs the background work: the replica fetchers of the partitions
 // this node follows, the ISR expiration check every half
 // replica.lag.time.max.ms, log retention and maintenance every
-// log.retention.check.interval.ms, and the log directory checkpoints
+// log.retention.check.interval.ms, the log cleaner's threads (on their own
+// schedule, log.cleaner.backoff.ms), and the log directory checkpoints
 // (high watermark, recovery point, log start offset) every
 // replica.high.watermark.checkpoint.interval.ms. It returns at once; Stop
 // or ctx ends the work. A simulation that drives the fetchers and the ISR
@@ -165,12 +177,20 @@ func (r *ReplicaManager) runBackground(ctx context.Context) {
 	defer checkpoint.Stop()
 	isrExpiration := time.NewTicker(time.Duration(max(r.cfg.ReplicaLagTimeMaxMs/2, 1)) * time.Millisecond)
 	defer isrExpiration.Stop()
+	configured := r.configured
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-r.done:
 			return
+		case <-configured:
+			// As retention below, the cleaner waits for the first image:
+			// a log opened with the broker's defaults may not be a
+			// compacted topic's, or may be one that must not be
+			// compacted. The LogManager stops its threads when closed.
+			r.logs.StartCleaner()
+			configured = nil
 		case <-isrExpiration.C:
 			r.MaybeShrinkIsr()
 		case <-retention.C:

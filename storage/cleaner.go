@@ -57,6 +57,10 @@ type CleanOptions struct {
 	// LoadFactor is log.cleaner.io.buffer.load.factor; 0 means
 	// DefaultDedupeBufferLoadFactor.
 	LoadFactor float64
+	// Throttle, when set, hears of every byte the cleaning reads or
+	// writes and may hold it back (log.cleaner.io.max.bytes.per.second,
+	// Kafka's Throttler.maybeThrottle); it returns early when ctx ends.
+	Throttle func(ctx context.Context, bytes int64)
 }
 
 // CleanResult says what a cleaning did (Kafka's CleanerStats).
@@ -129,17 +133,27 @@ func (c CleanableInfo) DirtyRatio() float64 {
 	return float64(c.CleanableBytes) / float64(total)
 }
 
-// CleanableInfo computes the log's cleanable range now.
+// CleanableInfo computes the log's cleanable range now. The log cleaner
+// calls it for every compacted log each time it looks for work, so it
+// takes the log lock, which appends wait on, only to read the config: the
+// rest comes from atomics and one snapshot of the segment list (each
+// segment's size and timestamps), as Kafka's LogCleanerManager reads the
+// cleaner checkpoint and segment sizes without the log's lock.
 func (l *Log) CleanableInfo() CleanableInfo {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.cleanableInfoLocked(l.clock.Now().UnixMilli())
+	cfg := l.Config()
+	return l.cleanableInfo(l.segs(), cfg, l.clock.Now().UnixMilli())
 }
 
-// cleanableInfoLocked is LogCleanerManager.cleanableOffsets followed by
-// calculateCleanableBytes and maxCompactionDelay. mu is held.
+// cleanableInfoLocked is cleanableInfo with the log's current segments
+// and config. mu is held.
 func (l *Log) cleanableInfoLocked(nowMs int64) CleanableInfo {
-	segs := l.segs()
+	return l.cleanableInfo(l.segs(), l.config, nowMs)
+}
+
+// cleanableInfo is LogCleanerManager.cleanableOffsets followed by
+// calculateCleanableBytes and maxCompactionDelay, over segs (a snapshot of
+// the segment list) and cfg.
+func (l *Log) cleanableInfo(segs []*LogSegment, cfg LogConfig, nowMs int64) CleanableInfo {
 	active := segs[len(segs)-1]
 	logStart, leo := l.logStartOffset.Load(), l.logEndOffset()
 	firstDirty := l.cleanerCheckpoint.Load()
@@ -149,7 +163,7 @@ func (l *Log) cleanableInfoLocked(nowMs int64) CleanableInfo {
 		firstDirty = logStart
 	}
 	uncleanable := min(l.LastStableOffset(), active.baseOffset)
-	if lag := max(l.config.MinCompactionLagMs, 0); lag > 0 {
+	if lag := max(cfg.MinCompactionLagMs, 0); lag > 0 {
 		for i := max(floorSegment(segs, firstDirty), 0); i < len(segs)-1; i++ {
 			if segs[i].largestTimestamp() > nowMs-lag {
 				uncleanable = min(uncleanable, segs[i].baseOffset)
@@ -178,7 +192,7 @@ func (l *Log) cleanableInfoLocked(nowMs int64) CleanableInfo {
 	}
 	// maxCompactionDelay: the oldest first batch of a dirty non-active
 	// segment against max.compaction.lag.ms.
-	cleanUntil := nowMs - max(l.config.MaxCompactionLagMs, 0)
+	cleanUntil := nowMs - max(cfg.MaxCompactionLagMs, 0)
 	for i := max(floorSegment(segs, firstDirty), 0); i < len(segs)-1; i++ {
 		if ts := segs[i].firstBatchTimestamp(); ts > 0 && ts < cleanUntil {
 			info.NeedCompactionNow = true
@@ -402,6 +416,10 @@ func (c *cleaner) forEachSegmentBatch(s *LogSegment, pos, size int64, fn func(b 
 		if err := c.ctx.Err(); err != nil {
 			return err
 		}
+		if c.l.check() != nil {
+			// Closed (deleted) or failed meanwhile: stop reading now.
+			return errCleaningAborted
+		}
 		h, err := s.batchHeaderAt(pos, hdr[:])
 		if err != nil {
 			return &cleanerIOError{"read", err}
@@ -413,6 +431,7 @@ func (c *cleaner) forEachSegmentBatch(s *LogSegment, pos, size int64, fn func(b 
 		if pos+n > size {
 			return fmt.Errorf("segment %d: batch at byte %d of %d bytes passes the segment's end %d", s.baseOffset, pos, n, size)
 		}
+		c.throttle(n)
 		if int64(cap(c.buf)) < n {
 			c.buf = make([]byte, n)
 		}
@@ -432,6 +451,14 @@ func (c *cleaner) forEachSegmentBatch(s *LogSegment, pos, size int64, fn func(b 
 		pos += n
 	}
 	return nil
+}
+
+// throttle counts bytes read or written against
+// log.cleaner.io.max.bytes.per.second.
+func (c *cleaner) throttle(n int64) {
+	if c.opts.Throttle != nil {
+		c.opts.Throttle(c.ctx, n)
+	}
 }
 
 // records returns the decompressed record stream of b.
@@ -614,6 +641,7 @@ func (c *cleaner) cleanInto(s *LogSegment, size int64, dest *LogSegment, m *offs
 		if len(out) == 0 {
 			return nil
 		}
+		c.throttle(int64(len(out)))
 		if err := dest.append(out, batches); err != nil {
 			return &cleanerIOError{"write cleaned segment", err}
 		}

@@ -419,8 +419,7 @@ func TestCompleteSwaps(t *testing.T) {
 
 // The LogManager cleans compacted logs whose dirty ratio passes
 // min.cleanable.dirty.ratio, dirtiest first, keeps cleaner-offset-checkpoint,
-// rests for log.cleaner.backoff.ms after finding nothing to do, and leaves
-// delete-policy logs alone; compact,delete logs get both.
+// and leaves delete-policy logs alone; compact,delete logs get both.
 func TestLogManagerCleanLogs(t *testing.T) {
 	e := newManagerEnv(t)
 	e.cfg.SegmentBytes = 1 << 20
@@ -446,19 +445,26 @@ func TestLogManagerCleanLogs(t *testing.T) {
 		}
 		l.UpdateHighWatermark(l.LogEndOffset())
 	}
+	// cleanAll runs cleaner steps until none finds a log to clean.
+	cleanAll := func() []string {
+		t.Helper()
+		var cleaned []string
+		for {
+			c, ok, err := m.CleanFilthiestLog(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				return cleaned
+			}
+			cleaned = append(cleaned, fmt.Sprintf("%s ratio=%.2f end=%d", c.TopicPartition, c.DirtyRatio, c.EndOffset))
+		}
+	}
 	fill(lc, 20)
 	fill(ld, 20)
 	fill(lb, 8)
-	pass, err := m.CleanLogs(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cleaned []string
-	for _, c := range pass.Cleaned {
-		cleaned = append(cleaned, fmt.Sprintf("%s ratio=%.2f end=%d", c.TopicPartition, c.DirtyRatio, c.EndOffset))
-	}
-	if want := []string{"both-0 ratio=1.00 end=8", "changelog-0 ratio=1.00 end=20"}; !slices.Equal(cleaned, want) {
-		t.Fatalf("cleaned %v, want %v", cleaned, want)
+	if got, want := cleanAll(), []string{"both-0 ratio=1.00 end=8", "changelog-0 ratio=1.00 end=20"}; !slices.Equal(got, want) {
+		t.Fatalf("cleaned %v, want %v", got, want)
 	}
 	if got := len(readPresentRecords(t, ld)); got != 20 {
 		t.Fatalf("the delete-policy log has %d records, want all 20", got)
@@ -470,18 +476,17 @@ func TestLogManagerCleanLogs(t *testing.T) {
 
 	// A little more dirt: below min.cleanable.dirty.ratio (0.5), not due.
 	fill(lc, 1)
-	pass, err = m.CleanLogs(context.Background())
-	if err != nil || len(pass.Cleaned) != 0 || pass.Skipped {
-		t.Fatalf("pass %+v %v; want nothing cleaned", pass, err)
+	if got := cleanAll(); len(got) != 0 {
+		t.Fatalf("cleaned %v; want nothing below the ratio", got)
 	}
-	// Nothing was due: the cleaner rests for the backoff.
+	// The stats report the dirtiest log seen, due or not.
+	if st, want := m.CleanerStats(), lc.CleanableInfo().DirtyRatio(); st.MaxDirtyRatio != want || want == 0 ||
+		st.Cleanings != 2 || st.BytesRead <= st.BytesWritten || !st.LastRun.Equal(e.clock.Now()) {
+		t.Fatalf("stats %+v, want the max dirty ratio %.3f, 2 cleanings that shrank the logs, last run now", st, want)
+	}
 	fill(lc, 20)
-	if pass, _ = m.CleanLogs(context.Background()); !pass.Skipped {
-		t.Fatalf("pass %+v during the backoff", pass)
-	}
-	e.clock.Advance(5 * time.Second)
-	if pass, err = m.CleanLogs(context.Background()); err != nil || len(pass.Cleaned) != 1 || pass.Cleaned[0].EndOffset != 41 {
-		t.Fatalf("pass %+v %v after the backoff; want changelog-0 cleaned to 41", pass, err)
+	if got, want := cleanAll(), []string{"changelog-0 ratio=0.84 end=41"}; !slices.Equal(got, want) {
+		t.Fatalf("cleaned %v, want %v", got, want)
 	}
 	if got := keysAt(t, lc); !slices.Equal(got, []string{"37:k0=16", "38:k1=17", "39:k2=18", "40:k3=19"}) {
 		t.Fatalf("changelog-0 holds %v", got)
@@ -537,26 +542,20 @@ func TestLogManagerUncleanable(t *testing.T) {
 	b[0] ^= 0xff
 	f.WriteAt(b[:], size/4+size/8)
 	f.Close()
-	_, err = m.CleanLogs(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "fails its CRC") {
-		t.Fatalf("clean of a corrupt log: %v", err)
+	_, cleaned, err := m.CleanFilthiestLog(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "fails its CRC") || cleaned {
+		t.Fatalf("clean of a corrupt log: cleaned=%t %v", cleaned, err)
 	}
 	var se *StorageError
 	if errors.As(err, &se) || l.check() != nil {
 		t.Fatalf("the log was taken offline: %v", l.check())
 	}
-	pass, err := m.CleanLogs(context.Background())
-	if err != nil || len(pass.Cleaned) != 0 {
-		t.Fatalf("second pass %+v %v; want the uncleanable log skipped", pass, err)
+	c, cleaned, err := m.CleanFilthiestLog(context.Background())
+	if err != nil || cleaned {
+		t.Fatalf("second step %+v %t %v; want the uncleanable log skipped", c, cleaned, err)
 	}
-
-	off, err := OpenManager("/other", ManagerOptions{FS: e.fs, Clock: e.clock, Cleaner: CleanerConfig{Disable: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer off.Close()
-	if pass, err := off.CleanLogs(context.Background()); err != nil || !pass.Skipped {
-		t.Fatalf("disabled cleaner: %+v %v", pass, err)
+	if st := m.CleanerStats(); st.UncleanablePartitions != 1 || st.Cleanings != 0 {
+		t.Fatalf("stats %+v, want one uncleanable partition and no cleaning", st)
 	}
 }
 

@@ -55,10 +55,11 @@ type LogManager struct {
 	// ctx ends with Close, stopping a cleaning in progress.
 	ctx    context.Context
 	cancel context.CancelFunc
-	// cleanerMu serialises cleaner passes and guards the fields below.
-	cleanerMu        sync.Mutex
-	cleanerRestUntil int64 // no pass before this time (log.cleaner.backoff.ms)
-	uncleanable      map[TopicPartition]bool
+	// The log cleaner: its threads (StartCleaner), what they are
+	// cleaning and have given up on, and their IO throttle.
+	cleanerThreads cleanerThreads
+	cleaner        cleanerManager
+	throttler      *ioThrottler
 }
 
 // OpenManager opens every partition log under dir, recovering them unless
@@ -78,15 +79,20 @@ func OpenManager(dir string, o ManagerOptions) (*LogManager, error) {
 		return nil, err
 	}
 	m := &LogManager{
-		dir:         dir,
-		opts:        o,
-		decomp:      record.NewDecompressor(),
-		comp:        record.NewCompressor(),
-		logger:      o.Logger.With("logDir", dir),
-		logs:        map[TopicPartition]*Log{},
-		reports:     map[TopicPartition]*RecoveryReport{},
-		uncleanable: map[TopicPartition]bool{},
+		dir:     dir,
+		opts:    o,
+		decomp:  record.NewDecompressor(),
+		comp:    record.NewCompressor(),
+		logger:  o.Logger.With("logDir", dir),
+		logs:    map[TopicPartition]*Log{},
+		reports: map[TopicPartition]*RecoveryReport{},
+		cleaner: cleanerManager{
+			inProgress:  map[TopicPartition]bool{},
+			uncleanable: map[TopicPartition]bool{},
+		},
+		throttler: newIOThrottler(o.Clock, o.Cleaner),
 	}
+	m.cleanerThreads.cfg, m.cleanerThreads.wake = o.Cleaner, make(chan struct{})
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	_, err := o.FS.Stat(filepath.Join(dir, CleanShutdownFile))
 	clean := err == nil
@@ -235,13 +241,18 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 	delete(m.logs, tp)
 	delete(m.reports, tp)
 	m.mu.Unlock()
-	m.cleanerMu.Lock()
-	delete(m.uncleanable, tp)
-	m.cleanerMu.Unlock()
+	m.cleaner.mu.Lock()
+	delete(m.cleaner.uncleanable, tp)
+	m.cleaner.mu.Unlock()
 	if !ok {
 		return nil
 	}
 	closeErr := l.Close()
+	// A cleaning of the log under way gives up now that it is closed;
+	// wait for it, as Kafka's deletion waits in abortCleaning, so it
+	// writes no file into the directory being renamed.
+	l.cleanMu.Lock()
+	l.cleanMu.Unlock()
 	var suffix [8]byte
 	_, _ = rand.Read(suffix[:])
 	doomed := filepath.Join(m.dir, tp.String()+"."+hex.EncodeToString(suffix[:])+"-delete")
@@ -290,9 +301,10 @@ func (m *LogManager) writeCheckpoints() error {
 }
 
 // RunMaintenance runs one pass of the periodic work over every log:
-// retention, flush.ms, delayed segment deletion, producer id expiry, a
-// pass of the log cleaner (CleanLogs), then the checkpoints. The broker
-// calls it from its scheduler (log.retention.check.interval.ms).
+// retention, flush.ms, delayed segment deletion, producer id expiry, then
+// the checkpoints. The broker calls it from its scheduler
+// (log.retention.check.interval.ms). Compaction is not part of it: the
+// cleaner threads run on their own schedule (StartCleaner).
 func (m *LogManager) RunMaintenance() error {
 	var errs []error
 	logs := m.Logs()
@@ -307,9 +319,6 @@ func (m *LogManager) RunMaintenance() error {
 			errs = append(errs, err)
 		}
 		errs = append(errs, l.FlushIfDue(), l.RemoveDeletedSegments(), l.RemoveExpiredProducers())
-	}
-	if _, err := m.CleanLogs(m.ctx); err != nil && m.ctx.Err() == nil {
-		errs = append(errs, err)
 	}
 	errs = append(errs, m.Checkpoint())
 	return errors.Join(errs...)
@@ -327,6 +336,7 @@ func (m *LogManager) Close() error {
 	m.closed = true
 	m.mu.Unlock()
 	m.cancel()
+	m.stopCleaner()
 	errs := []error{m.closeLogs()}
 	errs = append(errs, m.Checkpoint())
 	if err := errors.Join(errs...); err != nil {
@@ -361,6 +371,7 @@ func (m *LogManager) Abandon() {
 	m.closed = true
 	m.mu.Unlock()
 	m.cancel()
+	m.stopCleaner()
 	for _, l := range m.Logs() {
 		l.abandon()
 	}

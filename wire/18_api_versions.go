@@ -21,8 +21,9 @@ import (
 // * v3+: ClientSoftwareName and ClientSoftwareVersion must match
 //   [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?, else INVALID_REQUEST with
 //   no ApiKeys (ApiVersionsRequest.isValid).
-// * No SupportedFeatures / FinalizedFeatures yet (FinalizedFeaturesEpoch
-//   stays -1): the metadata image does not carry feature levels.
+// * v3+: SupportedFeatures, FinalizedFeatures and FinalizedFeaturesEpoch
+//   (features.go); a key a finalized feature level turns off is left out
+//   (group.version 0: the KIP-848 consumer group APIs).
 // * ThrottleMillis is always 0: ApiVersions is exempt from client quotas,
 //   as in Kafka (client_quota_throttle.go).
 //
@@ -43,7 +44,8 @@ func (s *Server) handleApiVersions(_ context.Context, kreq kmsg.Request) (kmsg.R
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp, nil
 	}
-	resp.ApiKeys = s.apis.versions // immutable; encoding only reads it
+	resp.ApiKeys = s.advertisedKeys()
+	s.setFeatures(resp)
 	return resp, nil
 }
 

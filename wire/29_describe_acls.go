@@ -3,7 +3,6 @@ package wire
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -24,9 +23,7 @@ func init() { register(api{key: 29, min: 1, max: 3, handle: (*Server).handleDesc
 func (s *Server) handleDescribeACLs(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeACLsRequest)
 	if !s.auth(ctx).cluster(opDescribe) {
-		resp := deniedResponse(req, errClusterAuth).(*kmsg.DescribeACLsResponse)
-		resp.ErrorMessage = kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Description)
-		return resp, nil
+		return deniedOnCluster(req), nil
 	}
 	return s.svc.Admin.DescribeACLs(ctx, req), nil
 }

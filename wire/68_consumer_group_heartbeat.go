@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -25,6 +26,9 @@ func init() {
 // (KafkaApis.handleConsumerGroupHeartbeat).
 func (s *Server) handleConsumerGroupHeartbeat(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ConsumerGroupHeartbeatRequest)
+	if !s.featureEnabled(req.Key()) {
+		return deniedResponse(req, kerr.UnsupportedVersion.Code), nil // group.version 0
+	}
 	c := s.auth(ctx)
 	if !c.allowed(resGroup, req.Group, opRead) {
 		return deniedResponse(req, errGroupAuth), nil

@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -27,6 +28,15 @@ func init() {
 // AuthorizedOperations are the client's (KafkaApis.handleConsumerGroupDescribe).
 func (s *Server) handleConsumerGroupDescribe(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ConsumerGroupDescribeRequest)
+	if !s.featureEnabled(req.Key()) { // group.version 0
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+		for _, g := range req.Groups {
+			rg := kmsg.NewConsumerGroupDescribeResponseGroup()
+			rg.Group, rg.ErrorCode = g, kerr.UnsupportedVersion.Code
+			resp.Groups = append(resp.Groups, rg)
+		}
+		return resp, nil
+	}
 	c := s.auth(ctx)
 	denied := splitAllowed(&req.Groups, func(g *string) bool { return c.allowed(resGroup, *g, opDescribe) })
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)

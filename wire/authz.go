@@ -117,6 +117,16 @@ func deniedResponse(kreq kmsg.Request, code int16) kmsg.Response {
 	return resp
 }
 
+// deniedOnCluster is deniedResponse with CLUSTER_AUTHORIZATION_FAILED and,
+// for a response that has one, Kafka's ErrorMessage for it.
+func deniedOnCluster(kreq kmsg.Request) kmsg.Response {
+	resp := deniedResponse(kreq, errClusterAuth)
+	if f := reflect.ValueOf(resp).Elem().FieldByName("ErrorMessage"); f.IsValid() && f.CanSet() && f.Type() == reflect.TypeFor[*string]() {
+		f.Set(reflect.ValueOf(kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Description)))
+	}
+	return resp
+}
+
 // splitAllowed keeps in *items those allowed accepts and returns the
 // others, in order (AuthHelper.partitionSeqByAuthorized).
 func splitAllowed[T any](items *[]T, allowed func(*T) bool) []T {

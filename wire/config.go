@@ -140,6 +140,11 @@ type Config struct {
 	// use (DefaultQueuedMaxRequestBytes of sysmem.Available).
 	QueuedMaxRequestBytes int64
 
+	// MaxRequestPartitionSizeLimit is max.request.partition.size.limit:
+	// the most partitions one DescribeTopicPartitions answers (KIP-966);
+	// 0 means Kafka's default, 2000.
+	MaxRequestPartitionSizeLimit int32
+
 	// sendfileMin overrides defaultSendfileMin (tests); negative: none.
 	sendfileMin int
 	// stallChecks and watchEvery override how many watchdog checks
@@ -201,6 +206,9 @@ func (cfg Config) withDefaults() Config {
 		avail, src := sysmem.Available()
 		cfg.QueuedMaxRequestBytes = DefaultQueuedMaxRequestBytes(avail)
 		cfg.queuedFrom = fmt.Sprintf("%s of %d MiB", src, avail>>20)
+	}
+	if cfg.MaxRequestPartitionSizeLimit <= 0 {
+		cfg.MaxRequestPartitionSizeLimit = defaultMaxRequestPartitionSizeLimit
 	}
 	if cfg.SSLHandshakeTimeout == 0 {
 		cfg.SSLHandshakeTimeout = DefaultSSLHandshakeTimeout

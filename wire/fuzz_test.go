@@ -187,7 +187,7 @@ func FuzzFrame(f *testing.F) {
 }
 
 // FuzzRequestDecode decodes arbitrary bodies as every request kmsg or
-// mirrormsg knows (mirrormsg's for keys 94-105, as the server does), at
+// mirrormsg knows (mirrormsg's for keys 9400-9414, as the server does), at
 // every version its type defines, without recovering: a decoder must reject
 // bad input with an error, never a panic. The first two bytes pick the key
 // and version.

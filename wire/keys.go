@@ -6,11 +6,12 @@ import (
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// The KIP-1279 mirror RPCs (keys 94-105, raftmeta/mirrormsg) are not in
-// kmsg, and kmsg knows key 94 as UnregisterController, a KRaft controller
-// RPC Strait does not serve. Every key lookup in this package therefore
-// asks mirrormsg first, as mirrormsg.RequestForKey's documentation
-// requires of a server: for a mirror key, mirrormsg's type wins.
+// The KIP-1279 mirror RPCs (keys 9400-9414, raftmeta/mirrormsg) are not in
+// kmsg. Every key lookup in this package asks mirrormsg first, as
+// mirrormsg.RequestForKey's documentation requires of a server: for a
+// mirror key, mirrormsg's type wins even if kmsg comes to know the number
+// (as it came to know the old 94, UnregisterController, a KRaft
+// controller RPC Strait does not serve and refuses as unknown).
 
 // requestForKey returns a new request of key at version 0: mirrormsg's
 // for a mirror key, else kmsg's; nil for a key neither knows.
@@ -22,10 +23,9 @@ func requestForKey(key int16) kmsg.Request {
 }
 
 // NameForKey names an API key as this broker serves it: "CreateMirror" for
-// 94, kmsg's name for the standard keys, "Unknown" for the rest (kmsg's
+// 9400, kmsg's name for the standard keys, "Unknown" for the rest (kmsg's
 // convention). Logs and per-API metrics should use it rather than
-// kmsg.NameForKey, which calls 94 UnregisterController and has no name for
-// 95-105.
+// kmsg.NameForKey, which has no name for the mirror keys.
 func NameForKey(key int16) string {
 	if name := mirrormsg.NameForKey(key); name != "" {
 		return name

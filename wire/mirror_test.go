@@ -112,8 +112,7 @@ func TestMirrorKeysAdvertisedOnlyWithService(t *testing.T) {
 	}
 }
 
-// kadm sees the same list, naming the mirror keys as kmsg does (94 is
-// UnregisterController to it): what a Kafka tool would show.
+// kadm sees the same list: what a Kafka tool would show.
 func TestMirrorKeysKadm(t *testing.T) {
 	md := metadataStandIn()
 	s := newTestServerSvc(t, Config{}, Services{Mirror: &mirrorStandIn{}}, nil, md)
@@ -185,8 +184,8 @@ func TestMirrorKeyWithoutServiceIsUnknown(t *testing.T) {
 	}
 }
 
-// The mirror RPCs are flexible at v0 although kmsg knows none of them but
-// 94: the header parser must still skip their tag section.
+// The mirror RPCs are flexible at v0 although kmsg knows none of them: the
+// header parser must still skip their tag section.
 func TestMirrorRequestHeader(t *testing.T) {
 	for _, mc := range mirrorCases() {
 		req := mc.req()
@@ -223,21 +222,22 @@ func TestMirrorBadInput(t *testing.T) {
 		return append(binary.BigEndian.AppendUint16(nil, uint16(key)), 0, 0, 0, 0, 0, 1, 0, 1, 'x', 0)
 	}
 	create := encodeRequest(1, "x", cases[0].req())
+	listMirrors := binary.BigEndian.AppendUint16(nil, uint16(mirrormsg.KeyListMirrors))
 	for _, tc := range []struct {
 		name  string
 		bytes []byte
 	}{
-		{"garbage body", frame(append(header(94), 0xde, 0xad, 0xbe, 0xef)...)},
-		{"empty body", frame(header(103)...)},
+		{"garbage body", frame(append(header(mirrormsg.KeyCreateMirror), 0xde, 0xad, 0xbe, 0xef)...)},
+		{"empty body", frame(header(mirrormsg.KeyDeleteMirror)...)},
 		{"body one byte short", frame(create[4 : len(create)-1]...)},
 		{"a byte after the body", frame(append(bytes.Clone(create[4:]), 0)...)},
-		{"array length bomb", frame(append(header(99), 0xff, 0xff, 0xff, 0xff, 0x0f, 0)...)},
-		{"null where the schema has none", frame(append(header(95), 1, 0, 0, 0, 0, 0, 0)...)},
-		{"flexible header without its tag section", frame(0, 98, 0, 0, 0, 0, 0, 1, 0, 1, 'x')},
-		{"version above the registered v0", frame(0, 98, 0, 1, 0, 0, 0, 1, 0, 1, 'x', 0, 0)},
+		{"array length bomb", frame(append(header(mirrormsg.KeyDescribeMirrors), 0xff, 0xff, 0xff, 0xff, 0x0f, 0)...)},
+		{"null where the schema has none", frame(append(header(mirrormsg.KeyStartMirrorTopics), 1, 0, 0, 0, 0, 0, 0)...)},
+		{"flexible header without its tag section", frame(append(listMirrors, 0, 0, 0, 0, 0, 1, 0, 1, 'x')...)},
+		{"version above the registered v0", frame(append(listMirrors, 0, 1, 0, 0, 0, 1, 0, 1, 'x', 0, 0)...)},
 		{"ApiVersions, then a corrupt DescribeMirrors", append(
 			encodeRequest(5, "x", kmsg.NewPtrApiVersionsRequest()),
-			frame(append(header(99), 0x7f)...)...)},
+			frame(append(header(mirrormsg.KeyDescribeMirrors), 0x7f)...)...)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dialRaw(t, addr)
@@ -277,4 +277,39 @@ func TestMirrorNilResponse(t *testing.T) {
 		t.Fatalf("the service handled %d requests, want 1", n)
 	}
 	apiVersionsOK(t, s.plaintextAddr())
+}
+
+// Key 94 was CreateMirror's until issue 32; upstream has since given it to
+// UnregisterController (KIP-1312), a controller-only API that a Kafka
+// broker does not advertise on a client listener. With or without a
+// MirrorService, Strait neither advertises 94 nor decodes it: a client
+// sending UnregisterController gets the unknown-key refusal (the
+// connection closed) instead of a CreateMirror decoding its bytes.
+func TestKey94IsUnknown(t *testing.T) {
+	unregister := kmsg.NewPtrUnregisterControllerRequest()
+	if unregister.Key() != 94 {
+		t.Fatalf("kmsg's UnregisterController is key %d", unregister.Key())
+	}
+	for _, svc := range []Services{{}, {Mirror: &mirrorStandIn{}}} {
+		r := &request{hdr: requestHeader{key: 94, version: 0}}
+		r.resolve(newAPITable(svc))
+		if !errors.Is(r.err, ErrUnknownAPIKey) {
+			t.Errorf("mirror service %t: key 94 resolves to %T, err %v; want %v", svc.Mirror != nil, r.kreq, r.err, ErrUnknownAPIKey)
+		}
+		if mirrormsg.RequestForKey(94) != nil {
+			t.Errorf("mirrormsg still decodes key 94")
+		}
+	}
+	s := newTestServerSvc(t, Config{}, Services{Mirror: &mirrorStandIn{}}, nil, metadataStandIn())
+	addr := s.plaintextAddr()
+	bystander := dialRaw(t, addr)
+	for _, k := range apiVersionsOnConn(t, bystander).ApiKeys {
+		if k.ApiKey == 94 {
+			t.Fatalf("ApiVersions advertises key 94 (v%d-%d)", k.MinVersion, k.MaxVersion)
+		}
+	}
+	c := dialRaw(t, addr)
+	c.send(1, unregister)
+	c.expectClosed(5 * time.Second)
+	apiVersionsOnConn(t, bystander)
 }

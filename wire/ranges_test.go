@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -17,18 +19,20 @@ var kafka40Ranges = map[int16][2]int16{
 	0: {3, 12}, 1: {4, 17}, 2: {1, 10}, 3: {0, 12},
 	8: {2, 9}, 9: {1, 9}, 10: {0, 6}, 11: {2, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 5}, 16: {0, 5},
 	17: {0, 1}, 18: {0, 4}, 19: {2, 7}, 20: {1, 6}, 21: {0, 2}, 22: {0, 5}, 23: {2, 4}, 27: {1, 1}, 28: {0, 4},
-	29: {1, 3}, 30: {1, 3}, 31: {1, 3}, 32: {1, 4}, 33: {0, 2}, 35: {1, 4}, 36: {0, 2}, 37: {0, 3},
+	29: {1, 3}, 30: {1, 3}, 31: {1, 3}, 32: {1, 4}, 33: {0, 2}, 34: {1, 2}, 35: {1, 4}, 36: {0, 2}, 37: {0, 3},
 	42: {0, 2}, 43: {0, 2}, 44: {0, 1}, 47: {0, 0}, 48: {0, 1}, 49: {0, 1}, 50: {0, 0}, 51: {0, 0}, 60: {0, 1}, 61: {0, 0}, 68: {0, 1}, 69: {0, 1}, 74: {0, 1},
+	57: {0, 2}, // UpdateFeatures (KIP-584)
+	75: {0, 0}, // DescribeTopicPartitions (KIP-966)
 }
 
 // mirrorRanges are the KIP-1279 mirror RPCs (ours, not Kafka's: DESIGN.md
 // §4, raftmeta/mirrormsg), advertised on top of kafka40Ranges only by a server
 // with a MirrorService.
 var mirrorRanges = map[int16][2]int16{
-	94: {0, 0}, 95: {0, 0}, 96: {0, 0}, 97: {0, 0}, 98: {0, 0}, 99: {0, 0},
-	100: {0, 0}, 101: {0, 0}, 102: {0, 0}, 103: {0, 0}, 105: {0, 0},
-	106: {0, 0}, // Strait's DescribeScramCredentialSecrets
-	108: {0, 0}, // Strait's SyncMirrorGroupOffsets (issue 27)
+	9400: {0, 0}, 9401: {0, 0}, 9402: {0, 0}, 9403: {0, 0}, 9404: {0, 0}, 9405: {0, 0},
+	9406: {0, 0}, 9407: {0, 0}, 9408: {0, 0}, 9409: {0, 0}, 9411: {0, 0},
+	9412: {0, 0}, // Strait's DescribeScramCredentialSecrets
+	9414: {0, 0}, // Strait's SyncMirrorGroupOffsets (issue 27)
 }
 
 // txnRanges are the transaction coordinator's APIs (KIP-98), advertised
@@ -104,10 +108,9 @@ func expectedKeys(standIns ...api) []kmsg.ApiVersionsResponseApiKey {
 func expectedKeysFor(mirror bool, standIns ...api) []kmsg.ApiVersionsResponseApiKey {
 	m := expectedRangesFor(mirror, standIns...)
 	var out []kmsg.ApiVersionsResponseApiKey
-	for k := int16(0); k < 200; k++ {
-		if r, ok := m[k]; ok {
-			out = append(out, kmsg.ApiVersionsResponseApiKey{ApiKey: k, MinVersion: r[0], MaxVersion: r[1]})
-		}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		r := m[k]
+		out = append(out, kmsg.ApiVersionsResponseApiKey{ApiKey: k, MinVersion: r[0], MaxVersion: r[1]})
 	}
 	return out
 }

@@ -41,7 +41,7 @@ type Services struct {
 	// only once the whole share-group path is wired, so while it is nil
 	// those keys are neither advertised nor accepted.
 	ShareGroups ShareGroupService
-	// Mirror serves the KIP-1279 mirror RPCs (keys 94-105). It is
+	// Mirror serves the KIP-1279 mirror RPCs (keys 9400-9414). It is
 	// optional: while it is nil the server neither advertises those keys
 	// in ApiVersions nor accepts them (a request for one is refused like
 	// an unknown key), so a client never sees an API it cannot use.
@@ -126,6 +126,9 @@ type ReplicaService interface {
 	OffsetForLeaderEpoch(ctx context.Context, req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse
 	DeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse
 	DescribeLogDirs(ctx context.Context, req *kmsg.DescribeLogDirsRequest) *kmsg.DescribeLogDirsResponse
+	// AlterReplicaLogDirs moves replicas between the broker's log
+	// directories.
+	AlterReplicaLogDirs(ctx context.Context, req *kmsg.AlterReplicaLogDirsRequest) *kmsg.AlterReplicaLogDirsResponse
 	// WriteTxnMarkers ends transactions on the partitions this broker
 	// leads with COMMIT or ABORT markers (an inter-broker API).
 	WriteTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse
@@ -150,6 +153,9 @@ type AdminService interface {
 	DescribeUserScramCredentials(ctx context.Context, req *kmsg.DescribeUserSCRAMCredentialsRequest) *kmsg.DescribeUserSCRAMCredentialsResponse
 	AlterUserScramCredentials(ctx context.Context, req *kmsg.AlterUserSCRAMCredentialsRequest) *kmsg.AlterUserSCRAMCredentialsResponse
 	ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersRequest) *kmsg.ElectLeadersResponse
+	// UpdateFeatures changes finalized feature levels (KIP-584) in the
+	// metadata log, through the active controller.
+	UpdateFeatures(ctx context.Context, req *kmsg.UpdateFeaturesRequest) *kmsg.UpdateFeaturesResponse
 	ClientQuotaService
 }
 
@@ -239,12 +245,12 @@ type MirrorService interface {
 	WriteMirrorStates(ctx context.Context, req *mirrormsg.WriteMirrorStatesRequest) *mirrormsg.WriteMirrorStatesResponse
 
 	// DescribeScramCredentialSecrets exports this node's SCRAM
-	// credentials for a mirror's SCRAM sync (Strait's key 106); the wire
+	// credentials for a mirror's SCRAM sync (Strait's key 9412); the wire
 	// server asks only for a request that came on an encrypted listener.
 	DescribeScramCredentialSecrets(ctx context.Context, req *mirrormsg.DescribeScramCredentialSecretsRequest) *mirrormsg.DescribeScramCredentialSecretsResponse
 
 	// SyncMirrorGroupOffsets has the mirror's syncer run one consumer
-	// group offset round now (Strait's key 108, issue 27's promotion
+	// group offset round now (Strait's key 9414, issue 27's promotion
 	// barrier); any broker takes it and forwards it to the syncer's.
 	SyncMirrorGroupOffsets(ctx context.Context, req *mirrormsg.SyncMirrorGroupOffsetsRequest) *mirrormsg.SyncMirrorGroupOffsetsResponse
 }

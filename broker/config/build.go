@@ -93,6 +93,7 @@ func (c *Config) build(v values) error {
 	c.MessageMaxBytes = v.i32("message.max.bytes")
 	c.MinInsyncReplicas = v.i32("min.insync.replicas")
 	c.SocketRequestMaxBytes = v.i32("socket.request.max.bytes")
+	c.MaxRequestPartitionSizeLimit = v.i32("max.request.partition.size.limit")
 	if v.set("queued.max.request.bytes") {
 		c.QueuedMaxRequestBytes = v.i64("queued.max.request.bytes")
 		if c.QueuedMaxRequestBytes <= 0 {
@@ -179,6 +180,8 @@ func (c *Config) build(v values) error {
 		ReplicaFetchBackoffMs:                    v.i32("replica.fetch.backoff.ms"),
 		ReplicaSocketTimeoutMs:                   v.i32("replica.socket.timeout.ms"),
 		ReplicaHighWatermarkCheckpointIntervalMs: v.i64("replica.high.watermark.checkpoint.interval.ms"),
+		ReplicationQuotaWindowNum:                v.i32("replication.quota.window.num"),
+		ReplicationQuotaWindowSizeSeconds:        v.i32("replication.quota.window.size.seconds"),
 	}
 	c.Mirror = MirrorConfig{
 		StateTopicNumPartitions:        v.i32("mirror.state.topic.num.partitions"),

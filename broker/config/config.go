@@ -68,7 +68,10 @@ type Config struct {
 	MinInsyncReplicas        int32
 
 	SocketRequestMaxBytes int32
-	ConnectionsMaxIdleMs  int64
+	// MaxRequestPartitionSizeLimit is max.request.partition.size.limit
+	// (KIP-966's DescribeTopicPartitions page size cap).
+	MaxRequestPartitionSizeLimit int32
+	ConnectionsMaxIdleMs         int64
 	// QueuedMaxRequestBytes is queued.max.request.bytes: 0 when unset
 	// (derived from the machine), -1 for unbounded.
 	QueuedMaxRequestBytes int64
@@ -201,6 +204,8 @@ type ClusterConfig struct {
 	ReplicaFetchBackoffMs                    int32
 	ReplicaSocketTimeoutMs                   int32
 	ReplicaHighWatermarkCheckpointIntervalMs int64
+	ReplicationQuotaWindowNum                int32
+	ReplicationQuotaWindowSizeSeconds        int32
 }
 
 // MirrorConfig is the broker side of cluster mirroring (KIP-1279's

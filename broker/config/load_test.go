@@ -47,6 +47,7 @@ func TestDefaults(t *testing.T) {
 		MessageMaxBytes:                         1048588,
 		MinInsyncReplicas:                       1,
 		SocketRequestMaxBytes:                   104857600,
+		MaxRequestPartitionSizeLimit:            2000,
 		ConnectionsMaxIdleMs:                    600000,
 		MetricsListener:                         "127.0.0.1:9644",
 		QuotaWindowNum:                          11,
@@ -109,6 +110,7 @@ func TestDefaults(t *testing.T) {
 			ReplicaFetchCoalesceMinBytes: 131072, ReplicaFetchCoalesceWaitMs: 3,
 			ReplicaFetchMaxBytes: 1 << 20, ReplicaFetchResponseMaxBytes: 10 << 20, ReplicaFetchBackoffMs: 1000,
 			ReplicaSocketTimeoutMs: 30000, ReplicaHighWatermarkCheckpointIntervalMs: 5000,
+			ReplicationQuotaWindowNum: 11, ReplicationQuotaWindowSizeSeconds: 1,
 		},
 		Mirror: MirrorConfig{
 			StateTopicNumPartitions: 50, StateTopicReplicationFactor: 3,
@@ -186,7 +188,7 @@ log.cleaner.enable=true
 		t.Fatalf("transaction state log RF %d, min ISR %d: want the file's 1 and 1", c.Txn.StateLogReplicationFactor, c.Txn.StateLogMinISR)
 	}
 	wantIgnored := []string{
-		"log.cleaner.enable", "num.io.threads", "num.recovery.threads.per.data.dir",
+		"num.io.threads", "num.recovery.threads.per.data.dir",
 		"socket.receive.buffer.bytes", "socket.send.buffer.bytes",
 	}
 	if !slices.Equal(c.Ignored, wantIgnored) {
@@ -311,12 +313,12 @@ func TestKnownUnsupportedKeys(t *testing.T) {
 		"num.io.threads":                           "not validated",
 		"zookeeper.connect":                        "zk:2181",
 		"listener.name.plaintext.ssl.key.password": "s",
-		"log.cleaner.threads":                      "2",
+		"background.threads":                       "2",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"listener.name.plaintext.ssl.key.password", "log.cleaner.threads", "num.io.threads", "zookeeper.connect"}
+	want := []string{"background.threads", "listener.name.plaintext.ssl.key.password", "num.io.threads", "zookeeper.connect"}
 	if !slices.Equal(c.Ignored, want) {
 		t.Fatalf("ignored %q", c.Ignored)
 	}

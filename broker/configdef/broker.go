@@ -22,8 +22,10 @@ const DefaultListenerSecurityProtocolMap = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEX
 // log defaults (DynamicLogConfig: only the first synonym of each topic key,
 // so log.retention.ms but not log.retention.hours), message.max.bytes,
 // compression.*, min.insync.replicas, unclean.leader.election.enable and
-// producer.id.expiration.ms. Listener changes, dynamic in Kafka, need a
-// restart in Strait and are read-only here.
+// producer.id.expiration.ms, and the log cleaner's keys (cleaner.go).
+// Listener changes, dynamic in Kafka, need a restart in Strait and are
+// refused; the dynamic keys of Kafka's that Strait does not implement are
+// accepted and ignored (dynamic_broker.go).
 var brokerDefs = append([]Def{
 	// Identity and roles (KRaftConfigs, ServerConfigs).
 	{
@@ -85,6 +87,13 @@ var brokerDefs = append([]Def{
 		Name: "security.inter.broker.protocol", Type: String, Default: str("PLAINTEXT"),
 		Validate: in("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"),
 		Doc:      `The security protocol brokers use to reach each other; set this or inter.broker.listener.name, not both.`,
+	},
+	{
+		// KIP-966: the cap on the partitions one DescribeTopicPartitions
+		// answers, whatever the client's ResponsePartitionLimit.
+		Name: "max.request.partition.size.limit", Type: Int, Default: str("2000"),
+		Validate: atLeast(1),
+		Doc:      `The maximum number of partitions can be served in one request: a DescribeTopicPartitions answers at most this many, and a cursor to the rest.`,
 	},
 	{
 		Name: "socket.request.max.bytes", Type: Int, Default: str("104857600"),
@@ -282,6 +291,30 @@ var brokerDefs = append([]Def{
 		Doc: `How long a follower waits for the leader's answer beyond the fetch's own wait.`,
 	},
 	{
+		// KIP-73 (QuotaConfig, DynamicConfig.Broker): dynamic, usually set
+		// per broker with AlterConfigs; a static value is a starting point.
+		Name: "leader.replication.throttled.rate", Type: Long, Default: str(maxInt64), Dynamic: true,
+		Validate: atLeast(0),
+		Doc: `The most bytes per second this broker sends, as leader, to followers catching up the replicas ` +
+			`leader.replication.throttled.replicas names; a follower in the ISR is never held back. The default is no limit.`,
+	},
+	{
+		Name: "follower.replication.throttled.rate", Type: Long, Default: str(maxInt64), Dynamic: true,
+		Validate: atLeast(0),
+		Doc: `The most bytes per second this broker fetches, as follower, for the replicas ` +
+			`follower.replication.throttled.replicas names while they are not in sync. The default is no limit.`,
+	},
+	{
+		Name: "replication.quota.window.num", Type: Int, Default: str("11"),
+		Validate: atLeast(1),
+		Doc:      `The number of windows the replication throttles measure their byte rate over.`,
+	},
+	{
+		Name: "replication.quota.window.size.seconds", Type: Int, Default: str("1"),
+		Validate: atLeast(1),
+		Doc:      `The length in seconds of each window the replication throttles measure their byte rate over.`,
+	},
+	{
 		Name: "replica.high.watermark.checkpoint.interval.ms", Type: Long, Default: str("5000"),
 		Validate: atLeast(1),
 		Doc:      `How often the high watermarks are written to the log directory.`,
@@ -417,21 +450,6 @@ var brokerDefs = append([]Def{
 		Name: "log.cleaner.min.cleanable.ratio", Type: Double, Default: str("0.5"), Dynamic: true,
 		Validate: betweenDouble(0, 1),
 		Doc:      `The default min.cleanable.dirty.ratio of topics.`,
-	},
-	{
-		Name: "log.cleaner.backoff.ms", Type: Long, Default: str("15000"),
-		Validate: atLeast(0),
-		Doc:      `How long the cleaner rests after a pass that found no log to clean. Passes run with the log maintenance of log.retention.check.interval.ms.`,
-	},
-	{
-		Name: "log.cleaner.dedupe.buffer.size", Type: Long, Default: str("134217728"),
-		Validate: atLeast(1),
-		Doc:      `The most memory one cleaning's key-to-offset map may use; a log with more keys in its dirty part is cleaned in several passes. The map is sized to the dirty part, so small logs use far less.`,
-	},
-	{
-		Name: "log.cleaner.io.buffer.load.factor", Type: Double, Default: str("0.9"),
-		Validate: betweenDouble(0, 1),
-		Doc:      `How full the cleaner's key-to-offset map may get.`,
 	},
 	{
 		Name: "log.local.retention.ms", Type: Long, Default: str("-2"), Dynamic: true,
@@ -706,4 +724,4 @@ var brokerDefs = append([]Def{
 		Validate: atLeast(1),
 		Doc:      `How many bytes are read at a time when loading mirror partition states from __mirror_state.`,
 	},
-}, slices.Concat(shareGroupDefs, clientQuotaDefs)...)
+}, slices.Concat(cleanerDefs, shareGroupDefs, clientQuotaDefs)...)

@@ -176,8 +176,8 @@ func TestLookupAndKnownKeys(t *testing.T) {
 		t.Error("group resources have no definitions")
 	}
 	for _, k := range []string{
-		"num.io.threads", "socket.send.buffer.bytes", "log.cleaner.threads",
-		"log.cleaner.enable", "zookeeper.connect", "ssl.keystore.password", "config.providers",
+		"num.io.threads", "socket.send.buffer.bytes", "log.cleaner.io.buffer.size",
+		"background.threads", "zookeeper.connect", "ssl.keystore.password", "config.providers",
 		"listener.name.internal.ssl.keystore.location", "listener.name.external.plain.sasl.jaas.config",
 		"log.message.format.version",
 	} {

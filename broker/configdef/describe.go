@@ -132,6 +132,8 @@ func (s Sources) describeBroker(keys []string, perBroker bool, opts DescribeOpti
 			typ, doc = d.Type, d.Doc
 		} else {
 			typ, _ = unsupportedBrokerKeyType(name)
+			// Kafka's ConfigHelper: read-only unless in AllDynamicConfigs.
+			dynamic = kafkaDynamicBrokerKeys[name]
 		}
 		// Kafka's KafkaConfig.maybeSensitive: a type it cannot determine
 		// may hide a secret.

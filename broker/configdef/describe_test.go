@@ -164,8 +164,8 @@ func TestDescribeBroker(t *testing.T) {
 		"num.partitions":        "num.partitions=1 source=DEFAULT_CONFIG ro=true sensitive=false type=INT syn=[num.partitions=1(DEFAULT_CONFIG)]",
 		"node.id":               "node.id=1 source=STATIC_BROKER_CONFIG ro=true sensitive=false type=INT syn=[node.id=1(STATIC_BROKER_CONFIG) node.id=1(DEFAULT_CONFIG)]",
 		"broker.rack":           "broker.rack=<nil> source=DEFAULT_CONFIG ro=true sensitive=false type=STRING syn=[]",
-		"num.io.threads":        "num.io.threads=8 source=STATIC_BROKER_CONFIG ro=true sensitive=false type=INT syn=[num.io.threads=8(STATIC_BROKER_CONFIG)]",
-		"ssl.keystore.password": "ssl.keystore.password=<nil> source=STATIC_BROKER_CONFIG ro=true sensitive=true type=PASSWORD syn=[ssl.keystore.password=<nil>(STATIC_BROKER_CONFIG)]",
+		"num.io.threads":        "num.io.threads=8 source=STATIC_BROKER_CONFIG ro=false sensitive=false type=INT syn=[num.io.threads=8(STATIC_BROKER_CONFIG)]",
+		"ssl.keystore.password": "ssl.keystore.password=<nil> source=STATIC_BROKER_CONFIG ro=false sensitive=true type=PASSWORD syn=[ssl.keystore.password=<nil>(STATIC_BROKER_CONFIG)]",
 		"listener.name.x.foo":   "listener.name.x.foo=<nil> source=STATIC_BROKER_CONFIG ro=true sensitive=true type=UNKNOWN syn=[listener.name.x.foo=<nil>(STATIC_BROKER_CONFIG)]",
 	} {
 		if g := describeOne(got[name]); g != want {

@@ -96,37 +96,3 @@ func validateTopicValues(v map[string]string) error {
 	}
 	return nil
 }
-
-// ValidateBrokerConfigs checks an alteration of broker configs, for the
-// broker resource named by a node id or the cluster-wide "" resource (every
-// dynamic key Strait implements may be set at both levels). Only keys Strait can change at runtime are accepted
-// (Def.Dynamic); a nil value deletes the key and is always accepted. The
-// error is a *Error: kerr.InvalidRequest for a key that cannot be altered
-// (Kafka's "Cannot update these configs dynamically"), kerr.InvalidConfig
-// for a bad value.
-func ValidateBrokerConfigs(configs map[string]*string) error {
-	keys := make([]string, 0, len(configs))
-	for k := range configs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var readOnly []string
-	for _, k := range keys {
-		if d, ok := brokerByName[k]; !ok || !d.Dynamic {
-			readOnly = append(readOnly, k)
-		}
-	}
-	if len(readOnly) > 0 {
-		return &Error{Code: kerr.InvalidRequest, Key: readOnly[0],
-			Msg: "Cannot update these configs dynamically: " + strings.Join(readOnly, ",")}
-	}
-	for _, k := range keys {
-		if configs[k] == nil {
-			continue
-		}
-		if _, err := brokerByName[k].Normalize(*configs[k]); err != nil {
-			return err
-		}
-	}
-	return nil
-}

@@ -62,17 +62,47 @@ func TestValidateTopicConfigsWithBrokerDefaults(t *testing.T) {
 }
 
 func TestValidateBrokerConfigs(t *testing.T) {
+	const perBroker, clusterDefault = true, false
 	for _, tc := range []struct {
-		configs map[string]*string
-		code    *kerr.Error
-		msg     string
+		perBroker bool
+		configs   map[string]*string
+		code      *kerr.Error
+		msg       string
 	}{
-		{map[string]*string{"log.retention.ms": sp("1000"), "message.max.bytes": sp("2000000"), "compression.type": nil}, nil, ""},
-		{map[string]*string{"num.partitions": sp("3"), "log.retention.hours": sp("1"), "log.retention.ms": sp("1")}, kerr.InvalidRequest, "Cannot update these configs dynamically: log.retention.hours,num.partitions"},
-		{map[string]*string{"num.io.threads": sp("3")}, kerr.InvalidRequest, "Cannot update these configs dynamically: num.io.threads"},
-		{map[string]*string{"log.retention.bytes": sp("lots")}, kerr.InvalidConfig, "Invalid value lots for configuration log.retention.bytes: Not a number of type LONG"},
+		{perBroker, map[string]*string{"log.retention.ms": sp("1000"), "message.max.bytes": sp("2000000"), "compression.type": nil}, nil, ""},
+		{perBroker, map[string]*string{"num.partitions": sp("3"), "log.retention.hours": sp("1"), "log.retention.ms": sp("1")}, kerr.InvalidRequest, "Cannot update these configs dynamically: log.retention.hours,num.partitions"},
+		{perBroker, map[string]*string{"log.retention.bytes": sp("lots")}, kerr.InvalidConfig, "Invalid value lots for configuration log.retention.bytes: Not a number of type LONG"},
+		{perBroker, map[string]*string{"frobnicate": sp("1")}, kerr.InvalidRequest, "Cannot update these configs dynamically: frobnicate"},
+		// The log cleaner's keys are dynamic, as in Kafka.
+		{clusterDefault, map[string]*string{"log.cleaner.threads": sp("2"), "log.cleaner.backoff.ms": sp("100"), "log.cleaner.io.max.bytes.per.second": sp("1e6"),
+			"log.cleaner.dedupe.buffer.size": sp("1000000"), "log.cleaner.io.buffer.load.factor": sp("0.5"), "log.cleaner.min.cleanable.ratio": sp("0.1"),
+			"log.cleaner.min.compaction.lag.ms": sp("10"), "log.cleaner.max.compaction.lag.ms": sp("100000")}, nil, ""},
+		{perBroker, map[string]*string{"log.cleaner.threads": sp("0")}, kerr.InvalidConfig, "Invalid value 0 for configuration log.cleaner.threads: Log cleaner threads should be at least 1"},
+		{perBroker, map[string]*string{"log.cleaner.enable": sp("false")}, kerr.InvalidRequest, "Cannot update these configs dynamically: log.cleaner.enable"},
+		// Keys Kafka changes at runtime and Strait does not implement are
+		// accepted (stored, described, ignored), their values checked by
+		// Kafka's type.
+		{perBroker, map[string]*string{"sasl.kerberos.min.time.before.relogin": sp("60000"), "num.io.threads": sp("16"),
+			"background.threads": sp("4"), "leader.replication.throttled.rate": sp("1000000"), "log.cleaner.io.buffer.size": sp("1024"),
+			"listener.name.internal.ssl.keystore.location": sp("/etc/ks.jks"), "listener.name.internal.ssl.keystore.password": sp("secret")}, nil, ""},
+		{clusterDefault, map[string]*string{"num.io.threads": sp("16"), "follower.replication.throttled.rate": sp("5")}, nil, ""},
+		{perBroker, map[string]*string{"num.io.threads": sp("many")}, kerr.InvalidConfig, "Invalid value many for configuration num.io.threads: Not a number of type INT"},
+		{perBroker, map[string]*string{"sasl.kerberos.ticket.renew.jitter": sp("x")}, kerr.InvalidConfig, "Invalid value x for configuration sasl.kerberos.ticket.renew.jitter: Not a number of type DOUBLE"},
+		// Listener keys only per broker; keystores only per listener.
+		{clusterDefault, map[string]*string{"sasl.kerberos.min.time.before.relogin": sp("60000")}, kerr.InvalidRequest,
+			"Cannot update these configs at default cluster level, broker id must be specified: sasl.kerberos.min.time.before.relogin"},
+		{clusterDefault, map[string]*string{"listener.name.internal.ssl.keystore.location": sp("/k")}, kerr.InvalidRequest,
+			"Cannot update these configs at default cluster level, broker id must be specified: listener.name.internal.ssl.keystore.location"},
+		{clusterDefault, map[string]*string{"listener.name.internal.max.connection.creation.rate": sp("10")}, nil, ""},
+		{perBroker, map[string]*string{"ssl.keystore.location": sp("/k")}, kerr.InvalidRequest,
+			"These security configs can be dynamically updated only per-listener using the listener prefix: ssl.keystore.location"},
+		// Dynamic in Kafka, read at start-up by Strait.
+		{perBroker, map[string]*string{"listeners": sp("PLAINTEXT://:9092"), "max.connections": sp("10")}, kerr.InvalidRequest,
+			"Cannot update these configs dynamically: listeners,max.connections (Kafka can; Strait reads them only at start-up: set them in server.properties and restart)"},
+		{perBroker, map[string]*string{"listener.name.internal.max.connections": sp("10")}, kerr.InvalidRequest,
+			"Cannot update these configs dynamically: listener.name.internal.max.connections (Kafka can; Strait reads them only at start-up: set them in server.properties and restart)"},
 	} {
-		err := ValidateBrokerConfigs(tc.configs)
+		err := ValidateBrokerConfigs(tc.perBroker, tc.configs)
 		if tc.msg == "" {
 			if err != nil {
 				t.Errorf("%v: %v", tc.configs, err)
@@ -81,6 +111,23 @@ func TestValidateBrokerConfigs(t *testing.T) {
 		}
 		if err == nil || err.Error() != tc.msg || !errors.Is(err, tc.code) {
 			t.Errorf("got %v, want %v %q", err, tc.code, tc.msg)
+		}
+	}
+}
+
+// Every key Kafka changes at runtime is accepted or, when Strait reads it
+// at start-up only, refused saying so: none is refused as read-only.
+func TestEveryKafkaDynamicBrokerKey(t *testing.T) {
+	for k := range kafkaDynamicBrokerKeys {
+		if _, ok := kafkaBrokerKeys[k]; !ok {
+			if _, implemented := brokerByName[k]; !implemented {
+				t.Errorf("%s: neither a Kafka key Strait ignores nor one it implements", k)
+			}
+		}
+	}
+	for k := range restartOnlyBrokerKeys {
+		if d, ok := brokerByName[k]; !ok || d.Dynamic {
+			t.Errorf("%s: restart-only but not a static key of Strait's", k)
 		}
 	}
 }

@@ -33,7 +33,7 @@
 // # Versions
 //
 // kgo sends only the keys its max-versions table lists and its default
-// table (kversion.Stable) lacks 95-105 and calls 94 UnregisterController:
+// table (kversion.Stable) lacks the mirror keys (9400-9414):
 // NewClient builds the client with kgo.MaxVersions(mirrormsg.MaxVersions(nil)),
 // and a *kgo.Client given to Wrap must have been built the same way.
 package admin

@@ -39,7 +39,7 @@ func (c *Coordinator) read(img *raftmeta.Image, key Key) (partition.Record, bool
 	return rec, true, 0
 }
 
-// ReadMirrorStates: v0 (KIP-1279, key 100), wire.MirrorService's method.
+// ReadMirrorStates: v0 (KIP-1279, key 9406), wire.MirrorService's method.
 //
 // Behavior:
 //   - Topics are named; each resolves to its id through this broker's

@@ -43,7 +43,7 @@ func (c *Coordinator) WriteStates(ctx context.Context, writes []Write) []WriteRe
 	return out
 }
 
-// WriteMirrorStates: v0 (KIP-1279, key 101), wire.MirrorService's method.
+// WriteMirrorStates: v0 (KIP-1279, key 9407), wire.MirrorService's method.
 //
 // Behavior:
 //   - Topics are named and resolve to ids through this broker's metadata;

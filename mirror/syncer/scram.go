@@ -22,7 +22,7 @@ import (
 // with the passwords they have. Kafka has no API that exports a credential
 // (DescribeUserScramCredentials hides the salt and keys, KIP-554), so the
 // source must be a Strait cluster serving DescribeScramCredentialSecrets
-// (key 106), on an encrypted listener; the writes go to the destination's
+// (key 9412), on an encrypted listener; the writes go to the destination's
 // controller (SyncScramCredentials, Config.ScramSync) as the records
 // AlterUserScramCredentials appends.
 

@@ -17,7 +17,7 @@ import (
 // The promotion barrier's last sync (issue 27): `strait mirror stop`
 // pauses the topics, waits until every partition is at rest, and only
 // then asks the mirror's syncer for one consumer group round now
-// (SyncMirrorGroupOffsets, key 108), so that offsets committed on the
+// (SyncMirrorGroupOffsets, key 9414), so that offsets committed on the
 // source since the last periodic round reach the destination before it
 // becomes writable. The round is the periodic one (groupRound): the same
 // group filters, the same clamp into the destination's log, whose end at

@@ -85,9 +85,9 @@ func parseRequest(b []byte) (requestHeader, kmsg.Request, error) {
 }
 
 // requestForKey returns a new request for an api key: a KIP-1279 mirror
-// RPC's first (raftmeta/mirrormsg), since kmsg knows some of the same keys as
-// other RPCs (94 is UnregisterController, which a Strait controller never
-// serves), then kmsg's.
+// RPC's first (raftmeta/mirrormsg), so a mirror key stays Strait's even if
+// kmsg comes to know the number (as it came to know the old 94,
+// UnregisterController), then kmsg's.
 func requestForKey(key int16) kmsg.Request {
 	if req := mirrormsg.RequestForKey(key); req != nil {
 		return req

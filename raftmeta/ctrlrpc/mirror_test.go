@@ -14,9 +14,8 @@ import (
 )
 
 // TestMirrorRequestsOverTheChannel: the KIP-1279 mirror RPCs cross the
-// channel as mirrormsg types, key 94 included (kmsg knows it as
-// UnregisterController), with their tagged fields, and their answers come
-// back decoded.
+// channel as mirrormsg types, with their tagged fields, and their answers
+// come back decoded.
 func TestMirrorRequestsOverTheChannel(t *testing.T) {
 	var mu sync.Mutex
 	var got []kmsg.Request
@@ -90,14 +89,18 @@ func TestMirrorRequestsOverTheChannel(t *testing.T) {
 }
 
 func TestRequestForKeyPrefersMirror(t *testing.T) {
-	for key, want := range map[int16]string{94: "CreateMirror", 103: "DeleteMirror", 105: "BumpLeaderEpochs", 63: "BrokerHeartbeat"} {
+	for key, want := range map[int16]string{9400: "CreateMirror", 9409: "DeleteMirror", 9411: "BumpLeaderEpochs", 63: "BrokerHeartbeat", 94: "UnregisterController"} {
 		req := requestForKey(key)
 		if req == nil || apiName(key) != want {
 			t.Fatalf("key %d: %T %s", key, req, apiName(key))
 		}
 	}
-	if _, ok := requestForKey(94).(*mirrormsg.CreateMirrorRequest); !ok {
-		t.Fatal("key 94 is not CreateMirror")
+	if _, ok := requestForKey(mirrormsg.KeyCreateMirror).(*mirrormsg.CreateMirrorRequest); !ok {
+		t.Fatal("CreateMirror's key is not CreateMirror")
+	}
+	// 94, CreateMirror's until issue 32, is upstream's UnregisterController.
+	if _, ok := requestForKey(94).(*kmsg.UnregisterControllerRequest); !ok {
+		t.Fatalf("key 94 is %T, not kmsg's UnregisterController", requestForKey(94))
 	}
 	if requestForKey(10000) != nil {
 		t.Fatal("a request for an unknown key")

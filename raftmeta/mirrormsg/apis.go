@@ -4,68 +4,77 @@ package mirrormsg
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-// The API keys of the mirror RPCs (DESIGN.md §4). They are not reserved upstream:
-// change them in testdata/schemas and regenerate.
+// The API keys of the mirror RPCs. KIP-1279 is not in Apache Kafka, so no key
+// is reserved for them upstream. They were 94-108 (DESIGN.md §4) until issue
+// 32, but upstream assigns its keys in order and has reached 94
+// (UnregisterController, KIP-1312, which kmsg 1.15 knows): the rest of the
+// block would have collided within a few releases. They now sit at 9400-9414,
+// the old key + 9306, in the old order (9410, old 104, stays unused): far
+// above any key upstream will assign for decades, and clear of the 500s and
+// 600s a fork (AutoMQ) uses for its own RPCs. Clients track broker versions
+// per key in maps (kgo's brokerVersions, kversion.Versions, kafka-go's
+// ApiVersions), so any int16 key works. Change them in testdata/schemas and
+// regenerate.
 const (
-	KeyCreateMirror                   int16 = 94
-	KeyStartMirrorTopics              int16 = 95
-	KeyStopMirrorTopics               int16 = 96
-	KeyResumeMirrorTopics             int16 = 97
-	KeyListMirrors                    int16 = 98
-	KeyDescribeMirrors                int16 = 99
-	KeyReadMirrorStates               int16 = 100
-	KeyWriteMirrorStates              int16 = 101
-	KeyPauseMirrorTopics              int16 = 102
-	KeyDeleteMirror                   int16 = 103
-	KeyBumpLeaderEpochs               int16 = 105
-	KeyDescribeScramCredentialSecrets int16 = 106
-	KeySyncScramCredentials           int16 = 107
-	KeySyncMirrorGroupOffsets         int16 = 108
+	KeyCreateMirror                   int16 = 9400 // was 94
+	KeyStartMirrorTopics              int16 = 9401 // was 95
+	KeyStopMirrorTopics               int16 = 9402 // was 96
+	KeyResumeMirrorTopics             int16 = 9403 // was 97
+	KeyListMirrors                    int16 = 9404 // was 98
+	KeyDescribeMirrors                int16 = 9405 // was 99
+	KeyReadMirrorStates               int16 = 9406 // was 100
+	KeyWriteMirrorStates              int16 = 9407 // was 101
+	KeyPauseMirrorTopics              int16 = 9408 // was 102
+	KeyDeleteMirror                   int16 = 9409 // was 103
+	KeyBumpLeaderEpochs               int16 = 9411 // was 105
+	KeyDescribeScramCredentialSecrets int16 = 9412 // was 106
+	KeySyncScramCredentials           int16 = 9413 // was 107
+	KeySyncMirrorGroupOffsets         int16 = 9414 // was 108
 )
 
 // APIs lists every mirror RPC by key; it is never modified. The wire registry
 // advertises from it in ApiVersions and decodes requests with NewRequest.
 var APIs = []API{
-	{Key: 94, Name: "CreateMirror", Min: 0, Max: 0, Admin: true, Internal: false,
+	{Key: 9400, Name: "CreateMirror", Min: 0, Max: 0, Admin: true, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrCreateMirrorRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrCreateMirrorResponse() }},
-	{Key: 95, Name: "StartMirrorTopics", Min: 0, Max: 0, Admin: true, Internal: false,
+	{Key: 9401, Name: "StartMirrorTopics", Min: 0, Max: 0, Admin: true, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrStartMirrorTopicsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrStartMirrorTopicsResponse() }},
-	{Key: 96, Name: "StopMirrorTopics", Min: 0, Max: 0, Admin: true, Internal: false,
+	{Key: 9402, Name: "StopMirrorTopics", Min: 0, Max: 0, Admin: true, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrStopMirrorTopicsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrStopMirrorTopicsResponse() }},
-	{Key: 97, Name: "ResumeMirrorTopics", Min: 0, Max: 0, Admin: true, Internal: false,
+	{Key: 9403, Name: "ResumeMirrorTopics", Min: 0, Max: 0, Admin: true, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrResumeMirrorTopicsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrResumeMirrorTopicsResponse() }},
-	{Key: 98, Name: "ListMirrors", Min: 0, Max: 0, Admin: false, Internal: false,
+	{Key: 9404, Name: "ListMirrors", Min: 0, Max: 0, Admin: false, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrListMirrorsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrListMirrorsResponse() }},
-	{Key: 99, Name: "DescribeMirrors", Min: 0, Max: 0, Admin: false, Internal: false,
+	{Key: 9405, Name: "DescribeMirrors", Min: 0, Max: 0, Admin: false, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrDescribeMirrorsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrDescribeMirrorsResponse() }},
-	{Key: 100, Name: "ReadMirrorStates", Min: 0, Max: 0, Admin: false, Internal: false,
+	{Key: 9406, Name: "ReadMirrorStates", Min: 0, Max: 0, Admin: false, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrReadMirrorStatesRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrReadMirrorStatesResponse() }},
-	{Key: 101, Name: "WriteMirrorStates", Min: 0, Max: 0, Admin: false, Internal: false,
+	{Key: 9407, Name: "WriteMirrorStates", Min: 0, Max: 0, Admin: false, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrWriteMirrorStatesRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrWriteMirrorStatesResponse() }},
-	{Key: 102, Name: "PauseMirrorTopics", Min: 0, Max: 0, Admin: true, Internal: false,
+	{Key: 9408, Name: "PauseMirrorTopics", Min: 0, Max: 0, Admin: true, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrPauseMirrorTopicsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrPauseMirrorTopicsResponse() }},
-	{Key: 103, Name: "DeleteMirror", Min: 0, Max: 0, Admin: true, Internal: false,
+	{Key: 9409, Name: "DeleteMirror", Min: 0, Max: 0, Admin: true, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrDeleteMirrorRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrDeleteMirrorResponse() }},
-	{Key: 105, Name: "BumpLeaderEpochs", Min: 0, Max: 0, Admin: true, Internal: false,
+	{Key: 9411, Name: "BumpLeaderEpochs", Min: 0, Max: 0, Admin: true, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrBumpLeaderEpochsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrBumpLeaderEpochsResponse() }},
-	{Key: 106, Name: "DescribeScramCredentialSecrets", Min: 0, Max: 0, Admin: false, Internal: false,
+	{Key: 9412, Name: "DescribeScramCredentialSecrets", Min: 0, Max: 0, Admin: false, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrDescribeScramCredentialSecretsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrDescribeScramCredentialSecretsResponse() }},
-	{Key: 107, Name: "SyncScramCredentials", Min: 0, Max: 0, Admin: false, Internal: true,
+	{Key: 9413, Name: "SyncScramCredentials", Min: 0, Max: 0, Admin: false, Internal: true,
 		NewRequest:  func() kmsg.Request { return NewPtrSyncScramCredentialsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrSyncScramCredentialsResponse() }},
-	{Key: 108, Name: "SyncMirrorGroupOffsets", Min: 0, Max: 0, Admin: false, Internal: false,
+	{Key: 9414, Name: "SyncMirrorGroupOffsets", Min: 0, Max: 0, Admin: false, Internal: false,
 		NewRequest:  func() kmsg.Request { return NewPtrSyncMirrorGroupOffsetsRequest() },
 		NewResponse: func() kmsg.Response { return NewPtrSyncMirrorGroupOffsetsResponse() }},
 }

@@ -10,19 +10,20 @@ import (
 	"github.com/strait-io/strait/raftmeta/mirrormsg"
 )
 
-// TestAPIs checks the table against DESIGN.md §4 (written out again here,
-// so a key changed in a schema has to be changed here too) and against the
-// types: keys, names, versions, the kmsg interfaces kgo looks for.
+// TestAPIs checks the table against DESIGN.md §4's list, moved by issue 32
+// from 94-108 to 9400-9414 (written out again here, so a key changed in a
+// schema has to be changed here too) and against the types: keys, names,
+// versions, the kmsg interfaces kgo looks for.
 func TestAPIs(t *testing.T) {
 	design := map[int16]string{
-		94: "CreateMirror", 95: "StartMirrorTopics", 96: "StopMirrorTopics", 97: "ResumeMirrorTopics",
-		98: "ListMirrors", 99: "DescribeMirrors", 100: "ReadMirrorStates", 101: "WriteMirrorStates",
-		102: "PauseMirrorTopics", 103: "DeleteMirror", 105: "BumpLeaderEpochs",
+		9400: "CreateMirror", 9401: "StartMirrorTopics", 9402: "StopMirrorTopics", 9403: "ResumeMirrorTopics",
+		9404: "ListMirrors", 9405: "DescribeMirrors", 9406: "ReadMirrorStates", 9407: "WriteMirrorStates",
+		9408: "PauseMirrorTopics", 9409: "DeleteMirror", 9411: "BumpLeaderEpochs",
 		// Strait's own (issue 25): the SCRAM sync of a mirror.
-		106: "DescribeScramCredentialSecrets", 107: "SyncScramCredentials",
+		9412: "DescribeScramCredentialSecrets", 9413: "SyncScramCredentials",
 		// Strait's own (issue 27): the promotion barrier's last group
 		// offset sync.
-		108: "SyncMirrorGroupOffsets",
+		9414: "SyncMirrorGroupOffsets",
 	}
 	internal := map[string]bool{"SyncScramCredentials": true}
 	admin := map[string]bool{
@@ -90,7 +91,8 @@ func TestAPIs(t *testing.T) {
 			t.Errorf("NameForKey(%d) = %q", a.Key, mirrormsg.NameForKey(a.Key))
 		}
 	}
-	for _, k := range []int16{-1, 0, 18, 93, 104, 109} {
+	// 94-108 are the old keys (94 is upstream's UnregisterController).
+	for _, k := range []int16{-1, 0, 18, 93, 94, 100, 104, 108, 109, 9399, 9410, 9415} {
 		if mirrormsg.RequestForKey(k) != nil || mirrormsg.ResponseForKey(k) != nil || mirrormsg.NameForKey(k) != "" {
 			t.Errorf("key %d is not a mirror RPC but is looked up", k)
 		}

@@ -25,28 +25,28 @@
 // using, as the digest recommends, aiven/kafka@cec72d2319b7 ("snapshot A")
 // and the newest showuon/kafka file where snapshot A's was not recovered:
 //
-//	key  RPC                 request                          response
-//	 94  CreateMirror        aiven@cec72d23                   aiven@cec72d23
-//	 95  StartMirrorTopics   showuon@0dfe7300 + tag           aiven@cec72d23 + tag
-//	 96  StopMirrorTopics    showuon@15b72822                 seed (= Start's shape) + tag
-//	 97  ResumeMirrorTopics  Pause's shape (digest [INF])     Pause's shape + tag
-//	 98  ListMirrors         Strait (empty)                   aiven@cec72d23
-//	 99  DescribeMirrors     Strait (MirrorNames, null=all)   aiven@cec72d23 + tags
-//	                         + tag
-//	100  ReadMirrorStates    aiven@cec72d23                   aiven@cec72d23 + tags
-//	101  WriteMirrorStates   showuon@01b3013c                 Strait
-//	102  PauseMirrorTopics   aiven@cec72d23                   seed + tag
-//	103  DeleteMirror        Strait (MirrorName)              Strait (Create's shape)
-//	105  BumpLeaderEpochs    aiven@cec72d23 + tags            seed
-//	106  DescribeScramCredentialSecrets   Strait (issue 25)   Strait
-//	107  SyncScramCredentials             Strait (internal)   Strait
-//	108  SyncMirrorGroupOffsets           Strait (issue 27)   Strait
+//	key   RPC                 request                          response
+//	9400  CreateMirror        aiven@cec72d23                   aiven@cec72d23
+//	9401  StartMirrorTopics   showuon@0dfe7300 + tag           aiven@cec72d23 + tag
+//	9402  StopMirrorTopics    showuon@15b72822                 seed (= Start's shape) + tag
+//	9403  ResumeMirrorTopics  Pause's shape (digest [INF])     Pause's shape + tag
+//	9404  ListMirrors         Strait (empty)                   aiven@cec72d23
+//	9405  DescribeMirrors     Strait (MirrorNames, null=all)   aiven@cec72d23 + tags
+//	                          + tag
+//	9406  ReadMirrorStates    aiven@cec72d23                   aiven@cec72d23 + tags
+//	9407  WriteMirrorStates   showuon@01b3013c                 Strait
+//	9408  PauseMirrorTopics   aiven@cec72d23                   seed + tag
+//	9409  DeleteMirror        Strait (MirrorName)              Strait (Create's shape)
+//	9411  BumpLeaderEpochs    aiven@cec72d23 + tags            seed
+//	9412  DescribeScramCredentialSecrets  Strait (issue 25)   Strait
+//	9413  SyncScramCredentials            Strait (internal)   Strait
+//	9414  SyncMirrorGroupOffsets          Strait (issue 27)   Strait
 //
-// 106 and 107 are not KIP-1279's: they sync a mirror's SCRAM users (issue
-// 25). 106 exports the source's salts and keys (never printed: their
-// String methods redact them, scram_secrets.go); 107 is Internal, sent only
+// 9412 and 9413 are not KIP-1279's: they sync a mirror's SCRAM users (issue
+// 25). 9412 exports the source's salts and keys (never printed: their
+// String methods redact them, scram_secrets.go); 9413 is Internal, sent only
 // to the active controller over the controller channel, never served on a
-// client listener. Their bytes fields are Kafka's "bytes" type. 108 is
+// client listener. Their bytes fields are Kafka's "bytes" type. 9414 is
 // issue 27's: the promotion barrier (`strait mirror stop`) asks any broker
 // to have the mirror's syncer run one consumer group offset round now, so
 // the offsets committed on the source up to the cut are on the
@@ -83,16 +83,15 @@
 //     (digest: "add a LeaderEpoch int32 per partition"; the state epoch for
 //     the seed's fencing; PrevState for whether a stop may record an LME).
 //
-// The API keys are DESIGN.md §4's. Neither they nor the error codes 134-146
-// are reserved upstream, and upstream has used some of the same numbers
-// since: kmsg v1.15 knows key 94 as UnregisterController and kerr 134-136
-// as other errors. A server must therefore look a mirror key up here before
-// kmsg (RequestForKey), and a client must name mirror errors with this
-// package's ErrorForCode. kgo sends any key its max versions list and
-// decodes the response with the request's ResponseKind, but its default
-// list (kversion.Stable) lacks keys 95-105 and has 94 as
-// UnregisterController: build the client with
-// kgo.MaxVersions(mirrormsg.MaxVersions(nil)).
+// The API keys were DESIGN.md §4's 94-108 until issue 32 moved them to
+// 9400-9414 (old key + 9306, same order; apis.go says why): upstream, which
+// reserves none of them, has since given 94 to UnregisterController (kmsg
+// v1.15 knows it), and kerr 134-136 are other errors too, so a client must
+// name mirror errors with this package's ErrorForCode. A server still looks
+// a key up here before kmsg (RequestForKey). kgo sends any key its max
+// versions list and decodes the response with the request's ResponseKind,
+// but its default list (kversion.Stable) has no mirror key: build the
+// client with kgo.MaxVersions(mirrormsg.MaxVersions(nil)).
 //
 // # Go names and behaviour
 //

@@ -172,7 +172,7 @@ func (b *fakeBroker) serve(c net.Conn) error {
 		rd := kbin.Reader{Src: frame}
 		key, version, corr := rd.Int16(), rd.Int16(), rd.Int32()
 		rd.NullableString() // client id
-		// Mirror keys first: kmsg knows 94 as another RPC.
+		// Mirror keys first, as the wire server looks them up.
 		req := mirrormsg.RequestForKey(key)
 		if req == nil {
 			req = kmsg.RequestForKey(key)

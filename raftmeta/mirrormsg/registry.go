@@ -36,9 +36,9 @@ func Lookup(key int16) (API, bool) {
 }
 
 // RequestForKey returns a new request for a mirror RPC key, or nil, like
-// kmsg.RequestForKey for the standard keys. Note that kmsg knows some of
-// the same numbers for other RPCs (94 is UnregisterController in kmsg
-// v1.15): a server must look its mirror keys up here first.
+// kmsg.RequestForKey for the standard keys. A server looks its mirror keys
+// up here first, so that a key kmsg comes to know as well (as it came to
+// know the old 94, UnregisterController) still decodes as Strait's.
 func RequestForKey(key int16) kmsg.Request {
 	if a, ok := Lookup(key); ok {
 		return a.NewRequest()
@@ -67,8 +67,7 @@ func NameForKey(key int16) string {
 //
 // to send mirror requests: kgo fails a request whose key its max versions
 // lack ("request key is unknown") and caps the version of a key they have,
-// and its default, kversion.Stable(), ends at key 94, which it knows as
-// UnregisterController.
+// and its default, kversion.Stable(), has no mirror key.
 func MaxVersions(vs *kversion.Versions) *kversion.Versions {
 	if vs == nil {
 		vs = kversion.Stable()

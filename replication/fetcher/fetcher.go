@@ -39,6 +39,19 @@ type Config struct {
 	// round carries the partitions it assigns (see replication's
 	// follower_nudge.go). It must return when ctx ends.
 	AwaitMetadata func(ctx context.Context)
+	// Quota is the follower replication throttle (KIP-73); nil throttles
+	// nothing. The mirror's fetchers have none.
+	Quota Quota
+}
+
+// Quota is a follower replication throttle (Kafka's ReplicaQuota as
+// ReplicaFetcherThread uses it): a fetch leaves out a throttled partition
+// that is not in sync while the quota is exceeded, and the bytes fetched
+// for throttled partitions are recorded.
+type Quota interface {
+	IsThrottled(tp storage.TopicPartition) bool
+	IsQuotaExceeded() bool
+	Record(bytes int64)
 }
 
 // Fetcher copies partitions from one leader (Kafka's AbstractFetcherThread
@@ -86,6 +99,15 @@ func New(cfg Config) *Fetcher {
 		states: map[storage.TopicPartition]PartitionState{},
 		wake:   make(chan struct{}, 1),
 	}
+}
+
+// shouldThrottle says whether the next fetch leaves tp out (Kafka's
+// ReplicaFetcherThread.shouldFollowerThrottle): only a replica that is not
+// in sync is held back, so the ISR's followers, and acks=all, never wait on
+// a throttle. quotaExceeded is asked once per fetch, only when needed.
+func (f *Fetcher) shouldThrottle(tp storage.TopicPartition, st PartitionState, quotaExceeded func() bool) bool {
+	q := f.cfg.Quota
+	return q != nil && !st.IsReplicaInSync() && q.IsThrottled(tp) && quotaExceeded()
 }
 
 // EndPoint is the leader endpoint the fetcher uses.

@@ -25,6 +25,8 @@ type ManagerConfig struct {
 	Logger   *slog.Logger
 	// AwaitMetadata is each fetcher's Config.AwaitMetadata.
 	AwaitMetadata func(ctx context.Context)
+	// Quota is each fetcher's Config.Quota.
+	Quota Quota
 }
 
 // Manager keeps one Fetcher per leader broker (Kafka's
@@ -163,6 +165,7 @@ func (m *Manager) AddFetcherForPartitions(parts map[storage.TopicPartition]Initi
 				Failed:   &m.failed,
 
 				AwaitMetadata: m.cfg.AwaitMetadata,
+				Quota:         m.cfg.Quota,
 			})}
 			m.fetchers[id] = mf
 			if m.runCtx != nil {

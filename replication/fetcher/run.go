@@ -74,8 +74,8 @@ func (f *Fetcher) idleWait() time.Duration {
 		if st.IsDelayed(now) {
 			wait = min(wait, st.DelayedUntil.Sub(now))
 		} else if st.Phase == Fetching || st.Phase == Truncating {
-			// Ready but nothing was sent (a race with AddPartitions):
-			// look again soon.
+			// Ready but nothing was sent (a race with AddPartitions,
+			// or the follower throttle held it back): look again soon.
 			wait = min(wait, 10*time.Millisecond)
 		}
 	}

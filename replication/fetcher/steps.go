@@ -94,9 +94,16 @@ func (f *Fetcher) PollFetch() *FetchRequest {
 	defer f.mu.Unlock()
 	now := f.cfg.Clock.Now()
 	var parts []FetchPartition
+	exceeded, asked := false, false
+	quotaExceeded := func() bool {
+		if !asked {
+			exceeded, asked = f.cfg.Quota.IsQuotaExceeded(), true
+		}
+		return exceeded
+	}
 	for _, tp := range slices.Clone(f.order) {
 		st := f.states[tp]
-		if !st.IsReadyForFetch(now) {
+		if !st.IsReadyForFetch(now) || f.shouldThrottle(tp, st, quotaExceeded) {
 			continue
 		}
 		r, err := f.cfg.Replicas(tp)
@@ -218,6 +225,9 @@ func (f *Fetcher) processPartitionData(tp storage.TopicPartition, st PartitionSt
 			return err
 		}
 		nextOffset, appended = info.LastOffset+1, true
+		if q := f.cfg.Quota; q != nil && q.IsThrottled(tp) {
+			q.Record(int64(len(records)))
+		}
 	}
 	// Unlike Kafka, which sets the follower's high watermark to the
 	// leader's even when it is lower (a new leader's can lag), only raise

@@ -34,8 +34,8 @@ type HandlerFunc func(ctx context.Context, req kmsg.Request) kmsg.Response
 // Option configures a Broker.
 type Option func(*Broker)
 
-// WithoutMirrorAPIs makes the broker advertise no key from 94 up in
-// ApiVersions, like a Kafka that predates KIP-1279.
+// WithoutMirrorAPIs makes the broker advertise no mirror key in
+// ApiVersions, like a Kafka without KIP-1279.
 func WithoutMirrorAPIs() Option {
 	return func(b *Broker) { b.noMirror = true }
 }
@@ -165,7 +165,7 @@ func (b *Broker) serve(c net.Conn) error {
 		rd := kbin.Reader{Src: frame}
 		key, version, corr := rd.Int16(), rd.Int16(), rd.Int32()
 		rd.NullableString() // client id
-		// Mirror keys first: kmsg knows 94 as UnregisterController.
+		// Mirror keys first, as Strait's server looks them up.
 		req := mirrormsg.RequestForKey(key)
 		if req == nil {
 			req = kmsg.RequestForKey(key)
@@ -232,16 +232,14 @@ func (b *Broker) handle(req kmsg.Request) (kmsg.Response, error) {
 }
 
 // apiVersions advertises kversion.Stable() with the mirror keys (or, with
-// WithoutMirrorAPIs, without any key from 94 up).
+// WithoutMirrorAPIs, without them).
 func (b *Broker) apiVersions(req *kmsg.ApiVersionsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
 	vs := kversion.Stable()
 	if b.noMirror {
-		vs.EachMaxKeyVersion(func(k, _ int16) {
-			if k >= 94 {
-				vs.SetMaxKeyVersion(k, -1)
-			}
-		})
+		for _, a := range mirrormsg.APIs {
+			vs.SetMaxKeyVersion(a.Key, -1)
+		}
 	} else {
 		vs = mirrormsg.MaxVersions(vs)
 	}

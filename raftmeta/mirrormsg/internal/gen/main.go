@@ -587,16 +587,36 @@ func snake(s string) string {
 	return b.String()
 }
 
+// movedBy is how far issue 32 moved the mirror keys: from the provisional
+// 94-108, where upstream has since assigned 94 (UnregisterController,
+// KIP-1312; kmsg 1.15), to 9400-9414, in the same order.
+const movedBy = 9400 - 94
+
+// keysComment heads the key constants of apis.go: the one place that says
+// which keys the mirror RPCs use, which they used before, and why.
+const keysComment = `// The API keys of the mirror RPCs. KIP-1279 is not in Apache Kafka, so no key
+// is reserved for them upstream. They were 94-108 (DESIGN.md §4) until issue
+// 32, but upstream assigns its keys in order and has reached 94
+// (UnregisterController, KIP-1312, which kmsg 1.15 knows): the rest of the
+// block would have collided within a few releases. They now sit at 9400-9414,
+// the old key + 9306, in the old order (9410, old 104, stays unused): far
+// above any key upstream will assign for decades, and clear of the 500s and
+// 600s a fork (AutoMQ) uses for its own RPCs. Clients track broker versions
+// per key in maps (kgo's brokerVersions, kversion.Versions, kafka-go's
+// ApiVersions), so any int16 key works. Change them in testdata/schemas and
+// regenerate.
+`
+
 // apisFile is apis.go: the key constants, the table and the compile-time
 // checks that each type implements the kmsg interfaces kgo looks for.
 func apisFile(rpcs []schema.RPC) []byte {
 	g := &gen{}
 	g.p(header)
 	g.p("package mirrormsg\n\nimport \"github.com/twmb/franz-go/pkg/kmsg\"\n\n")
-	g.p("// The API keys of the mirror RPCs (DESIGN.md §4). They are not reserved upstream:\n")
-	g.p("// change them in testdata/schemas and regenerate.\nconst (\n")
+	g.p(keysComment)
+	g.p("const (\n")
 	for _, r := range rpcs {
-		g.p("Key%s int16 = %d\n", r.Name, r.Key)
+		g.p("Key%s int16 = %d // was %d\n", r.Name, r.Key, r.Key-movedBy)
 	}
 	g.p(")\n\n")
 	g.p("// APIs lists every mirror RPC by key; it is never modified. The wire registry\n")
