@@ -86,13 +86,33 @@ func (r *Rate) Measure(now time.Time) float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.purgeLocked(ms)
-	var total float64
-	oldest := ms
 	if len(r.buf) == 0 {
 		return 0
 	}
+	var total float64
 	for i := range r.buf {
 		total += r.buf[i].total
+	}
+	return total / (float64(r.windowSizeLocked(ms)) / 1000)
+}
+
+// WindowSize is the time Measure divides by at now (Rate.windowSize):
+// what a quota's throttle time is a fraction of (ClientQuotaManager's
+// throttleTime).
+func (r *Rate) WindowSize(now time.Time) time.Duration {
+	ms := now.UnixMilli()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.purgeLocked(ms)
+	return time.Duration(r.windowSizeLocked(ms)) * time.Millisecond
+}
+
+// windowSizeLocked is the elapsed time since the oldest window began, in
+// ms, raised to the minimum (see Rate) and to 1 ms. mu is held, the
+// windows purged.
+func (r *Rate) windowSizeLocked(ms int64) int64 {
+	oldest := ms
+	for i := range r.buf {
 		oldest = min(oldest, r.buf[i].start)
 	}
 	elapsed := ms - oldest
@@ -101,7 +121,7 @@ func (r *Rate) Measure(now time.Time) float64 {
 	} else if full, minFull := elapsed/r.window, int64(r.samples-1); full < minFull {
 		elapsed += (minFull - full) * r.window
 	}
-	return total / (float64(max(elapsed, 1)) / 1000)
+	return max(elapsed, 1)
 }
 
 // purgeLocked resets the windows older than Samples×Window

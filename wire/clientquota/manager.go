@@ -3,6 +3,8 @@ package clientquota
 import (
 	"sync"
 	"time"
+
+	"github.com/strait-io/strait/replication/quota"
 )
 
 // Kind is the quota a usage counts against (Kafka's QuotaType).
@@ -28,7 +30,7 @@ type sensorKey struct {
 }
 
 type sensor struct {
-	rate     *rate
+	rate     *quota.Rate
 	lastUsed time.Time
 }
 
@@ -66,22 +68,12 @@ func (m *Manager) Record(kind Kind, user, client string, bound, v float64, now t
 	k := sensorKey{kind: kind, user: user, client: client}
 	s := m.sensors[k]
 	if s == nil {
-		s = &sensor{rate: newRate(m.w)}
+		s = &sensor{rate: quota.NewRate(m.w.Samples, m.w.Size)}
 		m.sensors[k] = s
 	}
 	s.lastUsed = now
-	s.rate.record(v, now)
-	return s.rate.throttle(bound, now)
-}
-
-// Rate is the measured rate of an entity's sensor, 0 if it has none.
-func (m *Manager) Rate(kind Kind, user, client string, now time.Time) float64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if s := m.sensors[sensorKey{kind: kind, user: user, client: client}]; s != nil {
-		return s.rate.measure(now)
-	}
-	return 0
+	s.rate.Record(v, now)
+	return throttle(s.rate, bound, now)
 }
 
 // sweepLocked drops, at most once a minute, the sensors unused for

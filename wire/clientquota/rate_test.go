@@ -52,16 +52,3 @@ func TestRateSteadyState(t *testing.T) {
 		}
 	}
 }
-
-// Samples older than Samples windows no longer count.
-func TestRateForgets(t *testing.T) {
-	r := newRate(Window{Samples: 3, Size: time.Second})
-	t0 := time.Unix(1000, 0)
-	r.record(300, t0)
-	if v := r.measure(t0); v != 150 {
-		t.Fatalf("rate %v, want 300 over the 2 s minimum", v)
-	}
-	if v := r.measure(t0.Add(3 * time.Second)); v != 0 {
-		t.Fatalf("rate %v after the samples expired", v)
-	}
-}
