@@ -56,6 +56,12 @@ func (c *Controller) serveRequest(ctx context.Context, req kmsg.Request) (kmsg.R
 		return c.AlterUserScramCredentials(ctx, req), nil
 	case *kmsg.UpdateFeaturesRequest:
 		return c.UpdateFeatures(ctx, req), nil
+	case *kmsg.AlterPartitionAssignmentsRequest:
+		return c.AlterPartitionReassignments(ctx, req), nil
+	case *kmsg.ListPartitionReassignmentsRequest:
+		return c.replication.ListPartitionReassignments(ctx, req), nil
+	case *kmsg.UnregisterBrokerRequest:
+		return c.UnregisterBroker(ctx, req), nil
 	}
 	// The KIP-1279 mirror RPCs (controller_mirrors.go).
 	if resp := c.serveMirrorRequest(ctx, req); resp != nil {

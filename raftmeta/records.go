@@ -10,6 +10,7 @@ type RecordType uint8
 
 const (
 	RegisterBrokerRecordType           RecordType = 0
+	UnregisterBrokerRecordType         RecordType = 1
 	TopicRecordType                    RecordType = 2
 	PartitionRecordType                RecordType = 3
 	ConfigRecordType                   RecordType = 4
@@ -35,6 +36,7 @@ const (
 
 var recordTypeNames = map[RecordType]string{
 	RegisterBrokerRecordType:            "RegisterBrokerRecord",
+	UnregisterBrokerRecordType:          "UnregisterBrokerRecord",
 	TopicRecordType:                     "TopicRecord",
 	PartitionRecordType:                 "PartitionRecord",
 	ConfigRecordType:                    "ConfigRecord",
@@ -150,6 +152,11 @@ type PartitionRecord struct {
 	Leader         int32
 	LeaderEpoch    int32
 	PartitionEpoch int32
+	// AddingReplicas and RemovingReplicas are the replicas an ongoing
+	// reassignment adds and removes (KIP-455; reassign_records.go): both
+	// empty when none is under way. Version 1 of the record.
+	AddingReplicas   []int32
+	RemovingReplicas []int32
 }
 
 // PartitionChangeRecord changes a partition. Nil slices and a Leader of
@@ -167,6 +174,10 @@ type PartitionChangeRecord struct {
 	Leader         int32
 	Replicas       []int32
 	MinLeaderEpoch int32
+	// AddingReplicas and RemovingReplicas replace the partition's (KIP-455;
+	// nil: unchanged, empty: cleared). Version 1 of the record.
+	AddingReplicas   []int32
+	RemovingReplicas []int32
 }
 
 // RemoveTopicRecord deletes a topic, its partitions and its configs.
@@ -226,8 +237,6 @@ func (*RegisterBrokerRecord) Version() int8           { return 0 }
 func (*FenceBrokerRecord) Version() int8              { return 0 }
 func (*UnfenceBrokerRecord) Version() int8            { return 0 }
 func (*TopicRecord) Version() int8                    { return 0 }
-func (*PartitionRecord) Version() int8                { return 0 }
-func (*PartitionChangeRecord) Version() int8          { return 0 }
 func (*RemoveTopicRecord) Version() int8              { return 0 }
 func (*ConfigRecord) Version() int8                   { return 0 }
 func (*ProducerIdsRecord) Version() int8              { return 0 }
@@ -239,9 +248,10 @@ func (*RemoveAccessControlEntryRecord) Version() int8 { return 0 }
 var maxRecordVersion = map[RecordType]int8{
 	RegisterBrokerRecordType:            0,
 	TopicRecordType:                     0,
-	PartitionRecordType:                 0,
+	PartitionRecordType:                 1,
 	ConfigRecordType:                    0,
-	PartitionChangeRecordType:           0,
+	PartitionChangeRecordType:           1,
+	UnregisterBrokerRecordType:          0,
 	FenceBrokerRecordType:               0,
 	UnfenceBrokerRecordType:             0,
 	RemoveTopicRecordType:               0,

@@ -95,13 +95,15 @@ func ImageRecords(img *Image) []Record {
 		out = append(out, &TopicRecord{Name: t.Name, TopicID: t.ID})
 		for _, p := range t.Partitions {
 			out = append(out, &PartitionRecord{
-				PartitionID:    p.Index,
-				TopicID:        t.ID,
-				Replicas:       p.Replicas,
-				ISR:            p.ISR,
-				Leader:         p.Leader,
-				LeaderEpoch:    p.LeaderEpoch,
-				PartitionEpoch: p.PartitionEpoch,
+				PartitionID:      p.Index,
+				TopicID:          t.ID,
+				Replicas:         p.Replicas,
+				ISR:              p.ISR,
+				Leader:           p.Leader,
+				LeaderEpoch:      p.LeaderEpoch,
+				PartitionEpoch:   p.PartitionEpoch,
+				AddingReplicas:   p.AddingReplicas,
+				RemovingReplicas: p.RemovingReplicas,
 			})
 		}
 	}
