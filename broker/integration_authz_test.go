@@ -809,6 +809,23 @@ func TestACLEveryAPI(t *testing.T) {
 			r.Topics, r.TimeoutMillis = append(r.Topics, et), 5000
 			return r
 		}, func(r kmsg.Response) int16 { return r.(*kmsg.ElectLeadersResponse).ErrorCode }, clusterAuth},
+		{"AlterPartitionReassignments", func() kmsg.Request {
+			r := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+			rt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+			rt.Topic = "orders"
+			rt.Partitions = append(rt.Partitions, kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()) // a cancel
+			r.Topics = append(r.Topics, rt)
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.AlterPartitionAssignmentsResponse).Topics[0].Partitions[0].ErrorCode
+		}, clusterAuth},
+		{"ListPartitionReassignments", func() kmsg.Request { return kmsg.NewPtrListPartitionReassignmentsRequest() },
+			func(r kmsg.Response) int16 { return r.(*kmsg.ListPartitionReassignmentsResponse).ErrorCode }, clusterAuth},
+		{"UnregisterBroker", func() kmsg.Request {
+			r := kmsg.NewPtrUnregisterBrokerRequest()
+			r.BrokerID = 99
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.UnregisterBrokerResponse).ErrorCode }, clusterAuth},
 		{"ShareGroupHeartbeat", func() kmsg.Request {
 			r := kmsg.NewPtrShareGroupHeartbeatRequest()
 			r.GroupID, r.MemberID, r.SubscribedTopicNames = "sg", "m-share-member-000001", []string{"orders"}

@@ -36,6 +36,7 @@ func (n *Node) services() wire.Services {
 		ShareCoordinator: n.shares,
 		Mirror:           mirrorService{n},
 		ShareGroups:      n.shareGroupService(),
+		Reassignments:    reassignService{n},
 	}
 	if n.sharePartitions != nil {
 		svc.Share = n.sharePartitions

@@ -119,7 +119,7 @@ func expectedKeysFor(mirror bool, standIns ...api) []kmsg.ApiVersionsResponseApi
 // serves, and exactly mirrorRanges for the keys served only with a
 // MirrorService.
 func TestRegistryMatchesKafka40Ranges(t *testing.T) {
-	if len(registry) != len(kafka40Ranges)+len(mirrorRanges)+len(txnRanges)+len(shareCoordinatorRanges)+len(shareRanges)+len(shareGroupRanges) {
+	if len(registry) != len(kafka40Ranges)+len(mirrorRanges)+len(txnRanges)+len(shareCoordinatorRanges)+len(shareRanges)+len(shareGroupRanges)+len(reassignRanges) {
 		t.Errorf("registry has %d keys, the tables %d + %d + %d + %d + %d + %d", len(registry),
 			len(kafka40Ranges), len(mirrorRanges), len(txnRanges), len(shareCoordinatorRanges), len(shareRanges), len(shareGroupRanges))
 	}
@@ -143,6 +143,10 @@ func TestRegistryMatchesKafka40Ranges(t *testing.T) {
 			if _, ok := shareGroupRanges[k]; ok {
 				table, which = shareGroupRanges, "share groups"
 				with = Services{ShareGroups: shareGroupStandIn{}}
+			}
+			if _, ok := reassignRanges[k]; ok {
+				table, which = reassignRanges, "reassignment"
+				with = Services{Reassignments: reassignStandIn{}}
 			}
 			if a.served(Services{}) || !a.served(with) {
 				t.Errorf("%s: served without its service, or not with it", NameForKey(k))

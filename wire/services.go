@@ -50,6 +50,10 @@ type Services struct {
 	// share groups (replication/share's Manager). It is optional: while
 	// it is nil those keys are neither advertised nor accepted.
 	Share ShareService
+	// Reassignments serves partition reassignment and broker
+	// unregistration (keys 45, 46, 64; reassign_service.go). Optional: while
+	// it is nil those keys are neither advertised nor accepted.
+	Reassignments ReassignmentService
 	// AdvertiseShare lists the share keys in ApiVersions when Share is
 	// set. A share consumer needs share-group membership
 	// (ShareGroupHeartbeat, key 76) too: a broker without it serves the
