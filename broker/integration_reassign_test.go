@@ -64,17 +64,27 @@ func reassign(ctx context.Context, t *testing.T, adm *kadm.Client, topic string,
 	}
 }
 
-// waitReassigned waits until topic[p] has exactly the replicas, in order,
-// no reassignment, all of them in the ISR, and every running replica took
-// its role.
+// waitReassigned waits until every running node sees topic[p] with
+// exactly the replicas, in order, no reassignment and all of them in the
+// ISR, and each running replica took the leader and epoch it names.
 func waitReassigned(t *testing.T, c *brokertest.Cluster, topic string, p int32, replicas []int32) {
 	t.Helper()
 	c.WaitFor(t, 30*time.Second, fmt.Sprintf("%s[%d] on %v", topic, p, replicas), func() bool {
-		img := c.Image()
-		pp, ok := img.Partition(topic, p)
-		return ok && slices.Equal(pp.Replicas, replicas) && !pp.Reassigning() && sameSet(pp.ISR, replicas)
+		for _, id := range c.Running() {
+			n := c.Node(id).Node()
+			pp, ok := n.Image().Partition(topic, p)
+			if !ok || !slices.Equal(pp.Replicas, replicas) || pp.Reassigning() || !sameSet(pp.ISR, replicas) || pp.Leader < 0 {
+				return false
+			}
+			if slices.Contains(replicas, id) {
+				r, ok := n.Replicas().Partition(storage.TopicPartition{Topic: topic, Partition: p})
+				if !ok || r.Leader() != pp.Leader || r.LeaderEpoch() != pp.LeaderEpoch {
+					return false
+				}
+			}
+		}
+		return true
 	})
-	c.WaitForISR(t, topic, len(replicas), 30*time.Second)
 }
 
 // localLEO is node id's log end offset of topic[p], -1 if it hosts none.
