@@ -18,7 +18,12 @@ is down), so scripts can wait for a healthy cluster:
 
 config works on Kafka's BROKER config resources: without --broker on the
 cluster-wide default (the resource named '', as kafka-configs
---entity-default), with --broker N on broker N only.`,
-		Commands: []*kit.Command{infoCommand(), healthCommand(), configCommand()},
+--entity-default), with --broker N on broker N only.
+
+reassign moves replicas as kafka-reassign-partitions.sh does (KIP-455),
+with its JSON plans; decommission moves every replica off a broker and
+waits. A move copies the partition to its new replicas: give it time
+with --timeout (30s by default).`,
+		Commands: []*kit.Command{infoCommand(), healthCommand(), configCommand(), reassignCommand(), decommissionCommand()},
 	}
 }
