@@ -17,8 +17,9 @@ import (
 //     removed (UnregisterBrokerRecord) in the same batch: placement no
 //     longer counts it and DescribeCluster no longer lists it. Its
 //     replicas stay assigned until they are reassigned.
-//   - As in Kafka, the broker need not be fenced: one still running gets
-//     STALE_BROKER_EPOCH on its next heartbeat and registers again.
+//   - As in Kafka, the broker need not be fenced: one still running has
+//     its heartbeats refused (STALE_BROKER_EPOCH) and joins no ISR until
+//     it restarts and registers again.
 func (c *clusterControl) UnregisterBroker(ctx context.Context, req *kmsg.UnregisterBrokerRequest) *kmsg.UnregisterBrokerResponse {
 	resp := req.ResponseKind().(*kmsg.UnregisterBrokerResponse)
 	var missing bool

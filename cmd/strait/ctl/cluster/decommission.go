@@ -44,7 +44,7 @@ func decommissionCommand() *kit.Command {
 		Flags: func(fs *flag.FlagSet) any {
 			f := &decommissionFlags{}
 			fs.BoolVar(&f.NoWait, "no-wait", false, "return once the moves started")
-			fs.BoolVar(&f.Unregister, "unregister", false, "then unregister the broker (stop it first: a running broker registers again)")
+			fs.BoolVar(&f.Unregister, "unregister", false, "then unregister the broker (stop it first: it registers again when it restarts)")
 			return f
 		},
 		Run: runDecommission,
