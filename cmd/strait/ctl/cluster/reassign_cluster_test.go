@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -153,4 +154,30 @@ func writePlanFile(path string, p *reassignPlan) error {
 	}
 	defer f.Close()
 	return writeJSON(f, p)
+}
+
+// TestClusterReassignAnyKafka: --list and a plan that keeps a partition
+// where it is work against a 1-node Strait and against kfake alike.
+func TestClusterReassignAnyKafka(t *testing.T) {
+	for _, tg := range ctltest.Targets(t) {
+		t.Run(tg.Name, func(t *testing.T) {
+			topic := ctltest.NewTopic(t, tg, 1)
+			md, err := admin(t, tg).Metadata(ctx(t), topic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			replicas := md.Topics[topic].Partitions[0].Replicas
+			if r := ctltest.Must(t, tg, "", "cluster", "reassign", "--list", "--json"); strings.TrimSpace(r.Stdout) != "[]" {
+				t.Fatalf("%s", r)
+			}
+			plan := fmt.Sprintf(`{"version":1,"partitions":[{"topic":%q,"partition":0,"replicas":%s}]}`, topic, strings.ReplaceAll(fmt.Sprint(replicas), " ", ","))
+			r := ctltest.Must(t, tg, plan, "cluster", "reassign", "--plan", "-", "--wait")
+			if !strings.Contains(r.Stdout, "NONE") || !strings.Contains(r.Stdout, "every move is complete") {
+				t.Fatalf("%s", r)
+			}
+			if r := ctltest.Must(t, tg, plan, "cluster", "reassign", "--plan", "-", "--verify"); !strings.Contains(r.Stdout, "complete") {
+				t.Fatalf("%s", r)
+			}
+		})
+	}
 }
