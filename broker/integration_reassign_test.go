@@ -387,6 +387,16 @@ func testUnregisterBroker(ctx context.Context, t *testing.T, c *brokertest.Clust
 	if ids := brokers.NodeIDs(); !slices.Equal(ids, []int32{1, 2}) {
 		t.Fatalf("DescribeCluster lists %v after unregistering 3", ids)
 	}
+	// Placement counts registered brokers only: three replicas no longer
+	// fit (a stopped broker still registered would get one, out of the
+	// ISR until it is back).
+	resp, err := kadm.NewClient(cl12).CreateTopic(ctx, 1, 3, nil, "rf3-after-unregister")
+	if err == nil {
+		err = resp.Err
+	}
+	if !errors.Is(err, kerr.InvalidReplicationFactor) {
+		t.Fatalf("RF 3 on two registered brokers: %v", err)
+	}
 	createReplicatedTopic(t, kadm.NewClient(cl12), "after-unregister", 6, 2)
 	for _, p := range c.Image().Topics["after-unregister"].Partitions {
 		if slices.Contains(p.Replicas, 3) {
