@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -24,6 +27,9 @@ func TestDecommissionUnderLoad(t *testing.T) {
 		topic         = "decommission"
 		numPartitions = 8
 		perPhase      = 500 // records acknowledged in each phase
+		// prefill records of about 1 KiB are acknowledged before the
+		// move, so it has data to copy.
+		prefill = 10000
 	)
 	nodes := newClusterNodes(t, 4,
 		"default.replication.factor=3",
@@ -65,8 +71,9 @@ func TestDecommissionUnderLoad(t *testing.T) {
 	t.Logf("replicas on node 4 before: %v", onNode4())
 
 	led := newLedger(topic)
+	led.pad = strings.Repeat("x", 1000)
 	prod := newClient(t, first3[0], kgo.SeedBrokers(first3...), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.RecordDeliveryTimeout(60*time.Second))
+		kgo.RecordDeliveryTimeout(60*time.Second), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -83,7 +90,8 @@ func TestDecommissionUnderLoad(t *testing.T) {
 			}
 		}
 	}()
-	led.waitAcked(t, perPhase, 30*time.Second)
+	led.waitAcked(t, prefill, 60*time.Second)
+	onDisk := dirBytes(t, nodes[3].logDir, topic+"-")
 
 	// The operator's command, as a user runs it.
 	cmd := exec.CommandContext(ctx, straitBin, "cluster", "decommission", "4", "--json", "--timeout", "90s",
@@ -101,7 +109,9 @@ func TestDecommissionUnderLoad(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil || !res.Complete || len(res.Moves) == 0 {
 		t.Fatalf("decommission output %q (%v)\nstderr:\n%s", out.String(), err, errb.String())
 	}
-	t.Logf("decommission moved %d partitions in %v; progress:\n%s", len(res.Moves), time.Since(began).Round(time.Millisecond), errb.String())
+	took := time.Since(began)
+	t.Logf("decommission moved %d partitions (%.1f MiB on node 4 when it began) in %v, %.1f MiB/s; progress:\n%s",
+		len(res.Moves), float64(onDisk)/(1<<20), took.Round(time.Millisecond), float64(onDisk)/(1<<20)/took.Seconds(), errb.String())
 	if on := onNode4(); len(on) != 0 {
 		t.Fatalf("replicas left on node 4 after decommission: %v", on)
 	}
@@ -140,4 +150,34 @@ func TestDecommissionUnderLoad(t *testing.T) {
 	if a.lost != 0 || a.duplicates != 0 || a.acked < 3*perPhase || len(errs) != 0 {
 		t.Fatalf("lost %d, duplicated %d of %d acknowledged; %d produce errors", a.lost, a.duplicates, a.acked, len(errs))
 	}
+}
+
+// dirBytes is the size of the files under the directories of dir whose
+// names start with prefix (a topic's partition directories).
+func dirBytes(t *testing.T, dir, prefix string) int64 {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		err := filepath.WalkDir(filepath.Join(dir, e.Name()), func(_ string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			info, err := d.Info()
+			if err == nil && strings.HasSuffix(d.Name(), ".log") {
+				total += info.Size()
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return total
 }
