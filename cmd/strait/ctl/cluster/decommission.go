@@ -21,6 +21,8 @@ type decommissionFlags struct {
 	// Unregister removes the broker's registration once nothing is left
 	// on it (UnregisterBroker, kafka-cluster.sh unregister).
 	Unregister bool
+	// Throttle is the moves' replication throttle in bytes/s (0: none).
+	Throttle int64
 }
 
 // decommissionOutput is `cluster decommission --json`.
@@ -34,7 +36,7 @@ type decommissionOutput struct {
 func decommissionCommand() *kit.Command {
 	return &kit.Command{
 		Name:    "decommission",
-		Args:    "BROKER [--no-wait] [--unregister]",
+		Args:    "BROKER [--throttle BYTES] [--no-wait] [--unregister]",
 		Summary: "move every replica off a broker and wait until none is left on it",
 		Examples: []string{
 			"strait cluster decommission 4 --timeout 30m   # then stop broker 4",
@@ -45,6 +47,7 @@ func decommissionCommand() *kit.Command {
 			f := &decommissionFlags{}
 			fs.BoolVar(&f.NoWait, "no-wait", false, "return once the moves started")
 			fs.BoolVar(&f.Unregister, "unregister", false, "then unregister the broker (stop it first: it registers again when it restarts)")
+			fs.Int64Var(&f.Throttle, "throttle", 0, "replication throttle of the moves, `BYTES` per second (KIP-73), cleared once they are complete")
 			return f
 		},
 		Run: runDecommission,
@@ -59,6 +62,9 @@ func runDecommission(ctx context.Context, c *kit.Ctx, args []string, flags any) 
 	}
 	if f.NoWait && f.Unregister {
 		return c.Usagef("--unregister waits for the moves: it excludes --no-wait")
+	}
+	if f.Throttle < 0 {
+		return c.Usagef("--throttle must be bytes per second, got %d", f.Throttle)
 	}
 	id := int32(id64)
 	cl, err := c.Client()
@@ -81,7 +87,7 @@ func runDecommission(ctx context.Context, c *kit.Ctx, args []string, flags any) 
 		if !c.Globals.JSON {
 			fmt.Fprintf(c.Stderr, "strait cluster decommission: moving %d partition(s) off broker %d\n", len(moves), id)
 		}
-		if out.Moves, err = startMoves(ctx, cl, moves); err != nil {
+		if out.Moves, err = startThrottledMoves(ctx, cl, current, moves, f.Throttle); err != nil {
 			return c.Fail(err)
 		}
 		if resultsCode(out.Moves) != kit.ExitOK {
@@ -90,7 +96,7 @@ func runDecommission(ctx context.Context, c *kit.Ctx, args []string, flags any) 
 		}
 	}
 	if !f.NoWait {
-		if err := waitMoves(ctx, c, cl, moves, "decommission"); err != nil {
+		if err := waitThrottledMoves(ctx, c, cl, current, moves, f.Throttle, "decommission"); err != nil {
 			return c.Fail(err)
 		}
 		out.Complete = true

@@ -25,6 +25,9 @@ type reassignFlags struct {
 	Plan                   string
 	Cancel, Verify, List   bool
 	Balance, Execute, Wait bool
+	// Throttle is the replication throttle of the moves in bytes/s (0:
+	// none), cleared once they are complete.
+	Throttle int64
 }
 
 // Check allows one mode: --plan (alone, or with --cancel or --verify),
@@ -47,6 +50,10 @@ func (f *reassignFlags) Check() error {
 		return errors.New("--execute goes with --balance (a --plan is executed unless --cancel or --verify)")
 	case f.Wait && (f.Cancel || f.Verify || f.List || (f.Balance && !f.Execute)):
 		return errors.New("--wait goes with a plan being executed")
+	case f.Throttle < 0:
+		return fmt.Errorf("--throttle must be bytes per second, got %d", f.Throttle)
+	case f.Throttle > 0 && (f.Cancel || f.Verify || f.List || (f.Balance && !f.Execute)):
+		return errors.New("--throttle goes with a plan being executed")
 	}
 	return nil
 }
@@ -54,7 +61,7 @@ func (f *reassignFlags) Check() error {
 func reassignCommand() *kit.Command {
 	return &kit.Command{
 		Name:    "reassign",
-		Args:    "--plan FILE [--cancel|--verify|--wait] | --list | --balance [--execute [--wait]]",
+		Args:    "--plan FILE [--cancel|--verify|--wait|--throttle BYTES] | --list | --balance [--execute [--wait] [--throttle BYTES]]",
 		Summary: "move partition replicas (kafka-reassign-partitions.sh's JSON plans), list moves, or balance",
 		Examples: []string{
 			"strait cluster reassign --plan moves.json            # start the moves; prints the rollback plan",
@@ -74,6 +81,7 @@ func reassignCommand() *kit.Command {
 			fs.BoolVar(&f.Balance, "balance", false, "print a plan spreading replicas and preferred leaders evenly over the brokers")
 			fs.BoolVar(&f.Execute, "execute", false, "with --balance: start the plan's moves")
 			fs.BoolVar(&f.Wait, "wait", false, "wait until the moves are complete (within --timeout), showing progress")
+			fs.Int64Var(&f.Throttle, "throttle", 0, "replication throttle of the moves, `BYTES` per second (KIP-73), cleared by --wait or --verify once they are complete")
 			return f
 		},
 		Run: runReassign,
@@ -90,7 +98,7 @@ func runReassign(ctx context.Context, c *kit.Ctx, _ []string, flags any) int {
 	case f.List:
 		return listReassignments(ctx, c, cl)
 	case f.Balance:
-		return balance(ctx, c, cl, f.Execute, f.Wait)
+		return balance(ctx, c, cl, f.Execute, f.Wait, f.Throttle)
 	}
 	plan, err := openPlan(c, f.Plan)
 	if err != nil {
@@ -102,7 +110,7 @@ func runReassign(ctx context.Context, c *kit.Ctx, _ []string, flags any) int {
 	case f.Verify:
 		return verifyPlan(ctx, c, cl, plan)
 	}
-	return executePlan(ctx, c, cl, plan, f.Wait)
+	return executePlan(ctx, c, cl, plan, f.Wait, f.Throttle)
 }
 
 // openPlan reads the plan file, or stdin for "-".
@@ -226,21 +234,21 @@ func planTopics(as []assignment) []string {
 
 // executePlan starts the plan's moves, printing the rollback plan first
 // as kafka-reassign-partitions.sh --execute does.
-func executePlan(ctx context.Context, c *kit.Ctx, cl *kgo.Client, plan *reassignPlan, wait bool) int {
+func executePlan(ctx context.Context, c *kit.Ctx, cl *kgo.Client, plan *reassignPlan, wait bool, throttle int64) int {
 	moves := planAssignments(plan)
 	current, _, err := currentAssignments(ctx, cl, planTopics(moves)...)
 	if err != nil {
 		return c.Fail(err)
 	}
 	rollback := assignmentsOf(current, moves)
-	results, err := startMoves(ctx, cl, moves)
+	results, err := startThrottledMoves(ctx, cl, current, moves, throttle)
 	if err != nil {
 		return c.Fail(err)
 	}
 	code := resultsCode(results)
 	if c.Globals.JSON {
 		if code == kit.ExitOK && wait {
-			if err := waitMoves(ctx, c, cl, moves, "reassign"); err != nil {
+			if err := waitThrottledMoves(ctx, c, cl, current, moves, throttle, "reassign"); err != nil {
 				return c.Fail(err)
 			}
 		}
@@ -256,12 +264,35 @@ func executePlan(ctx context.Context, c *kit.Ctx, cl *kgo.Client, plan *reassign
 	fmt.Fprintln(c.Stdout)
 	printResults(c.Stdout, results)
 	if code == kit.ExitOK && wait {
-		if err := waitMoves(ctx, c, cl, moves, "reassign"); err != nil {
+		if err := waitThrottledMoves(ctx, c, cl, current, moves, throttle, "reassign"); err != nil {
 			return c.Fail(err)
 		}
 		fmt.Fprintln(c.Stdout, "every move is complete")
 	}
 	return code
+}
+
+// startThrottledMoves sets the moves' throttles (rate > 0) and starts
+// them; nothing starts when the throttles cannot be set.
+func startThrottledMoves(ctx context.Context, cl *kgo.Client, current, moves []assignment, rate int64) ([]moveResult, error) {
+	if rate > 0 {
+		if err := setThrottles(ctx, cl, throttlesFor(current, moves), rate); err != nil {
+			return nil, err
+		}
+	}
+	return startMoves(ctx, cl, moves)
+}
+
+// waitThrottledMoves is waitMoves, then clears the moves' throttles (rate
+// > 0).
+func waitThrottledMoves(ctx context.Context, c *kit.Ctx, cl *kgo.Client, current, moves []assignment, rate int64, what string) error {
+	if err := waitMoves(ctx, c, cl, moves, what); err != nil {
+		return err
+	}
+	if rate > 0 {
+		return clearThrottles(ctx, cl, throttlesFor(current, moves))
+	}
+	return nil
 }
 
 // assignmentsOf are the current assignments of the partitions moves
@@ -416,7 +447,8 @@ func moveStatus(ctx context.Context, cl *kgo.Client, moves []assignment) ([]veri
 }
 
 func verifyPlan(ctx context.Context, c *kit.Ctx, cl *kgo.Client, plan *reassignPlan) int {
-	sts, err := moveStatus(ctx, cl, planAssignments(plan))
+	moves := planAssignments(plan)
+	sts, err := moveStatus(ctx, cl, moves)
 	if err != nil {
 		return c.Fail(err)
 	}
@@ -424,6 +456,14 @@ func verifyPlan(ctx context.Context, c *kit.Ctx, cl *kgo.Client, plan *reassignP
 	for _, st := range sts {
 		if st.Status != "complete" {
 			code = kit.ExitFailed
+		}
+	}
+	if code == kit.ExitOK {
+		// As kafka-reassign-partitions.sh --verify: once every move is
+		// complete, no throttle of theirs is left on the plan's topics
+		// and brokers. A cluster that refuses the keys has none set.
+		if err := clearThrottles(ctx, cl, throttlesFor(nil, moves)); err != nil {
+			fmt.Fprintf(c.Stderr, "strait %s: the moves are complete; throttles not cleared: %v\n", c.Cmd, err)
 		}
 	}
 	if c.Globals.JSON {
@@ -441,17 +481,18 @@ func verifyPlan(ctx context.Context, c *kit.Ctx, cl *kgo.Client, plan *reassignP
 	return code
 }
 
-// startGrace is how long a move just started may still look like none
-// to waitMoves: the broker answering Metadata may not have applied it yet.
-const startGrace = 10 * time.Second
+// differGrace is how long a move may look like none before waitMoves
+// gives up on it: Metadata comes from any broker, which may not have
+// applied the controller's latest record yet (the move just started, or
+// just completed while the controller lists it no more).
+const differGrace = 10 * time.Second
 
 // waitMoves polls until every move is complete, printing progress on
-// stderr whenever the count changes; a move that ends elsewhere than its
+// stderr whenever the count changes; a move that stays elsewhere than its
 // target (cancelled, or replaced by another) is an error.
 func waitMoves(ctx context.Context, c *kit.Ctx, cl *kgo.Client, moves []assignment, what string) error {
 	last := -1
-	start := time.Now()
-	seen := map[string]bool{} // seen under way or complete
+	differs := map[string]time.Time{} // since when each move looks like none
 	for {
 		sts, err := moveStatus(ctx, cl, moves)
 		if err != nil {
@@ -460,16 +501,18 @@ func waitMoves(ctx context.Context, c *kit.Ctx, cl *kgo.Client, moves []assignme
 		done := 0
 		for _, st := range sts {
 			key := fmt.Sprintf("%s/%d", st.Topic, st.Partition)
-			switch st.Status {
-			case "complete":
-				done++
-				seen[key] = true
-			case "in_progress":
-				seen[key] = true
-			case "differs":
-				if seen[key] || time.Since(start) > startGrace {
-					return fmt.Errorf("%s is on %v, not moving to %v: cancelled or changed meanwhile", key, st.Replicas, st.Target)
+			if st.Status != "differs" {
+				delete(differs, key)
+				if st.Status == "complete" {
+					done++
 				}
+				continue
+			}
+			since, ok := differs[key]
+			if !ok {
+				differs[key] = time.Now()
+			} else if time.Since(since) > differGrace {
+				return fmt.Errorf("%s is on %v, not moving to %v: cancelled or changed meanwhile", key, st.Replicas, st.Target)
 			}
 		}
 		if done != last {
@@ -496,7 +539,7 @@ type balanceOutput struct {
 
 // balance prints (and with execute starts) a plan spreading the replicas
 // and preferred leaders of every topic over the brokers Metadata lists.
-func balance(ctx context.Context, c *kit.Ctx, cl *kgo.Client, execute, wait bool) int {
+func balance(ctx context.Context, c *kit.Ctx, cl *kgo.Client, execute, wait bool, throttle int64) int {
 	current, brokers, err := currentAssignments(ctx, cl)
 	if err != nil {
 		return c.Fail(err)
@@ -505,12 +548,12 @@ func balance(ctx context.Context, c *kit.Ctx, cl *kgo.Client, execute, wait bool
 	out := balanceOutput{Current: toPlan(assignmentsOf(current, proposed)), Proposed: toPlan(proposed)}
 	code := kit.ExitOK
 	if execute && len(proposed) > 0 {
-		if out.Results, err = startMoves(ctx, cl, proposed); err != nil {
+		if out.Results, err = startThrottledMoves(ctx, cl, current, proposed, throttle); err != nil {
 			return c.Fail(err)
 		}
 		code = resultsCode(out.Results)
 		if code == kit.ExitOK && wait {
-			if err := waitMoves(ctx, c, cl, proposed, "reassign"); err != nil {
+			if err := waitThrottledMoves(ctx, c, cl, current, proposed, throttle, "reassign"); err != nil {
 				return c.Fail(err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/broker/brokertest"
@@ -115,6 +116,45 @@ func TestClusterReassign(t *testing.T) {
 	decode(t, ctltest.Must(t, tg, "", "cluster", "reassign", "--balance"), &proposed)
 	if len(proposed.Partitions) != 0 {
 		t.Fatalf("still unbalanced: %+v", proposed)
+	}
+
+	// --throttle: where the cluster has replication throttles (KIP-73),
+	// the move runs throttled and the throttles are gone once it is
+	// complete; where it refuses the rate keys, nothing moves and the
+	// refusal names the key.
+	rate := "10485760"
+	verr := alterOK(admin(t, tg).ValidateAlterBrokerConfigs(ctx(t), []kadm.AlterConfig{{Name: leaderRateKey, Value: &rate}}, 1))
+	before, _ := c.Image().Partition("cli", 0)
+	target := []int32{1, 3}
+	if slices.Equal(before.Replicas, target) {
+		target = []int32{2, 3}
+	}
+	throttled := filepath.Join(t.TempDir(), "throttled.json")
+	if err := writePlanFile(throttled, toPlan([]assignment{{Topic: "cli", Partition: 0, Replicas: target}})); err != nil {
+		t.Fatal(err)
+	}
+	r = ctltest.Run(t, tg, "", "cluster", "reassign", "--plan", throttled, "--throttle", rate, "--wait", "--timeout", "60s")
+	if verr != nil {
+		t.Logf("this cluster has no replication throttles (%v): the throttled move must not start", verr)
+		if r.Code != 1 || !strings.Contains(r.Stderr, leaderRateKey) {
+			t.Fatalf("a refused throttle\n%s", r)
+		}
+		if p, _ := c.Image().Partition("cli", 0); !slices.Equal(p.Replicas, before.Replicas) || p.Reassigning() {
+			t.Fatalf("moved despite the refused throttle: %v, was %v", p.Replicas, before.Replicas)
+		}
+	} else {
+		if r.Code != 0 {
+			t.Fatalf("%s", r)
+		}
+		img := c.Image()
+		if p, _ := img.Partition("cli", 0); !slices.Equal(p.Replicas, target) {
+			t.Fatalf("replicas %v after the throttled move", p.Replicas)
+		}
+		for _, k := range []string{leaderReplicasKey, followerReplicasKey} {
+			if v, ok := img.TopicConfig("cli")[k]; ok {
+				t.Fatalf("%s=%s left on the topic after the move", k, v)
+			}
+		}
 	}
 
 	// decommission 3: nothing left on it; stopped and unregistered, the

@@ -115,3 +115,16 @@ func TestReadPlan(t *testing.T) {
 		}
 	}
 }
+
+func TestThrottlesFor(t *testing.T) {
+	current := []assignment{{Topic: "a", Partition: 0, Replicas: []int32{1, 2}}, {Topic: "a", Partition: 1, Replicas: []int32{2, 3}},
+		{Topic: "b", Partition: 0, Replicas: []int32{4}}}
+	moves := []assignment{{Topic: "a", Partition: 0, Replicas: []int32{2, 3}}, {Topic: "a", Partition: 1, Replicas: []int32{2, 4}},
+		{Topic: "b", Partition: 0, Replicas: []int32{4}}}
+	th := throttlesFor(current, moves)
+	// Leader throttles on every current replica of a moving partition,
+	// follower throttles on the added ones, rates on every broker involved.
+	if got := fmt.Sprint(th.Brokers, th.Leader, th.Follower); got != "[1 2 3 4] map[a:0:1,0:2,1:2,1:3 b:0:4] map[a:0:3,1:4]" {
+		t.Fatalf("%s", got)
+	}
+}
