@@ -28,8 +28,13 @@ func TestDecommissionUnderLoad(t *testing.T) {
 		numPartitions = 8
 		perPhase      = 500 // records acknowledged in each phase
 		// prefill records of about 1 KiB are acknowledged before the
-		// move, so it has data to copy.
-		prefill = 10000
+		// move, so it has data to copy; then the producer slows to
+		// loadInterval per record (about 200 KiB/s), below the throttle,
+		// so the moved replicas catch up.
+		prefill      = 10000
+		loadInterval = 5 * time.Millisecond
+		// throttle is the moves' replication throttle (--throttle).
+		throttle = 1 << 20
 	)
 	nodes := newClusterNodes(t, 4,
 		"default.replication.factor=3",
@@ -85,7 +90,10 @@ func TestDecommissionUnderLoad(t *testing.T) {
 			default:
 			}
 			led.produce(ctx, prod, i)
-			if i%10 == 9 {
+			switch {
+			case i >= prefill:
+				time.Sleep(loadInterval)
+			case i%10 == 9:
 				time.Sleep(time.Millisecond)
 			}
 		}
@@ -93,13 +101,21 @@ func TestDecommissionUnderLoad(t *testing.T) {
 	led.waitAcked(t, prefill, 60*time.Second)
 	onDisk := dirBytes(t, nodes[3].logDir, topic+"-")
 
-	// The operator's command, as a user runs it.
+	// The operator's command, as a user runs it, throttled (KIP-73); the
+	// destination brokers' throttled follower byte rate is sampled while
+	// it runs.
 	cmd := exec.CommandContext(ctx, straitBin, "cluster", "decommission", "4", "--json", "--timeout", "90s",
-		"--brokers", strings.Join(first3, ","))
+		"--throttle", fmt.Sprint(throttle), "--brokers", strings.Join(first3, ","))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	began := time.Now()
-	if err := cmd.Run(); err != nil {
+	sampled := make(chan map[int32][]float64, 1)
+	stopSampling := make(chan struct{})
+	go func() { sampled <- sampleFollowerRates(nodes[:3], stopSampling) }()
+	err := cmd.Run()
+	close(stopSampling)
+	rates := <-sampled
+	if err != nil {
 		t.Fatalf("strait cluster decommission 4: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
 	}
 	var res struct {
@@ -110,10 +126,23 @@ func TestDecommissionUnderLoad(t *testing.T) {
 		t.Fatalf("decommission output %q (%v)\nstderr:\n%s", out.String(), err, errb.String())
 	}
 	took := time.Since(began)
-	t.Logf("decommission moved %d partitions (%.1f MiB on node 4 when it began) in %v, %.1f MiB/s; progress:\n%s",
-		len(res.Moves), float64(onDisk)/(1<<20), took.Round(time.Millisecond), float64(onDisk)/(1<<20)/took.Seconds(), errb.String())
+	// The copy is spread over the three other brokers, each fetching its
+	// share under its own follower throttle.
+	perBroker := float64(onDisk) / 3 / took.Seconds()
+	t.Logf("decommission moved %d partitions (%.1f MiB on node 4 when it began) in %v: %.2f MiB/s per destination broker, %.0f%% of the throttle; progress:\n%s",
+		len(res.Moves), float64(onDisk)/(1<<20), took.Round(time.Millisecond), perBroker/(1<<20), 100*perBroker/throttle, errb.String())
+	for _, cn := range nodes[:3] {
+		t.Logf("node %d throttled follower byte rate while moving (throttle %.1f MiB/s): %s", cn.id,
+			float64(throttle)/(1<<20), summarizeRates(rates[cn.id], throttle))
+	}
 	if on := onNode4(); len(on) != 0 {
 		t.Fatalf("replicas left on node 4 after decommission: %v", on)
+	}
+	// The throttles are gone once the moves are complete.
+	for _, cn := range nodes[:3] {
+		if v, ok, err := scrapeMetric(cn.ports.metrics, `strait_replication_throttled_rate_limit{side="follower"}`); err != nil || ok {
+			t.Fatalf("node %d still throttled after the decommission: %v %v", cn.id, v, err)
+		}
 	}
 	led.waitAcked(t, led.nacked.Load()+perPhase, 30*time.Second)
 
@@ -180,4 +209,41 @@ func dirBytes(t *testing.T, dir, prefix string) int64 {
 		}
 	}
 	return total
+}
+
+// sampleFollowerRates reads each node's throttled follower byte rate every
+// 250 ms until stop closes.
+func sampleFollowerRates(nodes []*clusterNode, stop <-chan struct{}) map[int32][]float64 {
+	out := map[int32][]float64{}
+	for {
+		for _, cn := range nodes {
+			if v, ok, err := scrapeMetric(cn.ports.metrics, `strait_replication_throttled_byte_rate{side="follower"}`); err == nil && ok {
+				out[cn.id] = append(out[cn.id], v)
+			}
+		}
+		select {
+		case <-stop:
+			return out
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// summarizeRates is the peak and the mean of the non-zero samples, each
+// as a fraction of the throttle.
+func summarizeRates(samples []float64, throttle float64) string {
+	var peak, sum float64
+	n := 0
+	for _, v := range samples {
+		peak = max(peak, v)
+		if v > 0 {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return "no throttled bytes sampled"
+	}
+	return fmt.Sprintf("peak %.2f MiB/s (%.0f%% of it), mean of %d non-zero samples %.2f MiB/s (%.0f%%)",
+		peak/(1<<20), 100*peak/throttle, n, sum/float64(n)/(1<<20), 100*sum/float64(n)/throttle)
 }
