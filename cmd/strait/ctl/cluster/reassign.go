@@ -460,9 +460,20 @@ func verifyPlan(ctx context.Context, c *kit.Ctx, cl *kgo.Client, plan *reassignP
 	}
 	if code == kit.ExitOK {
 		// As kafka-reassign-partitions.sh --verify: once every move is
-		// complete, no throttle of theirs is left on the plan's topics
-		// and brokers. A cluster that refuses the keys has none set.
-		if err := clearThrottles(ctx, cl, throttlesFor(nil, moves)); err != nil {
+		// complete, no throttle is left on the plan's topics nor on any
+		// broker (a broker the moves left held throttles too). A cluster
+		// that refuses the keys has none set.
+		th := throttlesFor(nil, moves)
+		_, brokers, err := currentAssignments(ctx, cl, planTopics(moves)...)
+		if err == nil {
+			for _, b := range brokers {
+				if !slices.Contains(th.Brokers, b) {
+					th.Brokers = append(th.Brokers, b)
+				}
+			}
+			err = clearThrottles(ctx, cl, th)
+		}
+		if err != nil {
 			fmt.Fprintf(c.Stderr, "strait %s: the moves are complete; throttles not cleared: %v\n", c.Cmd, err)
 		}
 	}

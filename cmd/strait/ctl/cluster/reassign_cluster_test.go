@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/broker/brokertest"
 	"github.com/strait-io/strait/cmd/strait/ctl/ctltest"
+	"github.com/strait-io/strait/raftmeta"
 )
 
 // TestClusterReassign drives `strait cluster reassign` and `decommission`
@@ -118,12 +118,10 @@ func TestClusterReassign(t *testing.T) {
 		t.Fatalf("still unbalanced: %+v", proposed)
 	}
 
-	// --throttle: where the cluster has replication throttles (KIP-73),
-	// the move runs throttled and the throttles are gone once it is
-	// complete; where it refuses the rate keys, nothing moves and the
-	// refusal names the key.
-	rate := "10485760"
-	verr := alterOK(admin(t, tg).ValidateAlterBrokerConfigs(ctx(t), []kadm.AlterConfig{{Name: leaderRateKey, Value: &rate}}, 1))
+	// --throttle (KIP-73): the throttles are set before the move starts:
+	// the rate on every broker involved, leader throttles on the current
+	// replicas, follower throttles on the added one; --verify clears them
+	// once the move is complete.
 	before, _ := c.Image().Partition("cli", 0)
 	target := []int32{1, 3}
 	if slices.Equal(before.Replicas, target) {
@@ -133,27 +131,33 @@ func TestClusterReassign(t *testing.T) {
 	if err := writePlanFile(throttled, toPlan([]assignment{{Topic: "cli", Partition: 0, Replicas: target}})); err != nil {
 		t.Fatal(err)
 	}
-	r = ctltest.Run(t, tg, "", "cluster", "reassign", "--plan", throttled, "--throttle", rate, "--wait", "--timeout", "60s")
-	if verr != nil {
-		t.Logf("this cluster has no replication throttles (%v): the throttled move must not start", verr)
-		if r.Code != 1 || !strings.Contains(r.Stderr, leaderRateKey) {
-			t.Fatalf("a refused throttle\n%s", r)
+	ctltest.Must(t, tg, "", "cluster", "reassign", "--plan", throttled, "--throttle", "10485760")
+	th := throttlesFor([]assignment{{Topic: "cli", Partition: 0, Replicas: before.Replicas}}, []assignment{{Topic: "cli", Partition: 0, Replicas: target}})
+	img := c.Image()
+	if got := img.TopicConfig("cli"); got[leaderReplicasKey] != th.Leader["cli"] || got[followerReplicasKey] != th.Follower["cli"] {
+		t.Fatalf("topic throttles %v, want leader %q follower %q", got, th.Leader["cli"], th.Follower["cli"])
+	}
+	for _, id := range th.Brokers {
+		if got := img.Configs[raftmeta.ConfigResource{Type: raftmeta.ConfigResourceBroker, Name: fmt.Sprint(id)}]; got[leaderRateKey] != "10485760" || got[followerRateKey] != "10485760" {
+			t.Fatalf("broker %d configs %v, want both rates 10485760", id, got)
 		}
-		if p, _ := c.Image().Partition("cli", 0); !slices.Equal(p.Replicas, before.Replicas) || p.Reassigning() {
-			t.Fatalf("moved despite the refused throttle: %v, was %v", p.Replicas, before.Replicas)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for ctltest.Run(t, tg, "", "cluster", "reassign", "--plan", throttled, "--verify").Code != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the throttled move did not complete within 30s")
 		}
-	} else {
-		if r.Code != 0 {
-			t.Fatalf("%s", r)
+		time.Sleep(200 * time.Millisecond)
+	}
+	img = c.Image()
+	for _, k := range []string{leaderReplicasKey, followerReplicasKey} {
+		if v, ok := img.TopicConfig("cli")[k]; ok {
+			t.Fatalf("%s=%s left on the topic after --verify", k, v)
 		}
-		img := c.Image()
-		if p, _ := img.Partition("cli", 0); !slices.Equal(p.Replicas, target) {
-			t.Fatalf("replicas %v after the throttled move", p.Replicas)
-		}
-		for _, k := range []string{leaderReplicasKey, followerReplicasKey} {
-			if v, ok := img.TopicConfig("cli")[k]; ok {
-				t.Fatalf("%s=%s left on the topic after the move", k, v)
-			}
+	}
+	for _, id := range th.Brokers {
+		if got := img.Configs[raftmeta.ConfigResource{Type: raftmeta.ConfigResourceBroker, Name: fmt.Sprint(id)}]; got[leaderRateKey] != "" || got[followerRateKey] != "" {
+			t.Fatalf("broker %d still throttled after --verify: %v", id, got)
 		}
 	}
 
