@@ -23,19 +23,25 @@ import (
 // (KIP-455 reassignments, waiting until done), node 4 is stopped and then
 // unregistered; every acknowledged record is in the log exactly once.
 func TestDecommissionUnderLoad(t *testing.T) {
+	decommissionUnderLoad(t, 10000, 1<<20)
+}
+
+// decommissionUnderLoad runs the test with prefill records of about 1 KiB
+// acknowledged before the move, so it has data to copy, and the moves
+// throttled at throttle bytes/s (--throttle).
+func decommissionUnderLoad(t *testing.T, prefill int, throttle float64) {
 	const (
 		topic         = "decommission"
 		numPartitions = 8
 		perPhase      = 500 // records acknowledged in each phase
-		// prefill records of about 1 KiB are acknowledged before the
-		// move, so it has data to copy; then the producer slows to
-		// loadInterval per record (about 200 KiB/s), below the throttle,
-		// so the moved replicas catch up.
-		prefill      = 10000
+		// After the prefill the producer slows to loadInterval per
+		// record (about 200 KiB/s), below the throttle, so the moved
+		// replicas catch up.
 		loadInterval = 5 * time.Millisecond
-		// throttle is the moves' replication throttle (--throttle).
-		throttle = 1 << 20
 	)
+	// Budgets grow with the prefill: at least 10 MiB/s of acks=all RF=3
+	// writes and of throttled copying.
+	budget := time.Duration(prefill/10000+1) * 30 * time.Second
 	nodes := newClusterNodes(t, 4,
 		"default.replication.factor=3",
 		"min.insync.replicas=2",
@@ -43,7 +49,7 @@ func TestDecommissionUnderLoad(t *testing.T) {
 		"broker.session.timeout.ms=3000",
 		"broker.heartbeat.interval.ms=300",
 	)
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second+3*budget)
 	defer cancel()
 	for _, cn := range nodes {
 		cn.launch()
@@ -98,14 +104,14 @@ func TestDecommissionUnderLoad(t *testing.T) {
 			}
 		}
 	}()
-	led.waitAcked(t, prefill, 60*time.Second)
+	led.waitAcked(t, int64(prefill), budget)
 	onDisk := dirBytes(t, nodes[3].logDir, topic+"-")
 
 	// The operator's command, as a user runs it, throttled (KIP-73); the
 	// destination brokers' throttled follower byte rate is sampled while
 	// it runs.
-	cmd := exec.CommandContext(ctx, straitBin, "cluster", "decommission", "4", "--json", "--timeout", "90s",
-		"--throttle", fmt.Sprint(throttle), "--brokers", strings.Join(first3, ","))
+	cmd := exec.CommandContext(ctx, straitBin, "cluster", "decommission", "4", "--json", "--timeout", fmt.Sprint(budget+60*time.Second),
+		"--throttle", fmt.Sprint(int64(throttle)), "--brokers", strings.Join(first3, ","))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	began := time.Now()
@@ -133,7 +139,7 @@ func TestDecommissionUnderLoad(t *testing.T) {
 		len(res.Moves), float64(onDisk)/(1<<20), took.Round(time.Millisecond), perBroker/(1<<20), 100*perBroker/throttle, errb.String())
 	for _, cn := range nodes[:3] {
 		t.Logf("node %d throttled follower byte rate while moving (throttle %.1f MiB/s): %s", cn.id,
-			float64(throttle)/(1<<20), summarizeRates(rates[cn.id], throttle))
+			throttle/(1<<20), summarizeRates(rates[cn.id], throttle))
 	}
 	if on := onNode4(); len(on) != 0 {
 		t.Fatalf("replicas left on node 4 after decommission: %v", on)
@@ -229,21 +235,24 @@ func sampleFollowerRates(nodes []*clusterNode, stop <-chan struct{}) map[int32][
 	}
 }
 
-// summarizeRates is the peak and the mean of the non-zero samples, each
-// as a fraction of the throttle.
+// summarizeRates is the peak, the mean and the median of the non-zero
+// samples, each also as a fraction of the throttle. The median is the
+// settled rate: the sensor lets a first window's worth through at once.
 func summarizeRates(samples []float64, throttle float64) string {
+	var nonZero []float64
 	var peak, sum float64
-	n := 0
 	for _, v := range samples {
 		peak = max(peak, v)
 		if v > 0 {
+			nonZero = append(nonZero, v)
 			sum += v
-			n++
 		}
 	}
-	if n == 0 {
+	if len(nonZero) == 0 {
 		return "no throttled bytes sampled"
 	}
-	return fmt.Sprintf("peak %.2f MiB/s (%.0f%% of it), mean of %d non-zero samples %.2f MiB/s (%.0f%%)",
-		peak/(1<<20), 100*peak/throttle, n, sum/float64(n)/(1<<20), 100*sum/float64(n)/throttle)
+	slices.Sort(nonZero)
+	n, med := float64(len(nonZero)), nonZero[len(nonZero)/2]
+	return fmt.Sprintf("peak %.2f MiB/s (%.0f%%), mean of %d non-zero samples %.2f MiB/s (%.0f%%), median %.2f MiB/s (%.0f%%)",
+		peak/(1<<20), 100*peak/throttle, len(nonZero), sum/n/(1<<20), 100*sum/n/throttle, med/(1<<20), 100*med/throttle)
 }
