@@ -35,6 +35,7 @@ func (n *Node) services() wire.Services {
 		// listener serves them.
 		ShareCoordinator: n.shares,
 		Mirror:           mirrorService{n},
+		Quorum:           quorumService{n},
 		ShareGroups:      n.shareGroupService(),
 		Reassignments:    reassignService{n},
 	}

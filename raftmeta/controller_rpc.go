@@ -19,6 +19,9 @@ import (
 // ctrlrpc.ForwardID) is carried out once however often it is retried
 // (controller_forwarded.go).
 func (c *Controller) ServeControllerRequest(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	if resp := c.serveQuorumRequest(ctx, req); resp != nil {
+		return resp, nil
+	}
 	if id, ok := ctrlrpc.ForwardIDFrom(ctx); ok {
 		return c.serveForwarded(ctx, id, req)
 	}
