@@ -3,7 +3,10 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,7 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strait-io/strait/broker"
 	"github.com/strait-io/strait/broker/brokertest"
+	"github.com/strait-io/strait/raftmeta"
 )
 
 // describeQuorum sends DescribeQuorum v2 for __cluster_metadata-0 to node
@@ -44,11 +49,11 @@ func replicaIDs(rs []kmsg.DescribeQuorumResponseTopicPartitionReplicaState) []in
 	return ids
 }
 
-// voterChange sends AddRaftVoter (add) or RemoveRaftVoter for node id to
-// node via and returns the error code and message.
-func voterChange(ctx context.Context, t testing.TB, cl *kgo.Client, via int32, add bool, id int32, listener *kmsg.DescribeQuorumResponseNodeListener) (int16, string) {
+// voterChange sends AddRaftVoter (add) or RemoveRaftVoter for node id
+// with metadata directory dir to node via and returns the error code and
+// message.
+func voterChange(ctx context.Context, t testing.TB, cl *kgo.Client, via int32, add bool, id int32, dir [16]byte, listener *kmsg.DescribeQuorumResponseNodeListener) (int16, string) {
 	t.Helper()
-	dir := [16]byte{0x51, byte(id)} // any directory id but zero (raft keeps none)
 	var code int16
 	var msg *string
 	if add {
@@ -71,6 +76,26 @@ func voterChange(ctx context.Context, t testing.TB, cl *kgo.Client, via int32, a
 		return code, ""
 	}
 	return code, *msg
+}
+
+// metaDirectoryID is the directory.id in b's meta.properties.
+func metaDirectoryID(t testing.TB, b *brokertest.Broker) [16]byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(b.Dir(), broker.MetaPropertiesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "directory.id="); ok {
+			id, err := raftmeta.ParseUuid(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+	}
+	t.Fatalf("no directory.id in %s's meta.properties", b.Dir())
+	return [16]byte{}
 }
 
 // controllerListener is node id's listener in a DescribeQuorum v2
@@ -113,7 +138,12 @@ func TestClusterQuorumReconfiguration(t *testing.T) {
 		t.Fatalf("quorum before: leader %d epoch %d hw %d voters %v observers %v; want leader %d, voters [1 2 3], observers [4]",
 			st.LeaderID, st.LeaderEpoch, st.HighWatermark, replicaIDs(st.CurrentVoters), replicaIDs(st.Observers), ctrl)
 	}
+	dirs := map[int32][16]byte{}
 	for _, r := range append(st.CurrentVoters, st.Observers...) {
+		dirs[r.ReplicaID] = r.ReplicaDirectoryID
+		if want := metaDirectoryID(t, c.Node(r.ReplicaID)); r.ReplicaDirectoryID != want {
+			t.Errorf("replica %d: directory id %s, meta.properties says %s", r.ReplicaID, raftmeta.Uuid(r.ReplicaDirectoryID), raftmeta.Uuid(want))
+		}
 		if r.LogEndOffset < 1 || r.LogEndOffset > st.HighWatermark+1000 || r.LastFetchTimestamp <= 0 || r.LastCaughtUpTimestamp <= 0 {
 			t.Errorf("replica %d: log end %d (hw %d), last fetch %d, caught up %d", r.ReplicaID, r.LogEndOffset, st.HighWatermark, r.LastFetchTimestamp, r.LastCaughtUpTimestamp)
 		}
@@ -133,14 +163,24 @@ func TestClusterQuorumReconfiguration(t *testing.T) {
 
 	// Refusals first: nothing changes.
 	notCtrl := int32(4)
-	if code, msg := voterChange(ctx, t, cl, notCtrl, true, 4, nil); code != kerr.InvalidRequest.Code {
-		t.Errorf("AddRaftVoter without the CONTROLLER listener: %v (%s), want INVALID_REQUEST", kerr.ErrorForCode(code), msg)
-	}
-	if code, msg := voterChange(ctx, t, cl, notCtrl, true, 2, controllerListener(t, resp, 2)); code != kerr.DuplicateVoter.Code {
-		t.Errorf("AddRaftVoter of voter 2: %v (%s), want DUPLICATE_VOTER", kerr.ErrorForCode(code), msg)
-	}
-	if code, msg := voterChange(ctx, t, cl, notCtrl, false, 9, nil); code != kerr.VoterNotFound.Code {
-		t.Errorf("RemoveRaftVoter of node 9: %v (%s), want VOTER_NOT_FOUND", kerr.ErrorForCode(code), msg)
+	otherDir := [16]byte{0x51}
+	for _, r := range []struct {
+		what     string
+		add      bool
+		id       int32
+		dir      [16]byte
+		listener *kmsg.DescribeQuorumResponseNodeListener
+		want     *kerr.Error
+	}{
+		{"AddRaftVoter without the CONTROLLER listener", true, 4, dirs[4], nil, kerr.InvalidRequest},
+		{"AddRaftVoter of voter 2", true, 2, dirs[2], controllerListener(t, resp, 2), kerr.DuplicateVoter},
+		{"AddRaftVoter of node 4 with another directory", true, 4, otherDir, observer, kerr.RequestTimedOut},
+		{"RemoveRaftVoter of node 9", false, 9, otherDir, nil, kerr.VoterNotFound},
+		{"RemoveRaftVoter of voter 2 with another directory", false, 2, otherDir, nil, kerr.VoterNotFound},
+	} {
+		if code, msg := voterChange(ctx, t, cl, notCtrl, r.add, r.id, r.dir, r.listener); code != r.want.Code {
+			t.Errorf("%s: %v (%s), want %v", r.what, kerr.ErrorForCode(code), msg, r.want)
+		}
 	}
 
 	// Add node 4, through a node that is not the controller.
@@ -149,11 +189,11 @@ func TestClusterQuorumReconfiguration(t *testing.T) {
 		via = 2
 	}
 	added := time.Now()
-	if code, msg := voterChange(ctx, t, cl, via, true, 4, observer); code != 0 {
+	if code, msg := voterChange(ctx, t, cl, via, true, 4, dirs[4], observer); code != 0 {
 		t.Fatalf("AddRaftVoter 4: %v (%s)", kerr.ErrorForCode(code), msg)
 	}
 	t.Logf("node 4 added to the voters in %v", time.Since(added).Round(time.Millisecond))
-	if code, msg := voterChange(ctx, t, cl, via, true, 4, observer); code != kerr.DuplicateVoter.Code {
+	if code, msg := voterChange(ctx, t, cl, via, true, 4, dirs[4], observer); code != kerr.DuplicateVoter.Code {
 		t.Errorf("AddRaftVoter 4 again: %v (%s), want DUPLICATE_VOTER", kerr.ErrorForCode(code), msg)
 	}
 	_, st = describeQuorum(ctx, t, cl, via)
@@ -164,7 +204,7 @@ func TestClusterQuorumReconfiguration(t *testing.T) {
 	// Remove the active controller: it hands the leadership on.
 	victim := c.Controller()
 	removed := time.Now()
-	if code, msg := voterChange(ctx, t, cl, 4, false, victim, nil); code != 0 {
+	if code, msg := voterChange(ctx, t, cl, 4, false, victim, dirs[victim], nil); code != 0 {
 		t.Fatalf("RemoveRaftVoter %d: %v (%s)", victim, kerr.ErrorForCode(code), msg)
 	}
 	t.Logf("node %d removed from the voters in %v", victim, time.Since(removed).Round(time.Millisecond))

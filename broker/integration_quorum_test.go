@@ -43,6 +43,9 @@ func TestQuorumAPIsSingleNode(t *testing.T) {
 		if self := p.CurrentVoters[0]; self.LogEndOffset < p.HighWatermark {
 			t.Errorf("v%d: the leader's log end %d is behind the high watermark %d", v, self.LogEndOffset, p.HighWatermark)
 		}
+		if got, want := p.CurrentVoters[0].ReplicaDirectoryID, metaDirectoryID(t, b); v >= 2 && got != want {
+			t.Errorf("v%d: voter directory id %x, meta.properties says %x", v, got, want)
+		}
 		if got := p.CurrentVoters[0].LastFetchTimestamp; v >= 1 && got <= 0 {
 			t.Errorf("v%d: leader's last fetch timestamp %d", v, got)
 		}
@@ -106,10 +109,10 @@ func TestQuorumAPIsSingleNode(t *testing.T) {
 		}
 	}
 	// Node 2 does not exist, so it follows no log: not caught up.
-	if code, msg := voterChange(ctx, t, cl, 1, true, 2, listener); code != kerr.RequestTimedOut.Code {
+	if code, msg := voterChange(ctx, t, cl, 1, true, 2, [16]byte{7}, listener); code != kerr.RequestTimedOut.Code {
 		t.Errorf("AddRaftVoter of a node that is no observer: %v (%s), want REQUEST_TIMED_OUT", kerr.ErrorForCode(code), msg)
 	}
-	if code, msg := voterChange(ctx, t, cl, 1, false, 1, nil); code != kerr.VoterNotFound.Code {
+	if code, msg := voterChange(ctx, t, cl, 1, false, 1, metaDirectoryID(t, b), nil); code != kerr.VoterNotFound.Code {
 		t.Errorf("RemoveRaftVoter of the last voter: %v (%s), want VOTER_NOT_FOUND", kerr.ErrorForCode(code), msg)
 	}
 	if _, st := describeQuorum(ctx, t, cl, 1); len(st.CurrentVoters) != 1 {

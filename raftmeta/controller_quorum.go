@@ -16,19 +16,21 @@ import (
 // (quorum_describe.go, quorum_membership.go; tests' logs need not).
 type quorumMembership interface {
 	describeQuorum(ctx context.Context) (QuorumState, error)
-	addVoter(ctx context.Context, id int32, addr string) error
-	removeVoter(ctx context.Context, id int32) error
+	addVoter(ctx context.Context, id int32, dir Uuid, addr string) error
+	removeVoter(ctx context.Context, id int32, dir Uuid) error
 	controllerListenerName() string
 }
 
 func (l quorumLog) describeQuorum(ctx context.Context) (QuorumState, error) {
 	return l.q.DescribeQuorum(ctx)
 }
-func (l quorumLog) addVoter(ctx context.Context, id int32, addr string) error {
-	return l.q.AddVoter(ctx, id, addr)
+func (l quorumLog) addVoter(ctx context.Context, id int32, dir Uuid, addr string) error {
+	return l.q.AddVoter(ctx, id, dir, addr)
 }
-func (l quorumLog) removeVoter(ctx context.Context, id int32) error { return l.q.RemoveVoter(ctx, id) }
-func (l quorumLog) controllerListenerName() string                  { return l.q.cfg.ControllerListenerName }
+func (l quorumLog) removeVoter(ctx context.Context, id int32, dir Uuid) error {
+	return l.q.RemoveVoter(ctx, id, dir)
+}
+func (l quorumLog) controllerListenerName() string { return l.q.cfg.ControllerListenerName }
 
 // serveQuorumRequest answers DescribeQuorum, AddRaftVoter and
 // RemoveRaftVoter (KafkaRaftClient's handlers), nil for another request.
@@ -110,8 +112,7 @@ func (c *Controller) DescribeQuorum(ctx context.Context, req *kmsg.DescribeQuoru
 	return resp
 }
 
-// replicaStates converts replicas to DescribeQuorum's form; the directory
-// ids stay zero (see QuorumReplica).
+// replicaStates converts replicas to DescribeQuorum's form.
 func replicaStates(reps []QuorumReplica) []kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
 	ms := func(t time.Time) int64 {
 		if t.IsZero() {
@@ -122,7 +123,7 @@ func replicaStates(reps []QuorumReplica) []kmsg.DescribeQuorumResponseTopicParti
 	out := make([]kmsg.DescribeQuorumResponseTopicPartitionReplicaState, 0, len(reps))
 	for _, r := range reps {
 		s := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
-		s.ReplicaID, s.LogEndOffset = r.ID, r.LogEndOffset
+		s.ReplicaID, s.ReplicaDirectoryID, s.LogEndOffset = r.ID, r.DirectoryID, r.LogEndOffset
 		s.LastFetchTimestamp, s.LastCaughtUpTimestamp = ms(r.LastFetch), ms(r.LastCaughtUp)
 		out = append(out, s)
 	}
@@ -180,15 +181,15 @@ func (c *Controller) changeVoters(ctx context.Context, clusterID *string, id int
 
 // AddRaftVoter: v0-1 (KIP-853). The new voter is a node that follows the
 // metadata log as an observer (a broker-only node) and is caught up, at
-// the address of its CONTROLLER listener in the request. Its directory id
-// is checked to be set, not matched: raft keeps no directory ids.
+// the address of its CONTROLLER listener in the request, with the
+// directory id its broker registered.
 func (c *Controller) AddRaftVoter(ctx context.Context, req *kmsg.AddRaftVoterRequest) *kmsg.AddRaftVoterResponse {
 	resp := req.ResponseKind().(*kmsg.AddRaftVoterResponse)
 	resp.ErrorCode, resp.ErrorMessage = c.changeVoters(ctx, req.ClusterID, req.VoterID, req.VoterDirectoryID, req.TimeoutMillis,
 		func(ctx context.Context, m quorumMembership) error {
 			for _, l := range req.Listeners {
 				if l.Name == m.controllerListenerName() {
-					return m.addVoter(ctx, req.VoterID, net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))))
+					return m.addVoter(ctx, req.VoterID, req.VoterDirectoryID, net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))))
 				}
 			}
 			return voterChangeErr(kerr.InvalidRequest, "Add voter request didn't include the endpoint for the default listener %s", m.controllerListenerName())
@@ -200,6 +201,8 @@ func (c *Controller) AddRaftVoter(ctx context.Context, req *kmsg.AddRaftVoterReq
 func (c *Controller) RemoveRaftVoter(ctx context.Context, req *kmsg.RemoveRaftVoterRequest) *kmsg.RemoveRaftVoterResponse {
 	resp := req.ResponseKind().(*kmsg.RemoveRaftVoterResponse)
 	resp.ErrorCode, resp.ErrorMessage = c.changeVoters(ctx, req.ClusterID, req.VoterID, req.VoterDirectoryID, 0,
-		func(ctx context.Context, m quorumMembership) error { return m.removeVoter(ctx, req.VoterID) })
+		func(ctx context.Context, m quorumMembership) error {
+			return m.removeVoter(ctx, req.VoterID, req.VoterDirectoryID)
+		})
 	return resp
 }

@@ -90,6 +90,8 @@ type Broker struct {
 	// IncarnationID identifies the broker process that registered; a
 	// restarted broker registers again with a new one.
 	IncarnationID Uuid
+	// LogDirs are the ids of its log directories (RegisterBrokerRecord).
+	LogDirs []Uuid
 }
 
 // Endpoint is one advertised listener of a broker.

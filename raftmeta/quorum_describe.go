@@ -30,6 +30,9 @@ const (
 // controller sees it.
 type QuorumReplica struct {
 	ID int32
+	// DirectoryID is the node's metadata directory id, as its broker
+	// registered it (zero when unknown).
+	DirectoryID Uuid
 	// Addr is the replica's raft (CONTROLLER) address.
 	Addr string
 	// LogEndOffset is -1 when the leader has not heard from the replica in
@@ -74,12 +77,13 @@ func (q *Quorum) DescribeQuorum(ctx context.Context) (QuorumState, error) {
 	}
 	now := q.cfg.Clock.Now()
 	leaderEnd := int64(r.LastIndex())
+	img := q.fsm.Image()
 	for _, s := range cf.Configuration().Servers {
 		id, err := strconv.ParseInt(string(s.ID), 10, 32)
 		if err != nil {
 			continue // not a server Strait added
 		}
-		rep := QuorumReplica{ID: int32(id), Addr: string(s.Address), LogEndOffset: -1}
+		rep := QuorumReplica{ID: int32(id), DirectoryID: metadataDirectoryID(img, int32(id)), Addr: string(s.Address), LogEndOffset: -1}
 		if int32(id) == q.cfg.NodeID {
 			rep.LogEndOffset, rep.LastFetch, rep.LastCaughtUp = leaderEnd, now, now
 		} else if p, ok := q.progress.get(s.ID); ok {
@@ -95,6 +99,15 @@ func (q *Quorum) DescribeQuorum(ctx context.Context) (QuorumState, error) {
 	slices.SortFunc(st.Voters, byID)
 	slices.SortFunc(st.Observers, byID)
 	return st, nil
+}
+
+// metadataDirectoryID is node id's metadata directory id: the first log
+// directory its broker registered (zero when unknown).
+func metadataDirectoryID(img *Image, id int32) Uuid {
+	if b, ok := img.Brokers[id]; ok && len(b.LogDirs) > 0 {
+		return b.LogDirs[0]
+	}
+	return Uuid{}
 }
 
 // splitAddr splits a raft address into host and port (0 when it has

@@ -73,12 +73,12 @@ func (q *Quorum) voterChange(ctx context.Context) (*raft.Raft, raft.Configuratio
 	return r, cf.Configuration(), cf.Index(), release, nil
 }
 
-// AddVoter makes node id a voter at addr ("" keeps the address raft has
-// for it). The node must follow the log already, as an observer (a raft
-// non-voter), caught up with the leader. It returns once the new
-// configuration is committed, a *VoterChangeError when refused, or
-// ErrNotController.
-func (q *Quorum) AddVoter(ctx context.Context, id int32, addr string) error {
+// AddVoter makes node id, whose metadata directory is dir, a voter at addr
+// ("" keeps the address raft has for it). The node must follow the log
+// already, as an observer (a raft non-voter), caught up with the leader.
+// It returns once the new configuration is committed, a
+// *VoterChangeError when refused, or ErrNotController.
+func (q *Quorum) AddVoter(ctx context.Context, id int32, dir Uuid, addr string) error {
 	r, conf, index, release, err := q.voterChange(ctx)
 	if err != nil {
 		return err
@@ -101,6 +101,11 @@ func (q *Quorum) AddVoter(ctx context.Context, id int32, addr string) error {
 		}
 		addr = string(observer.Address)
 	}
+	if known := metadataDirectoryID(q.fsm.Image(), id); observer != nil && !known.IsZero() && known != dir {
+		// KRaft knows observers by id and directory id: this one is
+		// not among them.
+		return voterChangeErr(kerr.RequestTimedOut, "Aborted add voter operation for %d: its metadata directory is %s, not %s", id, known, dir)
+	}
 	p, ok := q.progress.get(sid)
 	now := q.cfg.Clock.Now()
 	if observer == nil || !ok || now.Sub(p.LastFetch) > voterCaughtUpWithin || now.Sub(p.LastCaughtUp) > voterCaughtUpWithin {
@@ -110,13 +115,14 @@ func (q *Quorum) AddVoter(ctx context.Context, id int32, addr string) error {
 	return q.voterChangeResult(ctx, r.AddVoter(sid, raft.ServerAddress(addr), index, timeoutOf(ctx)))
 }
 
-// RemoveVoter takes node id out of the voter set. A node still registered
+// RemoveVoter takes node id, whose metadata directory is dir, out of the
+// voter set. A node still registered
 // as a broker stays as an observer, so its broker keeps following the
 // metadata (a removed KRaft voter goes on fetching as an observer); any
 // other leaves the configuration. The leader removing itself hands the
 // leadership on once the change commits (raft steps down, as KRaft's
 // leader resigns).
-func (q *Quorum) RemoveVoter(ctx context.Context, id int32) error {
+func (q *Quorum) RemoveVoter(ctx context.Context, id int32, dir Uuid) error {
 	r, conf, index, release, err := q.voterChange(ctx)
 	if err != nil {
 		return err
@@ -128,8 +134,9 @@ func (q *Quorum) RemoveVoter(ctx context.Context, id int32) error {
 	for _, v := range voters {
 		found = found || v == id
 	}
-	if !found || len(voters) == 1 {
-		return voterChangeErr(kerr.VoterNotFound, "Cannot remove voter %d from the set of voters %v", id, voters)
+	known := metadataDirectoryID(q.fsm.Image(), id)
+	if !found || len(voters) == 1 || !known.IsZero() && known != dir {
+		return voterChangeErr(kerr.VoterNotFound, "Cannot remove voter %d (directory %s) from the set of voters %v", id, dir, voters)
 	}
 	var f raft.IndexFuture
 	if _, registered := q.fsm.Image().Brokers[id]; registered {

@@ -15,7 +15,12 @@ func (r *RegisterBrokerRecord) appendTo(b []byte) []byte {
 		b = appendString(b, e.SecurityProtocol)
 	}
 	b = appendString(b, r.Rack)
-	return appendBool(b, r.Fenced)
+	b = appendBool(b, r.Fenced)
+	b = appendInt(b, int64(len(r.LogDirs)))
+	for _, d := range r.LogDirs {
+		b = appendUuid(b, d)
+	}
+	return b
 }
 
 func (r *FenceBrokerRecord) appendTo(b []byte) []byte {
@@ -107,6 +112,19 @@ func decodeFields(t RecordType, v int8, d *decoder) Record {
 		}
 		r.Rack = d.string()
 		r.Fenced = d.bool()
+		if v >= 1 {
+			n := d.varint()
+			if n < 0 || n > int64(len(d.b))/16 {
+				d.fail("log dir count %d", n)
+				return nil
+			}
+			if n > 0 {
+				r.LogDirs = make([]Uuid, n)
+			}
+			for i := range r.LogDirs {
+				r.LogDirs[i] = d.uuid()
+			}
+		}
 		return r
 	case FenceBrokerRecordType:
 		return &FenceBrokerRecord{ID: d.int32(), Epoch: d.int64()}

@@ -100,6 +100,11 @@ type RegisterBrokerRecord struct {
 	EndPoints     []Endpoint
 	Rack          string
 	Fenced        bool
+	// LogDirs are the ids of the broker's log directories (meta.properties
+	// directory.id; Kafka's RegisterBrokerRecord v3+), from version 1. The
+	// first holds the metadata log: its id is the node's directory id as a
+	// member of the quorum (KIP-853).
+	LogDirs []Uuid
 }
 
 // FenceBrokerRecord fences a broker at the given epoch: it stays registered
@@ -233,7 +238,7 @@ func (*RemoveAccessControlEntryRecord) Type() RecordType {
 
 // Every record is at version 0 of Strait's encoding; a field added later
 // bumps the version of that record and decode keeps reading the old ones.
-func (*RegisterBrokerRecord) Version() int8           { return 0 }
+func (*RegisterBrokerRecord) Version() int8           { return 1 }
 func (*FenceBrokerRecord) Version() int8              { return 0 }
 func (*UnfenceBrokerRecord) Version() int8            { return 0 }
 func (*TopicRecord) Version() int8                    { return 0 }
@@ -246,7 +251,7 @@ func (*RemoveAccessControlEntryRecord) Version() int8 { return 0 }
 
 // maxRecordVersion is the newest version decode understands per type.
 var maxRecordVersion = map[RecordType]int8{
-	RegisterBrokerRecordType:            0,
+	RegisterBrokerRecordType:            1, // v1: LogDirs
 	TopicRecordType:                     0,
 	PartitionRecordType:                 1,
 	ConfigRecordType:                    0,

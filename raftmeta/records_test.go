@@ -19,7 +19,7 @@ func sampleRecords() []Record {
 				{Listener: "PLAINTEXT", SecurityProtocol: "PLAINTEXT", Host: "127.0.0.1", Port: 9092},
 				{Listener: "SSL", SecurityProtocol: "SSL", Host: "h", Port: 9093},
 			},
-			Rack: "r1", Fenced: true,
+			Rack: "r1", Fenced: true, LogDirs: []Uuid{{4, 4}, {5, 5}},
 		},
 		&FenceBrokerRecord{ID: 3, Epoch: 77},
 		&UnfenceBrokerRecord{ID: 3, Epoch: 78},

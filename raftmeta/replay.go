@@ -158,6 +158,7 @@ func (b *builder) registerBroker(r *RegisterBrokerRecord) error {
 		Endpoints:     slices.Clone(r.EndPoints),
 		Rack:          r.Rack,
 		Fenced:        r.Fenced,
+		LogDirs:       slices.Clone(r.LogDirs),
 	}
 	// Amending a registration (same incarnation and epoch) keeps the
 	// controlled shutdown under way, as Kafka's amended record copies it.

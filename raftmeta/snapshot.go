@@ -85,6 +85,7 @@ func ImageRecords(img *Image) []Record {
 			EndPoints:     br.Endpoints,
 			Rack:          br.Rack,
 			Fenced:        br.Fenced,
+			LogDirs:       br.LogDirs,
 		})
 		if br.InControlledShutdown {
 			out = append(out, &BrokerRegistrationChangeRecord{BrokerID: br.ID, BrokerEpoch: br.Epoch, InControlledShutdown: 1})

@@ -19,7 +19,8 @@ import (
 //
 // Version notes:
 // * v1: last fetch and caught-up timestamps (KIP-836)
-// * v2: error messages, replica directory ids (zero: raft keeps none) and
+// * v2: error messages, replica directory ids (the metadata directory's
+//   meta.properties directory.id, as the node's broker registered it) and
 //   the members' CONTROLLER listeners (KIP-853)
 
 func init() {

@@ -14,7 +14,8 @@ import (
 //   voter set is committed (KIP-853; raft's AddVoter). REQUEST_TIMED_OUT
 //   when another change is under way or the node lags, DUPLICATE_VOTER
 //   when it votes already, INVALID_REQUEST without a directory id or the
-//   CONTROLLER listener.
+//   CONTROLLER listener; REQUEST_TIMED_OUT too for a directory id other
+//   than the one the node registered (KRaft knows no such observer).
 // * ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 //
 // Version notes:

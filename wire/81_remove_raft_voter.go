@@ -13,8 +13,8 @@ import (
 //   set is committed (KIP-853). A node still registered as a broker stays
 //   an observer, so it keeps following the metadata log; a leader removing
 //   itself hands the leadership on. VOTER_NOT_FOUND for a node that is not
-//   a voter (or the last one), REQUEST_TIMED_OUT while another change is
-//   under way.
+//   a voter with that directory id (or the last one), REQUEST_TIMED_OUT
+//   while another change is under way.
 // * ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 
 func init() {

@@ -1,7 +1,9 @@
 // Package cluster is `strait cluster`: the cluster's brokers and
 // controller, its health, and broker configs (rpk cluster info|health|config
 // over public Kafka APIs only: Metadata, DescribeConfigs,
-// IncrementalAlterConfigs), so it works against any Kafka cluster.
+// IncrementalAlterConfigs), so it works against any Kafka cluster; and the
+// metadata quorum (kafka-metadata-quorum's describe, add-controller and
+// remove-controller over DescribeQuorum, AddRaftVoter and RemoveRaftVoter).
 package cluster
 
 import "github.com/strait-io/strait/cmd/strait/ctl/kit"
@@ -10,7 +12,7 @@ import "github.com/strait-io/strait/cmd/strait/ctl/kit"
 func Group() *kit.Group {
 	return &kit.Group{
 		Name:    "cluster",
-		Summary: "the cluster's brokers, health and broker configs",
+		Summary: "the cluster's brokers, health, broker configs and metadata quorum",
 		Help: `health exits 1 while the cluster is unhealthy (offline, leaderless,
 under-replicated or under-min-ISR partitions, or a replica on a broker that
 is down), so scripts can wait for a healthy cluster:
@@ -23,7 +25,12 @@ cluster-wide default (the resource named '', as kafka-configs
 reassign moves replicas as kafka-reassign-partitions.sh does (KIP-455),
 with its JSON plans; decommission moves every replica off a broker and
 waits. A move copies the partition to its new replicas: give it time
-with --timeout (30s by default).`,
-		Commands: []*kit.Command{infoCommand(), healthCommand(), configCommand(), reassignCommand(), decommissionCommand()},
+with --timeout (30s by default).
+
+quorum add-voter N makes node N, which follows the metadata log as an
+observer (a process.roles=broker node), a voter of the quorum; remove-voter
+N takes a voter out (it stays an observer, and may then stop). One change
+at a time; the directory id and listener default to what describe shows.`,
+		Commands: []*kit.Command{infoCommand(), healthCommand(), configCommand(), reassignCommand(), decommissionCommand(), quorumCommand()},
 	}
 }
