@@ -201,8 +201,11 @@ func TestClusterQuorumReconfiguration(t *testing.T) {
 		t.Fatalf("after adding 4: voters %v observers %v", replicaIDs(st.CurrentVoters), replicaIDs(st.Observers))
 	}
 
-	// Remove the active controller: it hands the leadership on.
+	// Remove the active controller: it hands the leadership on. The high
+	// watermark the next leader reports is not below the last one's.
 	victim := c.Controller()
+	_, st = describeQuorum(ctx, t, cl, via)
+	hwAtRemoval := st.HighWatermark
 	removed := time.Now()
 	if code, msg := voterChange(ctx, t, cl, 4, false, victim, dirs[victim], nil); code != 0 {
 		t.Fatalf("RemoveRaftVoter %d: %v (%s)", victim, kerr.ErrorForCode(code), msg)
@@ -220,6 +223,9 @@ func TestClusterQuorumReconfiguration(t *testing.T) {
 	})
 	if !slices.Equal(replicaIDs(st.CurrentVoters), rest) || !slices.Equal(replicaIDs(st.Observers), []int32{victim}) {
 		t.Fatalf("after removing %d: voters %v observers %v, want voters %v", victim, replicaIDs(st.CurrentVoters), replicaIDs(st.Observers), rest)
+	}
+	if st.HighWatermark < hwAtRemoval {
+		t.Errorf("high watermark %d under leader %d, %d under leader %d before", st.HighWatermark, st.LeaderID, hwAtRemoval, victim)
 	}
 
 	// The removed node follows the metadata log as an observer.
