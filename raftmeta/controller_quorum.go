@@ -166,6 +166,11 @@ func (c *Controller) changeVoters(ctx context.Context, clusterID *string, id int
 	if id < 0 || Uuid(dir).IsZero() {
 		return kerr.InvalidRequest.Code, kmsg.StringPtr("The request didn't include a valid voter: it needs the voter's id and directory id")
 	}
+	if level := c.log.Image().FeatureLevel(FeatureKRaftVersion); level < 1 {
+		// AddVoterHandler and RemoveVoterHandler: a static quorum
+		// (kraft.version 0) is not reconfigured until it is upgraded.
+		return kerr.UnsupportedVersion.Code, kmsg.StringPtr(fmt.Sprintf("Cluster doesn't support changing the voters because the %s feature is %d", FeatureKRaftVersion, level))
+	}
 	m, ok := c.log.(quorumMembership)
 	if !ok {
 		return kerr.NotController.Code, nil

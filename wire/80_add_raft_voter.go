@@ -16,6 +16,8 @@ import (
 //   when it votes already, INVALID_REQUEST without a directory id or the
 //   CONTROLLER listener; REQUEST_TIMED_OUT too for a directory id other
 //   than the one the node registered (KRaft knows no such observer).
+// * UNSUPPORTED_VERSION while kraft.version is 0 (a static quorum; a new
+//   cluster starts at 1).
 // * ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 //
 // Version notes:

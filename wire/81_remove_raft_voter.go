@@ -15,6 +15,7 @@ import (
 //   itself hands the leadership on. VOTER_NOT_FOUND for a node that is not
 //   a voter with that directory id (or the last one), REQUEST_TIMED_OUT
 //   while another change is under way.
+// * UNSUPPORTED_VERSION while kraft.version is 0, as AddRaftVoter.
 // * ALTER on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 
 func init() {
