@@ -157,6 +157,7 @@ func (n *Node) joinCluster(ctx context.Context) error {
 		ControllerAddr:         n.quorum.Addr(),
 		ControllerListenerName: controllerListenerName(cfg),
 		Rack:                   cfg.BrokerRack,
+		LogDirs:                n.logDirIDs(),
 		Channel:                n.ctrlClient,
 		MetadataOffset:         func() int64 { return int64(n.quorum.Image().Offset) },
 		HeartbeatInterval:      time.Duration(cfg.Cluster.BrokerHeartbeatIntervalMs) * time.Millisecond,

@@ -820,6 +820,47 @@ func TestACLEveryAPI(t *testing.T) {
 			r.Topics, r.TimeoutMillis = append(r.Topics, et), 5000
 			return r
 		}, func(r kmsg.Response) int16 { return r.(*kmsg.ElectLeadersResponse).ErrorCode }, clusterAuth},
+		{"AlterPartitionReassignments", func() kmsg.Request {
+			r := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+			rt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+			rt.Topic = "orders"
+			rt.Partitions = append(rt.Partitions, kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()) // a cancel
+			r.Topics = append(r.Topics, rt)
+			return r
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.AlterPartitionAssignmentsResponse).Topics[0].Partitions[0].ErrorCode
+		}, clusterAuth},
+		{"ListPartitionReassignments", func() kmsg.Request { return kmsg.NewPtrListPartitionReassignmentsRequest() },
+			func(r kmsg.Response) int16 { return r.(*kmsg.ListPartitionReassignmentsResponse).ErrorCode }, clusterAuth},
+		{"UnregisterBroker", func() kmsg.Request {
+			r := kmsg.NewPtrUnregisterBrokerRequest()
+			r.BrokerID = 99
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.UnregisterBrokerResponse).ErrorCode }, clusterAuth},
+		// DESCRIBE on the cluster for DescribeQuorum, ALTER for the voter
+		// changes (ControllerApis); the admin then gets the quorum's own
+		// answers (described; 1 votes already; 9 is no voter).
+		{"DescribeQuorum", func() kmsg.Request {
+			r := kmsg.NewPtrDescribeQuorumRequest()
+			rt := kmsg.NewDescribeQuorumRequestTopic()
+			rt.Topic = "__cluster_metadata"
+			rt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+			r.Topics = append(r.Topics, rt)
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.DescribeQuorumResponse).ErrorCode }, clusterAuth},
+		{"AddRaftVoter", func() kmsg.Request {
+			r := kmsg.NewPtrAddRaftVoterRequest()
+			r.VoterID, r.VoterDirectoryID = 1, [16]byte{1}
+			l := kmsg.NewAddRaftVoterRequestListener()
+			l.Name, l.Host, l.Port = "CONTROLLER", "127.0.0.1", 9
+			r.Listeners = append(r.Listeners, l)
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.AddRaftVoterResponse).ErrorCode }, clusterAuth},
+		{"RemoveRaftVoter", func() kmsg.Request {
+			r := kmsg.NewPtrRemoveRaftVoterRequest()
+			r.VoterID, r.VoterDirectoryID = 9, [16]byte{1}
+			return r
+		}, func(r kmsg.Response) int16 { return r.(*kmsg.RemoveRaftVoterResponse).ErrorCode }, clusterAuth},
 		{"ShareGroupHeartbeat", func() kmsg.Request {
 			r := kmsg.NewPtrShareGroupHeartbeatRequest()
 			r.GroupID, r.MemberID, r.SubscribedTopicNames = "sg", "m-share-member-000001", []string{"orders"}

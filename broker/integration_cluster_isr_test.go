@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -201,40 +200,8 @@ func testControlledShutdown(ctx context.Context, t *testing.T, c *brokertest.Clu
 		t.Fatalf("node %d leads %v of %s, want %d partitions", victim, preferred, topic, numPartitions/4)
 	}
 
-	prod := c.Client(t, kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.MaxBufferedRecords(200))
-	var (
-		mu    sync.Mutex
-		acked []string
-		errs  []error
-		wg    sync.WaitGroup
-	)
-	stop := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			v := fmt.Sprintf("r-%d", i)
-			prod.Produce(ctx, &kgo.Record{Value: []byte(v)}, func(r *kgo.Record, err error) {
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					errs = append(errs, fmt.Errorf("%s: %w", r.Value, err))
-					return
-				}
-				acked = append(acked, string(r.Value))
-			})
-			if i%20 == 19 {
-				time.Sleep(5 * time.Millisecond)
-			}
-		}
-	}()
-	ackedNow := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
+	prod := startCountedProducer(ctx, t, c, topic, "r")
+	ackedNow := prod.Acked
 	c.WaitFor(t, 10*time.Second, "500 acknowledged records", func() bool { return ackedNow() >= 500 })
 
 	stopped := time.Now()
@@ -254,17 +221,10 @@ func testControlledShutdown(ctx context.Context, t *testing.T, c *brokertest.Clu
 	atStop := ackedNow()
 	c.WaitFor(t, 10*time.Second, "300 more acknowledged records", func() bool { return ackedNow() >= atStop+300 })
 	t.Logf("300 records acknowledged %v after the stop", time.Since(stopped).Round(time.Millisecond))
-	close(stop)
-	wg.Wait()
-	if err := prod.Flush(ctx); err != nil {
-		t.Fatalf("flush: %v", err)
-	}
-	mu.Lock()
+	want, errs := prod.Stop(ctx, t)
 	if len(errs) > 0 {
 		t.Errorf("the producer saw %d failed records during the controlled shutdown, first: %v", len(errs), errs[0])
 	}
-	want := slices.Clone(acked)
-	mu.Unlock()
 
 	// Every acknowledged record is there, once.
 	got := consumeAllOf(ctx, t, c, topic)

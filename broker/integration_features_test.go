@@ -117,8 +117,8 @@ func TestUpdateFeatures(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	const wantSupported = "eligible.leader.replicas.version=0-0 group.version=0-1 kraft.version=0-0 metadata.version=25-25 share.version=1-1 transaction.version=0-0 "
-	const bootstrapped = "group.version=1 metadata.version=25 share.version=1 "
+	const wantSupported = "eligible.leader.replicas.version=0-0 group.version=0-1 kraft.version=0-1 metadata.version=25-25 share.version=1-1 transaction.version=0-0 "
+	const bootstrapped = "group.version=1 kraft.version=1 metadata.version=25 share.version=1 "
 	for _, id := range c.Running() {
 		if s, f := featuresSeen(t, cl, id); s != wantSupported || f != bootstrapped {
 			t.Fatalf("node %d: supported %q finalized %q,\nwant %q and %q", id, s, f, wantSupported, bootstrapped)
@@ -140,6 +140,8 @@ func TestUpdateFeatures(t *testing.T) {
 		{"metadata.version", 24, safe, "Invalid update version 24 for feature metadata.version. Local controller %d only supports versions 25-25"},
 		{"share.version", 2, upgrade, "Invalid update version 2 for feature share.version. Local controller %d only supports versions 1-1"},
 		{"eligible.leader.replicas.version", 1, upgrade, "Invalid update version 1 for feature eligible.leader.replicas.version. Local controller %d does not support this feature."},
+		{"kraft.version", 2, upgrade, "Invalid update version 2 for feature kraft.version. Local controller %d only supports versions 0-1"},
+		{"kraft.version", 0, safe, "Invalid update version 0 for feature kraft.version. Downgrading kraft.version is not supported."},
 		{"streams.version", 1, upgrade, "Invalid update version 1 for feature streams.version. Local controller %d does not support this feature."},
 		{"group.version", 0, upgrade, "Invalid update version 0 for feature group.version. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade."},
 		{"group.version", -1, safe, "Invalid update version -1 for feature group.version. A feature version cannot be less than 0."},
@@ -163,7 +165,7 @@ func TestUpdateFeatures(t *testing.T) {
 	}
 	waitFeatureLevel(t, c, "group.version", 0)
 	for _, id := range c.Running() {
-		if _, f := featuresSeen(t, cl, id); f != "metadata.version=25 share.version=1 " {
+		if _, f := featuresSeen(t, cl, id); f != "kraft.version=1 metadata.version=25 share.version=1 " {
 			t.Errorf("node %d after the downgrade: finalized %q", id, f)
 		}
 		if got := kafkaGoKeys(t, c.Node(id).Addr(), 57, 68, 69, 75, 94); got != "57:0-2 68:- 69:- 75:0-0 94:-" {

@@ -103,6 +103,7 @@ func TestMirrorCluster(t *testing.T) {
 				t.Fatalf("LocalOnly answers described %d partitions, want 6", total)
 			}
 		}},
+		{"ReassignMirrorPartition", func(t *testing.T) { testReassignMirrorPartition(ctx, t, src, c, cl) }},
 		{"StatesRouted", func(t *testing.T) {
 			img := c.Node(via).Node().Image()
 			coord := coordinatorOf(t, img, "m", "plain", 0)

@@ -35,7 +35,9 @@ func (n *Node) services() wire.Services {
 		// listener serves them.
 		ShareCoordinator: n.shares,
 		Mirror:           mirrorService{n},
+		Quorum:           quorumService{n},
 		ShareGroups:      n.shareGroupService(),
+		Reassignments:    reassignService{n},
 	}
 	if n.sharePartitions != nil {
 		svc.Share = n.sharePartitions

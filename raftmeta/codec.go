@@ -99,7 +99,7 @@ func DecodeRecord(b []byte) (Record, error) {
 	if v < 0 || v > maxV {
 		return nil, fmt.Errorf("%w: %s version %d not supported (max %d)", ErrCorruptBatch, t, v, maxV)
 	}
-	r := decodeFields(t, &d)
+	r := decodeFields(t, v, &d)
 	if d.err != nil {
 		return nil, fmt.Errorf("%s: %w", t, d.err)
 	}

@@ -34,6 +34,11 @@ const leaderRecoveryRecovering int8 = 1
 //     partition epoch +1, leader and leader epoch unchanged. The answer
 //     carries the resulting state (also for a request that changes
 //     nothing).
+//   - An ISR holding every target replica of a reassignment completes it
+//     in the same record (partition_reassign.go). If that moves the
+//     leadership away from the requester, the record is written and the
+//     answer is NEW_LEADER_ELECTED (FENCED_LEADER_EPOCH up to v1), as
+//     Kafka's.
 func (c *replicationControl) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
 	var stale bool
@@ -72,6 +77,14 @@ func (c *replicationControl) AlterPartition(ctx context.Context, req *kmsg.Alter
 				}
 				if rec != nil {
 					records = append(records, rec)
+					if rec.Leader != NoLeaderChange && rec.Leader != req.BrokerID {
+						// The change completed a reassignment that moved
+						// the leadership away: the record is written, and
+						// the leader learns it lost the partition.
+						sp.ErrorCode = leaderMovedCode(req.Version)
+						st.Partitions = append(st.Partitions, sp)
+						continue
+					}
 					p = p.apply(rec)
 				}
 				sp.LeaderID = p.Leader
@@ -149,4 +162,13 @@ func (c *replicationControl) alterPartition(img *Image, req *kmsg.AlterPartition
 		pc.election = electUnclean
 	}
 	return p, pc.build(), nil
+}
+
+// leaderMovedCode is the AlterPartition error of a change that elected
+// another leader.
+func leaderMovedCode(version int16) int16 {
+	if version > 1 {
+		return kerr.NewLeaderElected.Code
+	}
+	return kerr.FencedLeaderEpoch.Code
 }

@@ -76,6 +76,10 @@ func (c *clusterControl) BrokerRegistration(ctx context.Context, req *kmsg.Broke
 	if req.Rack != nil {
 		rack = *req.Rack
 	}
+	var logDirs []Uuid
+	for _, d := range req.LogDirs {
+		logDirs = append(logDirs, Uuid(d))
+	}
 	if !c.log.IsLeader() {
 		return fail(kerr.NotController)
 	}
@@ -102,13 +106,13 @@ func (c *clusterControl) BrokerRegistration(ctx context.Context, req *kmsg.Broke
 		cur, ok := img.Brokers[req.BrokerID]
 		if ok && cur.IncarnationID == inc {
 			s.touch(req.BrokerID, cur.Fenced, s.get(req.BrokerID).metadataOffset)
-			if slices.Equal(cur.Endpoints, endpoints) && cur.Rack == rack {
+			if slices.Equal(cur.Endpoints, endpoints) && cur.Rack == rack && slices.Equal(cur.LogDirs, logDirs) {
 				return nil
 			}
 			c.logger.Info("amending broker registration", "broker", req.BrokerID, "epoch", cur.Epoch)
 			return []Record{&RegisterBrokerRecord{
 				BrokerID: req.BrokerID, IncarnationID: inc, BrokerEpoch: cur.Epoch,
-				EndPoints: endpoints, Rack: rack, Fenced: cur.Fenced,
+				EndPoints: endpoints, Rack: rack, Fenced: cur.Fenced, LogDirs: logDirs,
 			}}
 		}
 		var records []Record
@@ -120,7 +124,7 @@ func (c *clusterControl) BrokerRegistration(ctx context.Context, req *kmsg.Broke
 		s.register(req.BrokerID)
 		return append(records, &RegisterBrokerRecord{
 			BrokerID: req.BrokerID, IncarnationID: inc, BrokerEpoch: AssignedBrokerEpoch,
-			EndPoints: endpoints, Rack: rack, Fenced: true,
+			EndPoints: endpoints, Rack: rack, Fenced: true, LogDirs: logDirs,
 		})
 	})
 	if err != nil {

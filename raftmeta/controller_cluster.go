@@ -47,6 +47,7 @@ func (c *clusterControl) RegisterBroker(ctx context.Context, b Broker) error {
 			EndPoints:     slices.Clone(b.Endpoints),
 			Rack:          b.Rack,
 			Fenced:        b.Fenced,
+			LogDirs:       slices.Clone(b.LogDirs),
 		}}
 	})
 	if err == nil {

@@ -134,5 +134,10 @@ func (c featureControl) refuseFeatureUpdate(img *Image, name string, level int16
 	if level > current && upgradeType != upgradeTypeUpgrade {
 		return "Can't downgrade to a newer version."
 	}
+	if name == FeatureKRaftVersion && level < current {
+		// A dynamic voter set cannot become static again (Kafka
+		// upgrades kraft.version only).
+		return "Downgrading kraft.version is not supported."
+	}
 	return ""
 }

@@ -73,7 +73,7 @@ func TestUpdateFeaturesController(t *testing.T) {
 // and a level this node does not support is refused on replay.
 func TestFeatureLevelsReplay(t *testing.T) {
 	img := EmptyImage()
-	if got := img.FinalizedFeatures(); !maps.Equal(got, map[string]int16{FeatureMetadataVersion: MetadataVersion4_0IV3, FeatureGroup: 1, FeatureShare: 1}) {
+	if got := img.FinalizedFeatures(); !maps.Equal(got, map[string]int16{FeatureMetadataVersion: MetadataVersion4_0IV3, FeatureKRaftVersion: 1, FeatureGroup: 1, FeatureShare: 1}) {
 		t.Fatalf("bootstrap levels %v", got)
 	}
 	b := newBuilder(img, 1)

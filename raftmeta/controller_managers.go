@@ -151,6 +151,18 @@ func (c *Controller) ElectUncleanLeaders(ctx context.Context) (int, error) {
 	return c.replication.ElectUncleanLeaders(ctx)
 }
 
+// AlterPartitionReassignments is
+// replicationControl.AlterPartitionReassignments (controller_reassign.go).
+func (c *Controller) AlterPartitionReassignments(ctx context.Context, req *kmsg.AlterPartitionAssignmentsRequest) *kmsg.AlterPartitionAssignmentsResponse {
+	return c.replication.AlterPartitionReassignments(ctx, req)
+}
+
+// UnregisterBroker is clusterControl.UnregisterBroker
+// (controller_unregister.go).
+func (c *Controller) UnregisterBroker(ctx context.Context, req *kmsg.UnregisterBrokerRequest) *kmsg.UnregisterBrokerResponse {
+	return c.cluster.UnregisterBroker(ctx, req)
+}
+
 // RebalanceLeaders is replicationControl.RebalanceLeaders.
 func (c *Controller) RebalanceLeaders(ctx context.Context) (int, error) {
 	return c.replication.RebalanceLeaders(ctx)

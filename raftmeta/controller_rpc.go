@@ -19,6 +19,9 @@ import (
 // ctrlrpc.ForwardID) is carried out once however often it is retried
 // (controller_forwarded.go).
 func (c *Controller) ServeControllerRequest(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	if resp := c.serveQuorumRequest(ctx, req); resp != nil {
+		return resp, nil
+	}
 	if id, ok := ctrlrpc.ForwardIDFrom(ctx); ok {
 		return c.serveForwarded(ctx, id, req)
 	}
@@ -58,6 +61,12 @@ func (c *Controller) serveRequest(ctx context.Context, req kmsg.Request) (kmsg.R
 		return c.AlterClientQuotas(ctx, req), nil
 	case *kmsg.UpdateFeaturesRequest:
 		return c.UpdateFeatures(ctx, req), nil
+	case *kmsg.AlterPartitionAssignmentsRequest:
+		return c.AlterPartitionReassignments(ctx, req), nil
+	case *kmsg.ListPartitionReassignmentsRequest:
+		return c.replication.ListPartitionReassignments(ctx, req), nil
+	case *kmsg.UnregisterBrokerRequest:
+		return c.UnregisterBroker(ctx, req), nil
 	}
 	// The KIP-1279 mirror RPCs (controller_mirrors.go).
 	if resp := c.serveMirrorRequest(ctx, req); resp != nil {

@@ -36,8 +36,11 @@ type FeatureRange struct{ Min, Max int16 }
 //   - metadata.version: 4.0-IV3 only. Strait's metadata records are its
 //     own, so no other level would mean anything, and Kafka refuses a
 //     downgrade that may lose metadata anyway.
-//   - kraft.version: 0, a static quorum (controller.quorum.voters); 1 is
-//     KIP-853's dynamic quorum.
+//   - kraft.version: 0-1. 1 is KIP-853's dynamic quorum, which Strait's
+//     raft quorum is from the start (AddRaftVoter and RemoveRaftVoter,
+//     quorum_membership.go): a new cluster starts at 1. At 0 (a static
+//     quorum, set explicitly) the voter changes answer UNSUPPORTED_VERSION,
+//     as Kafka's, until kafka-features upgrades it; it is never downgraded.
 //   - transaction.version: 0 only. Level 1 writes flexible
 //     __transaction_state values and level 2 is KIP-890 part 2 (EndTxn v5,
 //     Produce v12's implicit partition adds), which the coordinator does
@@ -52,7 +55,7 @@ type FeatureRange struct{ Min, Max int16 }
 //     leader replicas (KIP-966).
 var supportedFeatures = map[string]FeatureRange{
 	FeatureMetadataVersion: {MetadataVersion4_0IV3, MetadataVersion4_0IV3},
-	FeatureKRaftVersion:    {0, 0},
+	FeatureKRaftVersion:    {0, 1},
 	FeatureTransaction:     {0, 0},
 	FeatureGroup:           {0, 1},
 	FeatureShare:           {1, 1},
@@ -65,6 +68,7 @@ var supportedFeatures = map[string]FeatureRange{
 // writes; Strait keeps them here so that old logs stay readable).
 var bootstrapFeatureLevels = map[string]int16{
 	FeatureMetadataVersion: MetadataVersion4_0IV3,
+	FeatureKRaftVersion:    1,
 	FeatureGroup:           1,
 	FeatureShare:           1,
 }

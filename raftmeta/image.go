@@ -93,6 +93,8 @@ type Broker struct {
 	// IncarnationID identifies the broker process that registered; a
 	// restarted broker registers again with a new one.
 	IncarnationID Uuid
+	// LogDirs are the ids of its log directories (RegisterBrokerRecord).
+	LogDirs []Uuid
 }
 
 // Endpoint is one advertised listener of a broker.
@@ -121,6 +123,11 @@ type Partition struct {
 	Leader         int32 // -1 when offline
 	LeaderEpoch    int32
 	PartitionEpoch int32
+	// AddingReplicas and RemovingReplicas are those of an ongoing
+	// reassignment (KIP-455; partition_reassign.go), both members of
+	// Replicas; both empty when none is under way.
+	AddingReplicas   []int32
+	RemovingReplicas []int32
 }
 
 // ConfigResourceType mirrors Kafka's ConfigResource.Type codes as the

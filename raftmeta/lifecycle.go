@@ -39,6 +39,10 @@ type BrokerLifecycleConfig struct {
 	ControllerAddr         string
 	ControllerListenerName string
 	Rack                   string
+	// LogDirs are the ids of the log directories (meta.properties
+	// directory.id), the metadata log's first: registered, they give the
+	// node its directory id in the quorum (KIP-853).
+	LogDirs []Uuid
 	// Channel reaches the active controller (Quorum.NewClient).
 	Channel Sender
 	// MetadataOffset is the offset of the newest metadata image applied
@@ -141,6 +145,9 @@ func (l *BrokerLifecycle) registrationRequest() (*kmsg.BrokerRegistrationRequest
 	req.IncarnationID = l.cfg.IncarnationID
 	if l.cfg.Rack != "" {
 		req.Rack = kmsg.StringPtr(l.cfg.Rack)
+	}
+	for _, d := range l.cfg.LogDirs {
+		req.LogDirs = append(req.LogDirs, d)
 	}
 	for _, e := range l.cfg.Endpoints {
 		proto := SecurityProtocolID(e.SecurityProtocol)

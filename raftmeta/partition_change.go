@@ -18,9 +18,11 @@ const (
 )
 
 // partitionChange computes the PartitionChangeRecord that moves a partition
-// to a target ISR and elects its leader, Kafka's PartitionChangeBuilder
-// without reassignments and eligible leader replicas (KIP-966): it is a
-// pure function of the partition, the target and which brokers may lead.
+// to a target ISR and replica assignment and elects its leader, Kafka's
+// PartitionChangeBuilder without eligible leader replicas (KIP-966): it is
+// a pure function of the partition, the targets and which brokers may
+// lead. Like Kafka's, every change completes a reassignment whose target
+// ISR holds all its target replicas (completeReassignmentIfNeeded).
 type partitionChange struct {
 	p *Partition
 	// mayLead reports whether a broker may lead (registered, unfenced, not
@@ -35,14 +37,18 @@ type partitionChange struct {
 	targetISR []int32
 	// minLeaderEpoch is PartitionChangeRecord.MinLeaderEpoch (KIP-1279).
 	minLeaderEpoch int32
+	// targetReplicas, targetAdding and targetRemoving replace the
+	// partition's replicas and its reassignment's adding and removing
+	// replicas (KIP-455, partition_reassign.go); nil: unchanged.
+	targetReplicas, targetAdding, targetRemoving []int32
 }
 
 // electLeader returns the new leader (NoLeader if none) and whether the
 // election was unclean (PartitionChangeBuilder.electLeader).
-func (pc *partitionChange) electLeader(isr []int32) (int32, bool) {
+func (pc *partitionChange) electLeader(replicas, isr []int32) (int32, bool) {
 	valid := func(r int32) bool { return r >= 0 && slices.Contains(isr, r) && pc.mayLead(r) }
 	if pc.election == electPreferred {
-		if pref := pc.p.Replicas[0]; valid(pref) {
+		if pref := replicas[0]; valid(pref) {
 			return pref, false
 		}
 	}
@@ -50,13 +56,13 @@ func (pc *partitionChange) electLeader(isr []int32) (int32, bool) {
 		// The current leader meets every constraint: no change.
 		return pc.p.Leader, false
 	}
-	for _, r := range pc.p.Replicas {
+	for _, r := range replicas {
 		if valid(r) {
 			return r, false
 		}
 	}
 	if pc.election == electUnclean {
-		for _, r := range pc.p.Replicas {
+		for _, r := range replicas {
 			if pc.mayLead(r) {
 				return r, true
 			}
@@ -72,12 +78,16 @@ func (pc *partitionChange) build() *PartitionChangeRecord {
 	if pc.targetISR != nil {
 		target = pc.targetISR
 	}
+	ra := pc.reassignment()
+	if done, ok := ra.maybeComplete(target); ok {
+		ra, target = reassignment{replicas: done.replicas}, done.isr
+	}
 	rec := &PartitionChangeRecord{
 		PartitionID: pc.p.Index,
 		TopicID:     pc.p.TopicID,
 		Leader:      NoLeaderChange,
 	}
-	leader, unclean := pc.electLeader(target)
+	leader, unclean := pc.electLeader(ra.replicas, target)
 	if leader != pc.p.Leader {
 		rec.Leader = leader
 		if unclean {
@@ -85,13 +95,20 @@ func (pc *partitionChange) build() *PartitionChangeRecord {
 			rec.ISR = []int32{leader}
 		}
 	}
+	if rec.Leader == NoLeaderChange && !containsAll(ra.replicas, pc.p.Replicas) {
+		// A replica leaves the assignment: a new leader epoch fences it
+		// (triggerLeaderEpochBumpForReplicaReassignmentIfNeeded).
+		rec.Leader = pc.p.Leader
+	}
 	if rec.ISR == nil && len(target) > 0 && !slices.Equal(target, pc.p.ISR) {
 		rec.ISR = slices.Clone(target)
 	}
 	if pc.minLeaderEpoch > pc.p.LeaderEpoch {
 		rec.MinLeaderEpoch = pc.minLeaderEpoch
 	}
-	if rec.ISR == nil && rec.Leader == NoLeaderChange && rec.MinLeaderEpoch == 0 {
+	ra.setChanges(rec, pc.p)
+	if rec.ISR == nil && rec.Leader == NoLeaderChange && rec.MinLeaderEpoch == 0 &&
+		rec.Replicas == nil && rec.AddingReplicas == nil && rec.RemovingReplicas == nil {
 		return nil
 	}
 	return rec
@@ -106,6 +123,12 @@ func (p *Partition) apply(rec *PartitionChangeRecord) *Partition {
 	}
 	if rec.Replicas != nil {
 		np.Replicas = slices.Clone(rec.Replicas)
+	}
+	if rec.AddingReplicas != nil {
+		np.AddingReplicas = replicasOrNil(rec.AddingReplicas)
+	}
+	if rec.RemovingReplicas != nil {
+		np.RemovingReplicas = replicasOrNil(rec.RemovingReplicas)
 	}
 	bump := rec.MinLeaderEpoch > np.LeaderEpoch
 	if rec.Leader != NoLeaderChange {

@@ -51,6 +51,14 @@ type Quorum struct {
 	raft   atomic.Pointer[raft.Raft]
 	synced atomic.Uint64 // the term whose entries the FSM is known to have applied
 
+	// progress notes what the followers answer the leader
+	// (replica_progress.go); tracked is the transport raft uses, which
+	// feeds it. voterChanges holds the one voter change under way
+	// (quorum_membership.go).
+	progress     *progressTracker
+	tracked      raft.Transport
+	voterChanges chan struct{}
+
 	// commitNotices asks for a barrier after a committed write
 	// (commit_notice.go).
 	commitNotices chan struct{}
@@ -73,7 +81,8 @@ func Open(cfg Config) (*Quorum, error) {
 	}
 	logger := cfg.Logger.With("component", "raftmeta", "node", cfg.NodeID)
 	cfg.Logger = logger
-	q := &Quorum{cfg: cfg, hlog: newHclog(logger, hclogLevel(cfg.RaftLogLevel.Level())), commitNotices: make(chan struct{}, 1)}
+	q := &Quorum{cfg: cfg, hlog: newHclog(logger, hclogLevel(cfg.RaftLogLevel.Level())), commitNotices: make(chan struct{}, 1),
+		voterChanges: make(chan struct{}, 1)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -108,7 +117,7 @@ func Open(cfg Config) (*Quorum, error) {
 	}
 	q.fsm = NewFSM(q.cfg.ClusterID, logger)
 	q.ctrl = newController(&q.cfg, quorumLog{q}, logger)
-	ln, err := net.Listen("tcp", cfg.BindAddr)
+	ln, err := q.listen(cfg.BindAddr)
 	if err != nil {
 		return nil, fmt.Errorf("raftmeta: controller listener %s: %w", cfg.BindAddr, err)
 	}
@@ -131,6 +140,13 @@ func Open(cfg Config) (*Quorum, error) {
 		Timeout: 10 * time.Second,
 		Logger:  q.hlog.Named("transport"),
 	})
+	q.progress = newProgressTracker(cfg.Clock.Now, func() uint64 {
+		if r := q.raft.Load(); r != nil {
+			return r.LastIndex()
+		}
+		return 0
+	})
+	q.tracked = &progressTransport{NetworkTransport: q.trans, tracker: q.progress}
 	ok = true
 	return q, nil
 }
@@ -236,6 +252,11 @@ func (q *Quorum) Start(ctx context.Context) error {
 	rc.SnapshotInterval = q.cfg.SnapshotInterval
 	rc.TrailingLogs = q.cfg.TrailingLogs
 	rc.Logger = q.hlog.Named("raft")
+	// A voter taken out by RemoveRaftVoter stays a non-voter and follows
+	// the log (KRaft's removed voter goes on as an observer); raft would
+	// otherwise shut down a leader that removed itself, and its broker
+	// would lose the metadata.
+	rc.ShutdownOnRemove = false
 
 	has, err := raft.HasExistingState(q.store, q.store, q.snaps)
 	if err != nil {
@@ -244,11 +265,11 @@ func (q *Quorum) Start(ctx context.Context) error {
 	// Every voter bootstraps the same configuration; raft then elects. A
 	// non-voter starts empty and waits to be added.
 	if !has && q.cfg.IsVoter() {
-		if err := raft.BootstrapCluster(rc, q.store, q.store, q.snaps, q.trans, q.voterConfiguration()); err != nil {
+		if err := raft.BootstrapCluster(rc, q.store, q.store, q.snaps, q.tracked, q.voterConfiguration()); err != nil {
 			return fmt.Errorf("raftmeta: bootstrap: %w", err)
 		}
 	}
-	r, err := raft.NewRaft(rc, q.fsm, q.store, q.store, snapshotsOf(q.snaps, q.store), q.trans)
+	r, err := raft.NewRaft(rc, q.fsm, q.store, q.store, snapshotsOf(q.snaps, q.store), q.tracked)
 	if err != nil {
 		return fmt.Errorf("raftmeta: start raft: %w", err)
 	}
@@ -431,7 +452,13 @@ func (q *Quorum) LeaderID() int32 {
 // does nothing on a node that does not lead or has no other voter.
 func (q *Quorum) TransferLeadership(ctx context.Context) error {
 	r := q.raft.Load()
-	if r == nil || r.State() != raft.Leader || len(q.cfg.Voters) < 2 {
+	if r == nil || r.State() != raft.Leader {
+		return nil
+	}
+	// The voters are raft's, which AddRaftVoter and RemoveRaftVoter may
+	// have changed since controller.quorum.voters bootstrapped them.
+	cf := r.GetConfiguration()
+	if err := waitFuture(ctx, cf); err != nil || len(voterIDs(cf.Configuration())) < 2 {
 		return nil
 	}
 	if err := waitFuture(ctx, r.LeadershipTransfer()); err != nil {

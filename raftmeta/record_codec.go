@@ -15,7 +15,12 @@ func (r *RegisterBrokerRecord) appendTo(b []byte) []byte {
 		b = appendString(b, e.SecurityProtocol)
 	}
 	b = appendString(b, r.Rack)
-	return appendBool(b, r.Fenced)
+	b = appendBool(b, r.Fenced)
+	b = appendInt(b, int64(len(r.LogDirs)))
+	for _, d := range r.LogDirs {
+		b = appendUuid(b, d)
+	}
+	return b
 }
 
 func (r *FenceBrokerRecord) appendTo(b []byte) []byte {
@@ -44,7 +49,8 @@ func (r *PartitionRecord) appendTo(b []byte) []byte {
 	b = appendInt32s(b, r.ISR)
 	b = appendInt(b, int64(r.Leader))
 	b = appendInt(b, int64(r.LeaderEpoch))
-	return appendInt(b, int64(r.PartitionEpoch))
+	b = appendInt(b, int64(r.PartitionEpoch))
+	return appendReassigning(b, r.Version(), r.AddingReplicas, r.RemovingReplicas)
 }
 
 func (r *PartitionChangeRecord) appendTo(b []byte) []byte {
@@ -53,7 +59,8 @@ func (r *PartitionChangeRecord) appendTo(b []byte) []byte {
 	b = appendInt32s(b, r.ISR)
 	b = appendInt(b, int64(r.Leader))
 	b = appendInt32s(b, r.Replicas)
-	return appendInt(b, int64(r.MinLeaderEpoch))
+	b = appendInt(b, int64(r.MinLeaderEpoch))
+	return appendReassigning(b, r.Version(), r.AddingReplicas, r.RemovingReplicas)
 }
 
 func (r *RemoveTopicRecord) appendTo(b []byte) []byte { return appendUuid(b, r.TopicID) }
@@ -85,9 +92,9 @@ func (r *AccessControlEntryRecord) appendTo(b []byte) []byte {
 
 func (r *RemoveAccessControlEntryRecord) appendTo(b []byte) []byte { return appendUuid(b, r.ID) }
 
-// decodeFields reads the fields of a record of type t (a known type; the
-// version was checked by the caller).
-func decodeFields(t RecordType, d *decoder) Record {
+// decodeFields reads the fields of a record of type t at version v (a
+// known type; the version was checked by the caller).
+func decodeFields(t RecordType, v int8, d *decoder) Record {
 	switch t {
 	case RegisterBrokerRecordType:
 		r := &RegisterBrokerRecord{BrokerID: d.int32(), IncarnationID: d.uuid(), BrokerEpoch: d.int64()}
@@ -105,6 +112,19 @@ func decodeFields(t RecordType, d *decoder) Record {
 		}
 		r.Rack = d.string()
 		r.Fenced = d.bool()
+		if v >= 1 {
+			n := d.varint()
+			if n < 0 || n > int64(len(d.b))/16 {
+				d.fail("log dir count %d", n)
+				return nil
+			}
+			if n > 0 {
+				r.LogDirs = make([]Uuid, n)
+			}
+			for i := range r.LogDirs {
+				r.LogDirs[i] = d.uuid()
+			}
+		}
 		return r
 	case FenceBrokerRecordType:
 		return &FenceBrokerRecord{ID: d.int32(), Epoch: d.int64()}
@@ -115,7 +135,7 @@ func decodeFields(t RecordType, d *decoder) Record {
 	case TopicRecordType:
 		return &TopicRecord{Name: d.string(), TopicID: d.uuid()}
 	case PartitionRecordType:
-		return &PartitionRecord{
+		r := &PartitionRecord{
 			PartitionID:    d.int32(),
 			TopicID:        d.uuid(),
 			Replicas:       d.int32s(),
@@ -124,8 +144,10 @@ func decodeFields(t RecordType, d *decoder) Record {
 			LeaderEpoch:    d.int32(),
 			PartitionEpoch: d.int32(),
 		}
+		r.AddingReplicas, r.RemovingReplicas = decodeReassigning(d, v)
+		return r
 	case PartitionChangeRecordType:
-		return &PartitionChangeRecord{
+		r := &PartitionChangeRecord{
 			PartitionID:    d.int32(),
 			TopicID:        d.uuid(),
 			ISR:            d.int32s(),
@@ -133,6 +155,8 @@ func decodeFields(t RecordType, d *decoder) Record {
 			Replicas:       d.int32s(),
 			MinLeaderEpoch: d.int32(),
 		}
+		r.AddingReplicas, r.RemovingReplicas = decodeReassigning(d, v)
+		return r
 	case RemoveTopicRecordType:
 		return &RemoveTopicRecord{TopicID: d.uuid()}
 	case ConfigRecordType:
@@ -167,6 +191,8 @@ func decodeFields(t RecordType, d *decoder) Record {
 		return decodeForwardedRequest(d)
 	case FeatureLevelRecordType:
 		return decodeFeatureLevel(d)
+	case UnregisterBrokerRecordType:
+		return &UnregisterBrokerRecord{BrokerID: d.int32(), BrokerEpoch: d.int64()}
 	}
 	d.fail("unknown record type %d", uint8(t))
 	return nil

@@ -10,6 +10,7 @@ type RecordType uint8
 
 const (
 	RegisterBrokerRecordType           RecordType = 0
+	UnregisterBrokerRecordType         RecordType = 1
 	TopicRecordType                    RecordType = 2
 	PartitionRecordType                RecordType = 3
 	ConfigRecordType                   RecordType = 4
@@ -37,6 +38,7 @@ const (
 
 var recordTypeNames = map[RecordType]string{
 	RegisterBrokerRecordType:            "RegisterBrokerRecord",
+	UnregisterBrokerRecordType:          "UnregisterBrokerRecord",
 	TopicRecordType:                     "TopicRecord",
 	PartitionRecordType:                 "PartitionRecord",
 	ConfigRecordType:                    "ConfigRecord",
@@ -101,6 +103,11 @@ type RegisterBrokerRecord struct {
 	EndPoints     []Endpoint
 	Rack          string
 	Fenced        bool
+	// LogDirs are the ids of the broker's log directories (meta.properties
+	// directory.id; Kafka's RegisterBrokerRecord v3+), from version 1. The
+	// first holds the metadata log: its id is the node's directory id as a
+	// member of the quorum (KIP-853).
+	LogDirs []Uuid
 }
 
 // FenceBrokerRecord fences a broker at the given epoch: it stays registered
@@ -153,6 +160,11 @@ type PartitionRecord struct {
 	Leader         int32
 	LeaderEpoch    int32
 	PartitionEpoch int32
+	// AddingReplicas and RemovingReplicas are the replicas an ongoing
+	// reassignment adds and removes (KIP-455; reassign_records.go): both
+	// empty when none is under way. Version 1 of the record.
+	AddingReplicas   []int32
+	RemovingReplicas []int32
 }
 
 // PartitionChangeRecord changes a partition. Nil slices and a Leader of
@@ -170,6 +182,10 @@ type PartitionChangeRecord struct {
 	Leader         int32
 	Replicas       []int32
 	MinLeaderEpoch int32
+	// AddingReplicas and RemovingReplicas replace the partition's (KIP-455;
+	// nil: unchanged, empty: cleared). Version 1 of the record.
+	AddingReplicas   []int32
+	RemovingReplicas []int32
 }
 
 // RemoveTopicRecord deletes a topic, its partitions and its configs.
@@ -225,12 +241,10 @@ func (*RemoveAccessControlEntryRecord) Type() RecordType {
 
 // Every record is at version 0 of Strait's encoding; a field added later
 // bumps the version of that record and decode keeps reading the old ones.
-func (*RegisterBrokerRecord) Version() int8           { return 0 }
+func (*RegisterBrokerRecord) Version() int8           { return 1 }
 func (*FenceBrokerRecord) Version() int8              { return 0 }
 func (*UnfenceBrokerRecord) Version() int8            { return 0 }
 func (*TopicRecord) Version() int8                    { return 0 }
-func (*PartitionRecord) Version() int8                { return 0 }
-func (*PartitionChangeRecord) Version() int8          { return 0 }
 func (*RemoveTopicRecord) Version() int8              { return 0 }
 func (*ConfigRecord) Version() int8                   { return 0 }
 func (*ProducerIdsRecord) Version() int8              { return 0 }
@@ -240,11 +254,12 @@ func (*RemoveAccessControlEntryRecord) Version() int8 { return 0 }
 
 // maxRecordVersion is the newest version decode understands per type.
 var maxRecordVersion = map[RecordType]int8{
-	RegisterBrokerRecordType:            0,
+	RegisterBrokerRecordType:            1, // v1: LogDirs
 	TopicRecordType:                     0,
-	PartitionRecordType:                 0,
+	PartitionRecordType:                 1,
 	ConfigRecordType:                    0,
-	PartitionChangeRecordType:           0,
+	PartitionChangeRecordType:           1,
+	UnregisterBrokerRecordType:          0,
 	FenceBrokerRecordType:               0,
 	UnfenceBrokerRecordType:             0,
 	RemoveTopicRecordType:               0,

@@ -81,6 +81,8 @@ func (b *builder) apply(r Record) error {
 	switch r := r.(type) {
 	case *RegisterBrokerRecord:
 		return b.registerBroker(r)
+	case *UnregisterBrokerRecord:
+		return b.unregisterBroker(r)
 	case *FenceBrokerRecord:
 		return b.setFenced(r.ID, r.Epoch, true)
 	case *UnfenceBrokerRecord:
@@ -162,6 +164,7 @@ func (b *builder) registerBroker(r *RegisterBrokerRecord) error {
 		Endpoints:     slices.Clone(r.EndPoints),
 		Rack:          r.Rack,
 		Fenced:        r.Fenced,
+		LogDirs:       slices.Clone(r.LogDirs),
 	}
 	// Amending a registration (same incarnation and epoch) keeps the
 	// controlled shutdown under way, as Kafka's amended record copies it.
@@ -191,12 +194,9 @@ func (b *builder) setFenced(id int32, epoch int64, fenced bool) error {
 }
 
 func (b *builder) changeBroker(r *BrokerRegistrationChangeRecord) error {
-	cur, ok := b.next.Brokers[r.BrokerID]
-	if !ok {
-		return fmt.Errorf("broker %d is not registered", r.BrokerID)
-	}
-	if cur.Epoch != r.BrokerEpoch {
-		return fmt.Errorf("broker %d has epoch %d, not %d", r.BrokerID, cur.Epoch, r.BrokerEpoch)
+	cur, err := b.brokerAt(r.BrokerID, r.BrokerEpoch)
+	if err != nil {
+		return err
 	}
 	nb := *cur
 	switch r.Fenced {
@@ -310,14 +310,19 @@ func (b *builder) putPartition(r *PartitionRecord) error {
 		return fmt.Errorf("partition %s-%d: %w", t.Name, r.PartitionID, err)
 	}
 	p := &Partition{
-		Topic:          t.Name,
-		TopicID:        t.ID,
-		Index:          r.PartitionID,
-		Replicas:       slices.Clone(r.Replicas),
-		ISR:            slices.Clone(r.ISR),
-		Leader:         r.Leader,
-		LeaderEpoch:    r.LeaderEpoch,
-		PartitionEpoch: r.PartitionEpoch,
+		Topic:            t.Name,
+		TopicID:          t.ID,
+		Index:            r.PartitionID,
+		Replicas:         slices.Clone(r.Replicas),
+		ISR:              slices.Clone(r.ISR),
+		Leader:           r.Leader,
+		LeaderEpoch:      r.LeaderEpoch,
+		PartitionEpoch:   r.PartitionEpoch,
+		AddingReplicas:   replicasOrNil(r.AddingReplicas),
+		RemovingReplicas: replicasOrNil(r.RemovingReplicas),
+	}
+	if err := validReassigning(p); err != nil {
+		return fmt.Errorf("partition %s-%d: %w", t.Name, r.PartitionID, err)
 	}
 	if p.ISR == nil {
 		p.ISR = []int32{}
@@ -341,6 +346,9 @@ func (b *builder) changePartition(r *PartitionChangeRecord) error {
 	}
 	np := t.Partitions[r.PartitionID].apply(r)
 	if err := validReplicas(np.Replicas, np.ISR, np.Leader); err != nil {
+		return fmt.Errorf("partition %s-%d: %w", t.Name, r.PartitionID, err)
+	}
+	if err := validReassigning(np); err != nil {
 		return fmt.Errorf("partition %s-%d: %w", t.Name, r.PartitionID, err)
 	}
 	t.Partitions[r.PartitionID] = np

@@ -85,6 +85,7 @@ func ImageRecords(img *Image) []Record {
 			EndPoints:     br.Endpoints,
 			Rack:          br.Rack,
 			Fenced:        br.Fenced,
+			LogDirs:       br.LogDirs,
 		})
 		if br.InControlledShutdown {
 			out = append(out, &BrokerRegistrationChangeRecord{BrokerID: br.ID, BrokerEpoch: br.Epoch, InControlledShutdown: 1})
@@ -95,13 +96,15 @@ func ImageRecords(img *Image) []Record {
 		out = append(out, &TopicRecord{Name: t.Name, TopicID: t.ID})
 		for _, p := range t.Partitions {
 			out = append(out, &PartitionRecord{
-				PartitionID:    p.Index,
-				TopicID:        t.ID,
-				Replicas:       p.Replicas,
-				ISR:            p.ISR,
-				Leader:         p.Leader,
-				LeaderEpoch:    p.LeaderEpoch,
-				PartitionEpoch: p.PartitionEpoch,
+				PartitionID:      p.Index,
+				TopicID:          t.ID,
+				Replicas:         p.Replicas,
+				ISR:              p.ISR,
+				Leader:           p.Leader,
+				LeaderEpoch:      p.LeaderEpoch,
+				PartitionEpoch:   p.PartitionEpoch,
+				AddingReplicas:   p.AddingReplicas,
+				RemovingReplicas: p.RemovingReplicas,
 			})
 		}
 	}

@@ -76,6 +76,16 @@ var shareGroupRanges = map[int16][2]int16{
 // shareGroupStandIn is a ShareGroupService for the served checks.
 type shareGroupStandIn struct{ ShareGroupService }
 
+// quorumRanges are the metadata quorum's admin APIs, advertised only by a
+// server with a QuorumService: Kafka 4.0's DescribeQuorum, Kafka 4.1's
+// AddRaftVoter (v1: AckWhenCommitted) and RemoveRaftVoter.
+var quorumRanges = map[int16][2]int16{
+	55: {0, 2}, 80: {0, 1}, 81: {0, 0},
+}
+
+// quorumStandIn is a QuorumService for the served checks.
+type quorumStandIn struct{ QuorumService }
+
 // expectedRanges is kafka40Ranges with the test stand-ins' ranges on top.
 func expectedRanges(standIns ...api) map[int16][2]int16 {
 	return expectedRangesFor(false, standIns...)
@@ -119,9 +129,9 @@ func expectedKeysFor(mirror bool, standIns ...api) []kmsg.ApiVersionsResponseApi
 // serves, and exactly mirrorRanges for the keys served only with a
 // MirrorService.
 func TestRegistryMatchesKafka40Ranges(t *testing.T) {
-	if len(registry) != len(kafka40Ranges)+len(mirrorRanges)+len(txnRanges)+len(shareCoordinatorRanges)+len(shareRanges)+len(shareGroupRanges) {
-		t.Errorf("registry has %d keys, the tables %d + %d + %d + %d + %d + %d", len(registry),
-			len(kafka40Ranges), len(mirrorRanges), len(txnRanges), len(shareCoordinatorRanges), len(shareRanges), len(shareGroupRanges))
+	if len(registry) != len(kafka40Ranges)+len(mirrorRanges)+len(txnRanges)+len(shareCoordinatorRanges)+len(shareRanges)+len(shareGroupRanges)+len(reassignRanges)+len(quorumRanges) {
+		t.Errorf("registry has %d keys, the tables %d + %d + %d + %d + %d + %d + %d + %d", len(registry),
+			len(kafka40Ranges), len(mirrorRanges), len(txnRanges), len(shareCoordinatorRanges), len(shareRanges), len(shareGroupRanges), len(reassignRanges), len(quorumRanges))
 	}
 	for k, a := range registry {
 		table, which := kafka40Ranges, "Kafka 4.0"
@@ -143,6 +153,14 @@ func TestRegistryMatchesKafka40Ranges(t *testing.T) {
 			if _, ok := shareGroupRanges[k]; ok {
 				table, which = shareGroupRanges, "share groups"
 				with = Services{ShareGroups: shareGroupStandIn{}}
+			}
+			if _, ok := reassignRanges[k]; ok {
+				table, which = reassignRanges, "reassignment"
+				with = Services{Reassignments: reassignStandIn{}}
+			}
+			if _, ok := quorumRanges[k]; ok {
+				table, which = quorumRanges, "quorum"
+				with = Services{Quorum: quorumStandIn{}}
 			}
 			if a.served(Services{}) || !a.served(with) {
 				t.Errorf("%s: served without its service, or not with it", NameForKey(k))

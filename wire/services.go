@@ -41,6 +41,9 @@ type Services struct {
 	// only once the whole share-group path is wired, so while it is nil
 	// those keys are neither advertised nor accepted.
 	ShareGroups ShareGroupService
+	// Quorum serves DescribeQuorum, AddRaftVoter and RemoveRaftVoter
+	// (keys 55, 80, 81; quorum_service.go). Optional, as Mirror.
+	Quorum QuorumService
 	// Mirror serves the KIP-1279 mirror RPCs (keys 9400-9414). It is
 	// optional: while it is nil the server neither advertises those keys
 	// in ApiVersions nor accepts them (a request for one is refused like
@@ -50,6 +53,10 @@ type Services struct {
 	// share groups (replication/share's Manager). It is optional: while
 	// it is nil those keys are neither advertised nor accepted.
 	Share ShareService
+	// Reassignments serves partition reassignment and broker
+	// unregistration (keys 45, 46, 64; reassign_service.go). Optional: while
+	// it is nil those keys are neither advertised nor accepted.
+	Reassignments ReassignmentService
 	// AdvertiseShare lists the share keys in ApiVersions when Share is
 	// set. A share consumer needs share-group membership
 	// (ShareGroupHeartbeat, key 76) too: a broker without it serves the
