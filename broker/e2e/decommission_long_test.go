@@ -5,9 +5,8 @@ package e2e
 import "testing"
 
 // TestDecommissionUnderLoadLong is TestDecommissionUnderLoad with about
-// 100 MiB prefilled and a 4 MiB/s throttle: a move long enough (several
-// seconds per destination broker) for the throttled rate to settle, the
-// figure the done-when asks for.
+// 200 MiB prefilled and an 8 MiB/s throttle: the same bound asserted over a
+// longer move (about 8 s per destination broker).
 func TestDecommissionUnderLoadLong(t *testing.T) {
-	decommissionUnderLoad(t, 100000, 4<<20)
+	decommissionUnderLoad(t, 200000, 8<<20)
 }

@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
-	"os"
+	"math"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,9 +19,13 @@ import (
 // processes: while an idempotent acks=all producer counts what it was
 // told, `strait cluster decommission 4` moves every replica off node 4
 // (KIP-455 reassignments, waiting until done), node 4 is stopped and then
-// unregistered; every acknowledged record is in the log exactly once.
+// unregistered; every acknowledged record is in the log exactly once. The
+// move (about 60 MiB off node 4, 20 MiB to each other broker) is throttled
+// at 4 MiB/s (--throttle, KIP-73): each destination broker's new replica
+// grows at the throttle within 10% once the quota's first window has
+// passed, for about 4 s.
 func TestDecommissionUnderLoad(t *testing.T) {
-	decommissionUnderLoad(t, 10000, 1<<20)
+	decommissionUnderLoad(t, 60000, 4<<20)
 }
 
 // decommissionUnderLoad runs the test with prefill records of about 1 KiB
@@ -31,13 +33,21 @@ func TestDecommissionUnderLoad(t *testing.T) {
 // throttled at throttle bytes/s (--throttle).
 func decommissionUnderLoad(t *testing.T, prefill int, throttle float64) {
 	const (
-		topic         = "decommission"
-		numPartitions = 8
-		perPhase      = 500 // records acknowledged in each phase
+		topic    = "decommission"
+		perPhase = 300 // records acknowledged in each phase
 		// After the prefill the producer slows to loadInterval per
-		// record (about 200 KiB/s), below the throttle, so the moved
-		// replicas catch up.
-		loadInterval = 5 * time.Millisecond
+		// record (about 100 KiB/s), below the throttle, so the moved
+		// replicas catch up. It also costs the move: a leader's quota
+		// counts what it sends every follower of a throttled
+		// partition, in sync or not (Kafka's
+		// KafkaApis.sizeOfThrottledPartitions), and each leader here
+		// sends its partition's new records to two in-sync followers,
+		// about 70 KiB/s, 2% of a 4 MiB/s throttle (at 5 ms per
+		// record and a 2 MiB/s throttle the moves ran at 91-92%). The
+		// leader also counts the partial batch that ends a fetch,
+		// which the follower drops (Kafka sends and counts it too):
+		// up to a batch (16 KiB) per 1 MiB fetch.
+		loadInterval = 10 * time.Millisecond
 	)
 	// Budgets grow with the prefill: at least 10 MiB/s of acks=all RF=3
 	// writes and of throttled copying.
@@ -58,10 +68,12 @@ func decommissionUnderLoad(t *testing.T, prefill int, throttle float64) {
 		cn.awaitReady(30 * time.Second)
 	}
 	first3 := clusterAddrs(nodes[:3])
-	adm := newAdmin(t, first3[0])
-	if resp, err := adm.CreateTopic(ctx, numPartitions, 3, nil, topic); err != nil || resp.Err != nil {
-		t.Fatalf("create %s: %v %v", topic, err, resp.Err)
-	}
+	// Each partition has one replica on node 4 and leads elsewhere, so
+	// decommission moves each to the one broker it lacks, fetching from a
+	// leader no other move fetches from: each destination's rate is its
+	// own follower throttle's and its leader's leader throttle's, not a
+	// share of a leader throttle serving several destinations.
+	createAssigned(ctx, t, newClient(t, first3[0]), topic, [][]int32{{1, 2, 4}, {2, 3, 4}, {3, 1, 4}})
 	onNode4 := func() []string {
 		m, err := nodes[0].metadata(ctx)
 		if err != nil {
@@ -83,8 +95,13 @@ func decommissionUnderLoad(t *testing.T, prefill int, throttle float64) {
 
 	led := newLedger(topic)
 	led.pad = strings.Repeat("x", 1000)
+	// Batches of at most Kafka's default batch.size (16 KiB; franz-go's
+	// default is 1 MB): a replica fetch that ends inside a batch has the
+	// leader's quota count the partial batch the follower drops (as in
+	// Kafka), so big batches would make the copy run below the throttle.
 	prod := newClient(t, first3[0], kgo.SeedBrokers(first3...), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.RecordDeliveryTimeout(60*time.Second), kgo.ProducerBatchCompression(kgo.NoCompression()))
+		kgo.RecordDeliveryTimeout(60*time.Second), kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.ProducerBatchMaxBytes(16<<10))
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -115,12 +132,23 @@ func decommissionUnderLoad(t *testing.T, prefill int, throttle float64) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	began := time.Now()
+	var growths []*newReplicaGrowth
+	for _, cn := range nodes[:3] {
+		g, err := watchNewReplicas(cn.logDir, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		growths = append(growths, g)
+	}
 	sampled := make(chan map[int32][]float64, 1)
+	grown := make(chan struct{})
 	stopSampling := make(chan struct{})
 	go func() { sampled <- sampleFollowerRates(nodes[:3], stopSampling) }()
+	go func() { defer close(grown); sampleGrowths(growths, stopSampling) }()
 	err := cmd.Run()
 	close(stopSampling)
 	rates := <-sampled
+	<-grown
 	if err != nil {
 		t.Fatalf("strait cluster decommission 4: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
 	}
@@ -140,6 +168,22 @@ func decommissionUnderLoad(t *testing.T, prefill int, throttle float64) {
 	for _, cn := range nodes[:3] {
 		t.Logf("node %d throttled follower byte rate while moving (throttle %.1f MiB/s): %s", cn.id,
 			throttle/(1<<20), summarizeRates(rates[cn.id], throttle))
+	}
+	// The issue's bound: the bytes replicated to each destination
+	// broker's new replicas per second stay within 10% of the throttle
+	// (each broker's follower throttle bounds its own fetching), once the
+	// quota's first window has passed (see quotaWindow).
+	for i, g := range growths {
+		rate, span, n, err := g.settledRate(0.9)
+		if err != nil {
+			t.Fatalf("node %d: replication to its new replicas is not within 10%% of the %.1f MiB/s throttle: %v", nodes[i].id, throttle/(1<<20), err)
+		}
+		t.Logf("node %d new replicas grew %.2f MiB/s (%.0f%% of the throttle) over %v (%d samples), %.1f MiB in all",
+			nodes[i].id, rate/(1<<20), 100*rate/throttle, span.Round(time.Millisecond), n, float64(g.size[len(g.size)-1])/(1<<20))
+		if math.Abs(rate-throttle) > 0.1*throttle {
+			t.Errorf("node %d: replication to its new replicas ran at %.2f MiB/s during the move, want %.2f MiB/s ±10%%",
+				nodes[i].id, rate/(1<<20), throttle/(1<<20))
+		}
 	}
 	if on := onNode4(); len(on) != 0 {
 		t.Fatalf("replicas left on node 4 after decommission: %v", on)
@@ -191,28 +235,9 @@ func decommissionUnderLoad(t *testing.T, prefill int, throttle float64) {
 // names start with prefix (a topic's partition directories).
 func dirBytes(t *testing.T, dir, prefix string) int64 {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	total, err := logBytes(dir, func(name string) bool { return strings.HasPrefix(name, prefix) })
 	if err != nil {
 		t.Fatal(err)
-	}
-	var total int64
-	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
-			continue
-		}
-		err := filepath.WalkDir(filepath.Join(dir, e.Name()), func(_ string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			info, err := d.Info()
-			if err == nil && strings.HasSuffix(d.Name(), ".log") {
-				total += info.Size()
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 	return total
 }
@@ -231,6 +256,20 @@ func sampleFollowerRates(nodes []*clusterNode, stop <-chan struct{}) map[int32][
 		case <-stop:
 			return out
 		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// sampleGrowths samples every growth every 100 ms until stop closes.
+func sampleGrowths(growths []*newReplicaGrowth, stop <-chan struct{}) {
+	for {
+		for _, g := range growths {
+			g.sample()
+		}
+		select {
+		case <-stop:
+			return
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
