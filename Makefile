@@ -111,13 +111,18 @@ BENCH_SERVE_TLS = ./$(BIN) serve --set log.dirs=$(BENCH_DATA) --set listeners=SS
 # node with acks=1 against three nodes (RF=3, min.insync.replicas=2) with
 # acks=all, and latency at half the three nodes' rate (issue 4's); mirroring
 # between two single nodes, catch-up and lag at half the slower rate (issue
-# 5's). BENCH_BYTES
+# 5's); produce (RF=3, acks=all) to three nodes of four, steady, then while
+# a reassignment moves BENCH_MOVE_BYTES to the fourth node, then while it
+# moves them back throttled at BENCH_MOVE_THROTTLE (issue 32's). BENCH_BYTES
 # and BENCH_SECS keep the whole target under 10 minutes on a 2-core machine;
 # a failing command is noted in $(BENCH_OUT)/FAILED and the rest still run,
 # so the report shows its errors; the target then fails.
 BENCH_OUT ?= /tmp/strait-bench-json
 BENCH_BYTES ?= 256MiB
 BENCH_SECS ?= 10s
+BENCH_MOVE_BYTES ?= 1GiB
+BENCH_MOVE_THROTTLE ?= 32MiB
+BENCH_MOVE_SECS ?= 5s
 BENCH_STORAGE_TIME ?= 1s
 BENCH_LOAD = --record-size 1KiB --batch-bytes 16KiB --limits=false --json
 BENCH_PEERS = --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE)" --peer kfake
@@ -173,6 +178,10 @@ bench: build bench-peer
 	./$(BIN) bench mirror --data-dir $(BENCH_DATA) $(BENCH_LOAD) --partitions 8 \
 		--bytes $(BENCH_BYTES) --steady-duration $(BENCH_SECS) > $(BENCH_OUT)/40-mirror.json \
 		|| echo 40-mirror >> $(BENCH_OUT)/FAILED
+	rm -rf $(BENCH_DATA)
+	./$(BIN) bench reassign --data-dir $(BENCH_DATA) $(BENCH_LOAD) --partitions 8 \
+		--move-bytes $(BENCH_MOVE_BYTES) --throttle $(BENCH_MOVE_THROTTLE) --duration $(BENCH_MOVE_SECS) > $(BENCH_OUT)/45-reassign.json \
+		|| echo 45-reassign >> $(BENCH_OUT)/FAILED
 	rm -rf $(BENCH_DATA)
 	./$(BIN) bench report --out bench/RESULTS.md --chart bench/results.png $(BENCH_OUT)/*.json $(BENCH_OUT)/*.txt
 	@if [ -e $(BENCH_OUT)/FAILED ]; then echo "bench: failed:" $$(cat $(BENCH_OUT)/FAILED) "(reports in $(BENCH_OUT))"; exit 1; fi

@@ -50,18 +50,9 @@ func cmdCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if *records == 0 && bytes == 0 && *duration == 0 {
 		bytes = gib
 	}
-	argv := strings.Fields(*serveCmd)
-	if len(argv) == 0 {
-		exe, err := os.Executable()
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: find this executable for strait serve: %v\n", fs.Name(), err)
-			return 1
-		}
-		argv = []string{exe, "serve"}
-	}
-	var progress io.Writer
-	if !c.quiet {
-		progress = stderr
+	argv, progress, code := c.serveArgs(fs, *serveCmd, stderr)
+	if code >= 0 {
+		return code
 	}
 	cfg := ClusterConfig{
 		ProducerConfig:    c.producer(&Broker{}),
@@ -92,4 +83,23 @@ func cmdCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		rep.Results, rep.Cluster = res, sum
 		return err
 	})
+}
+
+// serveArgs is the command line reaching `strait serve` (serveCmd split on
+// spaces; by default this executable + " serve") and where progress goes
+// (nil with --quiet); code is the exit code when it fails, else -1.
+func (c *commonFlags) serveArgs(fs *flag.FlagSet, serveCmd string, stderr io.Writer) (argv []string, progress io.Writer, code int) {
+	argv = strings.Fields(serveCmd)
+	if len(argv) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: find this executable for strait serve: %v\n", fs.Name(), err)
+			return nil, nil, 1
+		}
+		argv = []string{exe, "serve"}
+	}
+	if !c.quiet {
+		progress = stderr
+	}
+	return argv, progress, -1
 }

@@ -62,7 +62,16 @@ func createReplicatedTopic(ctx context.Context, bootstrap []string, topic string
 	if err != nil {
 		return fmt.Errorf("bench: create topic %s: %w", topic, err)
 	}
-	err = poll(ctx, func() (bool, error) {
+	if err := waitFullISR(ctx, cl, topic, partitions); err != nil {
+		return fmt.Errorf("bench: waiting for the ISR of %s to hold all %d replicas: %w", topic, nodes, err)
+	}
+	return nil
+}
+
+// waitFullISR waits until each of the partitions of topic has a leader and
+// all its replicas in its ISR.
+func waitFullISR(ctx context.Context, cl *kgo.Client, topic string, partitions int32) error {
+	return poll(ctx, func() (bool, error) {
 		md, err := metadata(ctx, cl, []string{topic})
 		if err != nil || len(md.Topics) != 1 {
 			return false, nil
@@ -72,16 +81,12 @@ func createReplicatedTopic(ctx context.Context, bootstrap []string, topic string
 			return false, nil
 		}
 		for _, p := range t.Partitions {
-			if p.ErrorCode != 0 || p.Leader < 0 || len(p.ISR) != nodes {
+			if p.ErrorCode != 0 || p.Leader < 0 || len(p.ISR) != len(p.Replicas) {
 				return false, nil
 			}
 		}
 		return true, nil
 	})
-	if err != nil {
-		return fmt.Errorf("bench: waiting for the ISR of %s to hold all %d replicas: %w", topic, nodes, err)
-	}
-	return nil
 }
 
 // metadata asks any broker for the brokers and topics (none for nil),

@@ -29,6 +29,9 @@ workloads:
   mirror    two single nodes: the destination's produce rate, the source's
             catch-up fetch rate, a mirror's catch-up of the same bytes and
             its lag at half the slower of the two rates
+  reassign  produce to a three-node RF=3 cluster steady, then while a
+            reassignment moves a prefilled topic to a fourth node, then
+            while it moves back throttled
   limits    this machine's ceilings: file append, fsync, loopback TCP, sendfile
   report    read the --json reports of the others and write RESULTS.md and
             a PNG chart: strait bench report --out F.md --chart F.png R.json... [storage-bench.txt]
@@ -65,6 +68,8 @@ func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return cmdCluster(ctx, args[1:], stdout, stderr)
 	case "mirror":
 		return cmdMirror(ctx, args[1:], stdout, stderr)
+	case "reassign":
+		return cmdReassign(ctx, args[1:], stdout, stderr)
 	case "limits":
 		return cmdLimits(ctx, args[1:], stdout, stderr)
 	case "report":

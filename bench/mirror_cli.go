@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 )
 
@@ -39,18 +37,9 @@ func cmdMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *records == 0 && bytes == 0 {
 		bytes = gib
 	}
-	argv := strings.Fields(*serveCmd)
-	if len(argv) == 0 {
-		exe, err := os.Executable()
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: find this executable for strait serve: %v\n", fs.Name(), err)
-			return 1
-		}
-		argv = []string{exe, "serve"}
-	}
-	var progress io.Writer
-	if !c.quiet {
-		progress = stderr
+	argv, progress, code := c.serveArgs(fs, *serveCmd, stderr)
+	if code >= 0 {
+		return code
 	}
 	p := c.producer(&Broker{})
 	p.Acks, p.ReplicationFactor = "1", 1

@@ -21,7 +21,9 @@ type Report struct {
 	Ratios  []Ratio        `json:"ratios,omitempty"`
 	// Cluster is the verdict of `strait bench cluster`.
 	Cluster *ClusterSummary `json:"cluster,omitempty"`
-	Errors  []string        `json:"errors,omitempty"`
+	// Reassign is the figures of `strait bench reassign`.
+	Reassign *ReassignSummary `json:"reassign,omitempty"`
+	Errors   []string         `json:"errors,omitempty"`
 }
 
 // Ratio compares one workload between two brokers: Of / To. A field is 0
@@ -138,6 +140,7 @@ func (r *Report) WriteText(w io.Writer) {
 	writeTransactions(w, r.Results)
 	writeNodeCosts(w, r.Results)
 	writeClusterSummary(w, r.Cluster)
+	writeReassignSummary(w, r.Reassign)
 	for _, res := range r.Results {
 		if res.FirstError != "" {
 			fmt.Fprintf(w, "%s %s: first error: %s\n", res.Workload, res.Broker, res.FirstError)

@@ -31,6 +31,8 @@ type Results struct {
 	Rows    []Row
 	Cluster *ClusterSummary
 	Mirror  *MirrorSummary
+	// Reassign is `strait bench reassign`'s figures.
+	Reassign *ReassignSummary
 	// Storage are the benchmarks of the .txt files, in file order;
 	// StorageConfig is the first such file's goos, goarch and cpu.
 	Storage       []GoBench
@@ -106,6 +108,9 @@ func (res *Results) add(rep *MirrorReport, file string) {
 	if rep.Mirror != nil {
 		res.Mirror = rep.Mirror
 	}
+	if rep.Reassign != nil {
+		res.Reassign = rep.Reassign
+	}
 	for _, e := range rep.Errors {
 		res.Errors = append(res.Errors, file+": "+e)
 	}
@@ -140,7 +145,7 @@ func (res *Results) add(rep *MirrorReport, file string) {
 func rowName(rep *MirrorReport, workload string) string {
 	parts := []string{workload}
 	switch rep.Command {
-	case "cluster", "mirror":
+	case "cluster", "mirror", "reassign":
 		parts = []string{rep.Command, workload}
 	}
 	if kind, _ := workloadKind(workload); kind != kindFetch {

@@ -67,6 +67,7 @@ func (res *Results) WriteMarkdown(w io.Writer, chart string) {
 	res.writeTLSMarkdown(w)
 	res.writeClusterMarkdown(w)
 	res.writeMirrorMarkdown(w)
+	res.writeReassignMarkdown(w)
 	res.writeStorageMarkdown(w)
 	if chart != "" {
 		res.writeChartMarkdown(w, chart)
