@@ -8,9 +8,12 @@ import (
 	"github.com/strait-io/strait/storage"
 )
 
-// A node has one log directory (the first entry of log.dirs), so an IO
-// error that takes one of its logs offline means its log directory has
-// failed. Kafka halts a broker whose log directories have all failed
+// An IO error that takes one of a node's logs offline means its log
+// directory has failed, and the node halts, whichever entry of log.dirs it
+// was. Kafka in KRaft marks only that directory offline when there are
+// several (JBOD, KIP-858: the controller moves leadership off the
+// replicas in it) and halts once all have failed; Strait does not yet
+// serve with a directory offline. Kafka halts a broker whose log directories have all failed
 // (LogManager.handleLogDirFailure: "Shutdown broker because all log dirs
 // in ... have failed", Exit.halt) and, in KRaft, one whose metadata log
 // directory failed. Halting is what lets the cluster recover: the

@@ -187,9 +187,6 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if !cfg.Roles.Broker {
 		return errors.New("process.roles=controller: a controller-only node is not supported yet; use process.roles=broker,controller (combined mode) or broker")
 	}
-	if len(cfg.LogDirs) != 1 {
-		return fmt.Errorf("log.dirs lists %d directories; Strait serves one log directory per node for now", len(cfg.LogDirs))
-	}
 	// SASL settings the config could not judge (the mechanisms this
 	// build serves) fail here, before anything is opened.
 	if _, err := n.interBrokerSASL(); err != nil {
@@ -212,12 +209,12 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 
-	n.logs, err = storage.OpenManager(cfg.LogDirs[0], storage.ManagerOptions{
+	n.logs, err = storage.OpenManagerDirs(cfg.LogDirs, storage.ManagerOptions{
 		FS: n.fs, Clock: n.clock, Logger: n.logger, DefaultConfig: cfg.Log, Cleaner: cfg.LogCleaner(),
 		OnFailure: n.logDirFailed,
 	})
 	if err != nil {
-		return fmt.Errorf("opening log directory: %w", err)
+		return fmt.Errorf("opening the log directories: %w", err)
 	}
 
 	if err := n.startQuorum(ctx); err != nil {

@@ -52,16 +52,16 @@ func (r *ReplicaManager) AlterReplicaLogDirs(_ context.Context, req *kmsg.AlterR
 			}
 		}
 	}
-	logDir := r.logs.Dir()
-	if abs, err := filepath.Abs(logDir); err == nil {
-		logDir = abs
+	logDirs := map[string]bool{}
+	for _, d := range r.logs.Dirs() {
+		logDirs[absLogDir(d)] = true
 	}
 	img := r.currentImage()
 	byTopic := map[string][]kmsg.AlterReplicaLogDirsResponseTopicPartition{}
 	for tp, dir := range dirs {
 		rp := kmsg.NewAlterReplicaLogDirsResponseTopicPartition()
 		rp.Partition = tp.Partition
-		rp.ErrorCode = r.alterReplicaLogDir(tp, dir, logDir, img)
+		rp.ErrorCode = r.alterReplicaLogDir(tp, dir, logDirs, img)
 		byTopic[tp.Topic] = append(byTopic[tp.Topic], rp)
 	}
 	for _, t := range slices.Sorted(maps.Keys(byTopic)) {
@@ -78,16 +78,19 @@ func (r *ReplicaManager) AlterReplicaLogDirs(_ context.Context, req *kmsg.AlterR
 const futureDirSuffixLen = 1 + 32 + len("-future")
 
 // alterReplicaLogDir is one partition's answer.
-func (r *ReplicaManager) alterReplicaLogDir(tp storage.TopicPartition, dir, logDir string, img *raftmeta.Image) int16 {
+func (r *ReplicaManager) alterReplicaLogDir(tp storage.TopicPartition, dir string, logDirs map[string]bool, img *raftmeta.Image) int16 {
 	if len(tp.Topic)+1+len(strconv.Itoa(int(tp.Partition)))+futureDirSuffixLen > 255 {
 		return kerr.InvalidTopicException.Code
 	}
-	if dir != logDir {
+	if !logDirs[dir] {
 		return kerr.LogDirNotFound.Code
 	}
-	_, err := r.getPartitionOrError(tp, img)
+	p, err := r.getPartitionOrError(tp, img)
 	switch {
 	case err == nil:
+		if absLogDir(filepath.Dir(p.Log().Dir())) != dir {
+			return kerr.KafkaStorageError.Code // moving between directories: not yet
+		}
 		return 0
 	case errors.Is(err, kerr.NotLeaderForPartition):
 		return kerr.ReplicaNotAvailable.Code

@@ -113,7 +113,7 @@ func (r *ReplicaManager) settleCloneLeader(tp storage.TopicPartition, leader boo
 // earlier leader epoch). A log that ends below the point (this leader
 // lacked part of the source) is settled at its end.
 func (r *ReplicaManager) settleClone(h *MirrorLeaderPartition, point int64) error {
-	if settled, err := settledPast(h.p.log, point); err != nil || settled {
+	if settled, err := settledPast(h.p.Log(), point); err != nil || settled {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, cloneSettleTimeout)

@@ -30,7 +30,7 @@ func TestCloneRefusesWritesUntilSettled(t *testing.T) {
 	h.createTopic("drill", topicSpec{replicas: []int32{localNode, 2}, isr: []int32{localNode, 2},
 		configs: map[string]string{raftmeta.MirrorCloneConfig: spec.String()}})
 	p := waitHosted(t, h, storage.TopicPartition{Topic: "drill"})
-	if leo := p.log.LogEndOffset(); leo != point {
+	if leo := p.Log().LogEndOffset(); leo != point {
 		t.Fatalf("the clone's log ends at %d, want the clone point %d", leo, point)
 	}
 
@@ -62,7 +62,7 @@ func TestCloneRefusesWritesUntilSettled(t *testing.T) {
 	}
 	d := record.NewDecompressor()
 	var resets int
-	if err := p.log.ForEachBatch(point, p.log.LogEndOffset(), func(b record.Batch) error {
+	if err := p.Log().ForEachBatch(point, p.Log().LogEndOffset(), func(b record.Batch) error {
 		if b.BaseOffset() == point && d.IsMirrorPidReset(b) {
 			resets++
 		}

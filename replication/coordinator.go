@@ -91,7 +91,7 @@ func (r *ReplicaManager) readLocal(tp storage.TopicPartition, from int64, maxByt
 	if !ok {
 		return storage.FetchDataInfo{}, fmt.Errorf("replication: read %s: %w", tp, kerr.NotLeaderForPartition)
 	}
-	fd, err := p.log.Read(from, maxBytes, isolation, true)
+	fd, err := p.Log().Read(from, maxBytes, isolation, true)
 	return fd, closedAsNotLeader(err)
 }
 

@@ -109,16 +109,16 @@ func (p *Partition) deleteRecordsOnLeader(offset int64) (int64, error) {
 	if err := p.checkMirrorWrite(p.mgr.currentImage(), p.state.Load()); err != nil {
 		return 0, err
 	}
-	if !p.log.Config().CleanupPolicy.Delete {
+	if !p.Log().Config().CleanupPolicy.Delete {
 		return 0, kerr.PolicyViolation
 	}
 	if offset == -1 {
-		offset = p.log.HighWatermark()
+		offset = p.Log().HighWatermark()
 	}
 	if offset < 0 {
 		return 0, kerr.OffsetOutOfRange
 	}
-	if _, err := p.log.MaybeIncrementLogStartOffset(offset); err != nil {
+	if _, err := p.Log().MaybeIncrementLogStartOffset(offset); err != nil {
 		return 0, err
 	}
 	p.watchers.notifyAll()

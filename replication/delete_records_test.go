@@ -125,7 +125,7 @@ func TestDeleteRecordsCoordinator(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := h.rm.Partition(tp)
-	if start := p.log.LogStartOffset(); start != 3 {
+	if start := p.Log().LogStartOffset(); start != 3 {
 		t.Fatalf("log start %d after pruning below 3", start)
 	}
 	if err := h.rm.DeleteRecordsCoordinator(tp, 6); !errors.Is(err, kerr.OffsetOutOfRange) {

@@ -245,7 +245,7 @@ func (r *ReplicaManager) applyConfigChanges(d *raftmeta.Delta, img *raftmeta.Ima
 			r.logger.Error("invalid topic config; keeping the previous one", "topic", tp.Topic, "err", err)
 			continue
 		}
-		p.log.SetConfig(cfg)
+		p.Log().SetConfig(cfg)
 		p.minISR.Store(r.cfg.MinInsyncReplicasFor(tp.Topic, img))
 	}
 }

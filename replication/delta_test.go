@@ -77,17 +77,17 @@ func TestApplyDeltaConfigChanges(t *testing.T) {
 	h.createTopic("t", topicSpec{configs: map[string]string{"retention.ms": "1000"}})
 	h.createTopic("u", topicSpec{})
 	p := h.partition("t", 0)
-	if got := p.log.Config().RetentionMs; got != 1000 {
+	if got := p.Log().Config().RetentionMs; got != 1000 {
 		t.Fatalf("created with retention.ms %d, want 1000", got)
 	}
 	h.setTopicConfig("t", map[string]string{"retention.ms": "2000", "segment.bytes": "4096", "min.insync.replicas": "2"})
-	if c := p.log.Config(); c.RetentionMs != 2000 || c.SegmentBytes != 4096 {
+	if c := p.Log().Config(); c.RetentionMs != 2000 || c.SegmentBytes != 4096 {
 		t.Fatalf("after the change: retention.ms %d segment.bytes %d", c.RetentionMs, c.SegmentBytes)
 	}
 	if p.minISR.Load() != 2 {
 		t.Fatalf("min ISR %d", p.minISR.Load())
 	}
-	if c := h.partition("u", 0).log.Config(); c.RetentionMs != storage.DefaultLogConfig().RetentionMs {
+	if c := h.partition("u", 0).Log().Config(); c.RetentionMs != storage.DefaultLogConfig().RetentionMs {
 		t.Fatalf("another topic changed: %d", c.RetentionMs)
 	}
 	// A broker-level default change reaches every log through LogConfigFor.
@@ -99,10 +99,10 @@ func TestApplyDeltaConfigChanges(t *testing.T) {
 		return storage.ParseLogConfig(c, img.TopicConfig(topic), false)
 	}
 	h.apply(&raftmeta.Delta{ChangedConfigs: []raftmeta.ConfigResource{{Type: raftmeta.ConfigResourceBroker}}}, img)
-	if c := h.partition("u", 0).log.Config(); c.RetentionMs != 5 {
+	if c := h.partition("u", 0).Log().Config(); c.RetentionMs != 5 {
 		t.Fatalf("broker default: %d", c.RetentionMs)
 	}
-	if c := p.log.Config(); c.RetentionMs != 2000 {
+	if c := p.Log().Config(); c.RetentionMs != 2000 {
 		t.Fatalf("topic override lost: %d", c.RetentionMs)
 	}
 }
@@ -147,8 +147,8 @@ func TestApplyDeltaDeletesTopics(t *testing.T) {
 	// Re-created under the same name: a new, empty log.
 	nt := h.createTopic("t", topicSpec{})
 	p := h.partition("t", 0)
-	if p == old || p.TopicID() != storage.TopicID(nt.ID) || p.log.LogEndOffset() != 0 {
-		t.Fatalf("re-created: id %v LEO %d", p.TopicID(), p.log.LogEndOffset())
+	if p == old || p.TopicID() != storage.TopicID(nt.ID) || p.Log().LogEndOffset() != 0 {
+		t.Fatalf("re-created: id %v LEO %d", p.TopicID(), p.Log().LogEndOffset())
 	}
 }
 
@@ -164,8 +164,8 @@ func TestApplyDeltaDeleteAndRecreateInOneDelta(t *testing.T) {
 	img.Topics["t"], img.TopicsByID[nt.ID] = nt, nt
 	h.apply(&raftmeta.Delta{DeletedTopics: []*raftmeta.Topic{old}, CreatedTopics: []*raftmeta.Topic{nt}, ChangedPartitions: []*raftmeta.Partition{np}}, img)
 	p := h.partition("t", 0)
-	if p.TopicID() != storage.TopicID(nt.ID) || p.log.LogEndOffset() != 0 {
-		t.Fatalf("re-created in one delta: id %v LEO %d", p.TopicID(), p.log.LogEndOffset())
+	if p.TopicID() != storage.TopicID(nt.ID) || p.Log().LogEndOffset() != 0 {
+		t.Fatalf("re-created in one delta: id %v LEO %d", p.TopicID(), p.Log().LogEndOffset())
 	}
 	h.mustProduce("t", 0, "b", 1, 0)
 }
@@ -236,8 +236,8 @@ func TestRestartRecoversPartitions(t *testing.T) {
 	h.apply(&raftmeta.Delta{}, img)
 	for i, want := range []int64{4, 2} {
 		p := h.partition("t", int32(i))
-		if p.log.LogEndOffset() != want || p.HighWatermark() != want || p.LeaderEpoch() != 2 {
-			t.Fatalf("t-%d after restart: LEO %d HW %d epoch %d", i, p.log.LogEndOffset(), p.HighWatermark(), p.LeaderEpoch())
+		if p.Log().LogEndOffset() != want || p.HighWatermark() != want || p.LeaderEpoch() != 2 {
+			t.Fatalf("t-%d after restart: LEO %d HW %d epoch %d", i, p.Log().LogEndOffset(), p.HighWatermark(), p.LeaderEpoch())
 		}
 	}
 	got := decodeFetch(t, h.fetch(fetchReq(12, fp("t", 0, 0))))[0]
@@ -253,8 +253,8 @@ func TestRestartRecoversPartitions(t *testing.T) {
 		t.Fatalf("stray log removed: %v", err)
 	}
 	// The log of the older "renamed" was replaced by an empty one.
-	if p := h.partition("renamed", 0); p.log.LogEndOffset() != 0 || p.TopicID() != storage.TopicID(nr.ID) {
-		t.Fatalf("re-created topic: LEO %d id %v", p.log.LogEndOffset(), p.TopicID())
+	if p := h.partition("renamed", 0); p.Log().LogEndOffset() != 0 || p.TopicID() != storage.TopicID(nr.ID) {
+		t.Fatalf("re-created topic: LEO %d id %v", p.Log().LogEndOffset(), p.TopicID())
 	}
 	if got := h.events.take(); len(got) != 3 {
 		t.Fatalf("leadership events after restart: %v", got)
@@ -268,7 +268,7 @@ func TestStartRunsMaintenance(t *testing.T) {
 		h.produce(1, "t", 0, h.batchSpec(storageBatchSpec(), "v", 1, 700))
 	}
 	p := h.partition("t", 0)
-	if n := len(p.log.Segments()); n < 3 {
+	if n := len(p.Log().Segments()); n < 3 {
 		t.Fatalf("%d segments", n)
 	}
 	h.clock.Advance(time.Hour)
@@ -276,8 +276,8 @@ func TestStartRunsMaintenance(t *testing.T) {
 	defer cancel()
 	h.rm.Start(ctx)
 	// Every segment expired; the active one too (a new empty one is rolled).
-	waitFor(t, func() bool { return p.log.LogStartOffset() == 4 })
-	if segs := p.log.Segments(); !slices.Equal(segs, []int64{4}) {
+	waitFor(t, func() bool { return p.Log().LogStartOffset() == 4 })
+	if segs := p.Log().Segments(); !slices.Equal(segs, []int64{4}) {
 		t.Fatalf("segments after retention: %v", segs)
 	}
 	waitFor(t, func() bool {

@@ -29,7 +29,7 @@ func TestDescribeLogDirs(t *testing.T) {
 		t.Fatalf("topics: %+v", d.Topics)
 	}
 	p1 := d.Topics[1].Partitions[1]
-	wantSize := h.partition("b", 1).log.Size()
+	wantSize := h.partition("b", 1).Log().Size()
 	if p1.Partition != 1 || p1.Size != wantSize || wantSize == 0 || p1.OffsetLag != 0 || p1.IsFuture {
 		t.Fatalf("b-1: %+v, want size %d", p1, wantSize)
 	}

@@ -70,7 +70,7 @@ func (r *ReplicaManager) activeProducerState(img *raftmeta.Image, tp storage.Top
 		sp.ErrorCode = errorCode(err)
 		return
 	}
-	producers, err := p.log.ActiveProducers()
+	producers, err := p.Log().ActiveProducers()
 	if err != nil {
 		sp.ErrorCode = errorCode(err)
 		return

@@ -98,7 +98,7 @@ func TestDescribeProducersErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.partition("led-elsewhere", 0).log.AppendAsFollower(replicated); err != nil {
+	if _, err := h.partition("led-elsewhere", 0).Log().AppendAsFollower(replicated); err != nil {
 		t.Fatal(err)
 	}
 	efs.SetInjector(vfs.OnOp(vfs.OpWrite, 0))

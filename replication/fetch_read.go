@@ -111,7 +111,7 @@ func (r *ReplicaManager) fetchInputsChanged(results []readResult, parts []fetchP
 		if p == nil {
 			continue
 		}
-		l := p.log
+		l := p.Log()
 		if p.state.Load() != res.state || l.LogEndOffset() != res.leo || l.HighWatermark() != res.hw ||
 			l.LastStableOffset() != res.lso || l.LogStartOffset() != res.logStart {
 			return true

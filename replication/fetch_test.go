@@ -478,7 +478,7 @@ func TestFetchConcurrentWithProducers(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if leo := h.partition("t", 0).log.LogEndOffset(); leo != want {
+	if leo := h.partition("t", 0).Log().LogEndOffset(); leo != want {
 		t.Fatalf("LEO %d, want %d", leo, want)
 	}
 	if !strings.HasPrefix(h.partition("t", 0).tp.String(), "t-0") {
@@ -554,7 +554,7 @@ func TestFetchDuringAnUnpublishedAppend(t *testing.T) {
 	h.createTopic("t", topicSpec{})
 	h.mustProduce("t", 0, "a", 3, 0)
 	h.appendTxn("t", 0, 7, 0, 0, "txn", 2) // offsets 3-4, open
-	hw := h.partition("t", 0).log.HighWatermark()
+	hw := h.partition("t", 0).Log().HighWatermark()
 	if hw != 5 {
 		t.Fatalf("high watermark %d, want 5", hw)
 	}
@@ -589,7 +589,7 @@ func TestFetchDuringAnUnpublishedAppend(t *testing.T) {
 	if codes := markerCodes(t, <-markers); codes["7/t-0"] != 0 {
 		t.Fatalf("abort marker: %v", codes)
 	}
-	if leo := h.partition("t", 0).log.LogEndOffset(); leo != 6 {
+	if leo := h.partition("t", 0).Log().LogEndOffset(); leo != 6 {
 		t.Fatalf("log end %d after the marker, want 6", leo)
 	}
 }

@@ -89,9 +89,9 @@ func (r *ReplicaManager) initialFetchState(p *Partition, img *raftmeta.Image) (f
 			"leader", st.leader, "listener", r.cfg.InterBrokerListener)
 		return fetcher.InitialFetchState{}, false
 	}
-	offset := p.log.HighWatermark()
-	if _, ok := p.log.LatestEpoch(); ok {
-		offset = p.log.LogEndOffset()
+	offset := p.Log().HighWatermark()
+	if _, ok := p.Log().LatestEpoch(); ok {
+		offset = p.Log().LogEndOffset()
 	}
 	return fetcher.InitialFetchState{
 		TopicID:            p.topicID,
@@ -117,11 +117,11 @@ func (r *ReplicaManager) followerReplica(tp storage.TopicPartition) (fetcher.Rep
 // leads or is removed, a guard on top of the fetcher being stopped first.
 type follower struct{ p *Partition }
 
-func (f follower) LogStartOffset() int64      { return f.p.log.LogStartOffset() }
-func (f follower) LogEndOffset() int64        { return f.p.log.LogEndOffset() }
-func (f follower) LatestEpoch() (int32, bool) { return f.p.log.LatestEpoch() }
+func (f follower) LogStartOffset() int64      { return f.p.Log().LogStartOffset() }
+func (f follower) LogEndOffset() int64        { return f.p.Log().LogEndOffset() }
+func (f follower) LatestEpoch() (int32, bool) { return f.p.Log().LatestEpoch() }
 func (f follower) EndOffsetForEpoch(epoch int32) (int32, int64, bool) {
-	return f.p.log.EndOffsetForEpoch(epoch)
+	return f.p.Log().EndOffsetForEpoch(epoch)
 }
 
 // write runs fn with the partition's lock held shared, if it follows.
@@ -155,43 +155,43 @@ func (f follower) AppendAsFollower(records []byte) (info storage.AppendInfo, err
 // appends it whole, as Kafka does; the log start offset then follows the
 // leader's with the next fetch. leaderIsrUpdateLock is held shared.
 func (p *Partition) appendRecordsAsFollower(records []byte) (storage.AppendInfo, error) {
-	info, err := p.log.AppendAsFollower(records)
+	info, err := p.Log().AppendAsFollower(records)
 	var ue *storage.UnexpectedAppendOffsetError
 	if err == nil || !errors.As(err, &ue) {
 		return info, err
 	}
-	leo := p.log.LogEndOffset()
-	if leo != p.log.LogStartOffset() || ue.FirstOffset >= leo || ue.LastOffset < leo {
+	leo := p.Log().LogEndOffset()
+	if leo != p.Log().LogStartOffset() || ue.FirstOffset >= leo || ue.LastOffset < leo {
 		return info, err
 	}
 	p.logger.Info("the first fetched batch starts below the empty log's start offset; restarting the log there",
 		"firstOffset", ue.FirstOffset, "lastOffset", ue.LastOffset, "logStartOffset", leo)
-	if err := p.log.TruncateFullyAndStartAt(ue.FirstOffset); err != nil {
+	if err := p.Log().TruncateFullyAndStartAt(ue.FirstOffset); err != nil {
 		return storage.AppendInfo{}, err
 	}
-	return p.log.AppendAsFollower(records)
+	return p.Log().AppendAsFollower(records)
 }
 
 func (f follower) TruncateTo(offset int64) (truncated bool, err error) {
 	err = f.write(func() error {
-		if hw := f.p.log.HighWatermark(); offset < hw {
+		if hw := f.p.Log().HighWatermark(); offset < hw {
 			// Clean elections never take committed data away; Kafka
 			// warns the same way.
 			f.p.logger.Warn("truncating below the high watermark", "offset", offset, "highWatermark", hw)
 		}
-		truncated, err = f.p.log.TruncateTo(offset)
+		truncated, err = f.p.Log().TruncateTo(offset)
 		return err
 	})
 	return truncated, err
 }
 
 func (f follower) TruncateFullyAndStartAt(offset int64) error {
-	return f.write(func() error { return f.p.log.TruncateFullyAndStartAt(offset) })
+	return f.write(func() error { return f.p.Log().TruncateFullyAndStartAt(offset) })
 }
 
 func (f follower) MaybeIncrementHighWatermark(hw int64) (v int64, moved bool) {
 	_ = f.write(func() error {
-		v, moved = f.p.log.MaybeIncrementHighWatermark(hw)
+		v, moved = f.p.Log().MaybeIncrementHighWatermark(hw)
 		return nil
 	})
 	return v, moved
@@ -199,7 +199,7 @@ func (f follower) MaybeIncrementHighWatermark(hw int64) (v int64, moved bool) {
 
 func (f follower) MaybeIncrementLogStartOffset(offset int64) (moved bool, err error) {
 	err = f.write(func() error {
-		moved, err = f.p.log.MaybeIncrementLogStartOffset(offset)
+		moved, err = f.p.Log().MaybeIncrementLogStartOffset(offset)
 		return err
 	})
 	return moved, err

@@ -51,7 +51,7 @@ func (p *Partition) maybeIncrementHighWatermark(nowMs int64) bool {
 	if st.leader != p.localID {
 		return false
 	}
-	leo := p.log.LogEndOffset()
+	leo := p.Log().LogEndOffset()
 	followers := *p.followers.Load()
 	progress := make([]followerProgress, 0, len(followers))
 	for _, r := range followers {
@@ -64,7 +64,7 @@ func (p *Partition) maybeIncrementHighWatermark(nowMs int64) bool {
 	if !ok {
 		return false
 	}
-	_, moved := p.log.MaybeIncrementHighWatermark(hw)
+	_, moved := p.Log().MaybeIncrementHighWatermark(hw)
 	return moved
 }
 
@@ -78,7 +78,7 @@ func (p *Partition) checkEnoughReplicasReachOffset(requiredOffset int64) (bool, 
 	if st.leader != p.localID || p.removed.Load() {
 		return false, kerr.NotLeaderForPartition
 	}
-	if p.log.HighWatermark() < requiredOffset {
+	if p.Log().HighWatermark() < requiredOffset {
 		return false, nil
 	}
 	if len(st.maximalIsr) < effectiveMinISR(p.minISR.Load(), len(st.replicas)) {
@@ -98,7 +98,7 @@ func (p *Partition) CheckEnoughReplicasReachOffset(requiredOffset int64) (done b
 // lowWatermarkIfLeader): DeleteRecords is done when it reaches the target.
 // Followers that have not reported yet are skipped.
 func (p *Partition) lowWatermark() int64 {
-	low := p.log.LogStartOffset()
+	low := p.Log().LogStartOffset()
 	for _, r := range *p.followers.Load() {
 		if s := r.snapshot().logStartOffset; s >= 0 && s < low {
 			low = s

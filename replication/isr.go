@@ -93,7 +93,7 @@ func (p *Partition) needsExpandIsr(st *partitionState, r *replica) bool {
 		return false
 	}
 	s := r.snapshot()
-	return s.logEndOffset >= p.log.HighWatermark() && s.logEndOffset >= p.epochStartOffset(st) &&
+	return s.logEndOffset >= p.Log().HighWatermark() && s.logEndOffset >= p.epochStartOffset(st) &&
 		p.mgr.isReplicaIsrEligible(r.id, s)
 }
 
@@ -130,7 +130,7 @@ func (p *Partition) outOfSyncReplicas(st *partitionState, nowMs int64) []int32 {
 	if st.leader != p.localID || st.isInflight() {
 		return nil
 	}
-	leo := p.log.LogEndOffset()
+	leo := p.Log().LogEndOffset()
 	followers := *p.followers.Load()
 	var out []int32
 	for _, id := range st.isr {
@@ -165,8 +165,8 @@ func (p *Partition) maybeShrinkIsr(nowMs int64) {
 	proposed.pending = &pendingIsrChange{newIsr: newIsr, brokerEpochs: p.isrBrokerEpochs(newIsr)}
 	p.state.Store(&proposed)
 	p.leaderIsrUpdateLock.Unlock()
-	p.logger.Info("shrinking the ISR", "isr", st.isr, "outOfSync", out, "highWatermark", p.log.HighWatermark(),
-		"logEndOffset", p.log.LogEndOffset())
+	p.logger.Info("shrinking the ISR", "isr", st.isr, "outOfSync", out, "highWatermark", p.Log().HighWatermark(),
+		"logEndOffset", p.Log().LogEndOffset())
 	p.mgr.alterPartition.submit(p, &proposed)
 }
 

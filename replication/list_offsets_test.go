@@ -45,8 +45,8 @@ func TestListOffsets(t *testing.T) {
 	follower.ReplicaID = 2
 	h.fetch(follower) // HW 4, LEO 5
 	p := h.partition("t", 0)
-	if p.HighWatermark() != 4 || p.log.LogEndOffset() != 5 {
-		t.Fatalf("setup: HW %d LEO %d", p.HighWatermark(), p.log.LogEndOffset())
+	if p.HighWatermark() != 4 || p.Log().LogEndOffset() != 5 {
+		t.Fatalf("setup: HW %d LEO %d", p.HighWatermark(), p.Log().LogEndOffset())
 	}
 	if _, err := p.appendRecordsToLeader(h.batchSpec(record.BatchSpec{ProducerID: 9, ProducerEpoch: 0, BaseSequence: 0, Transactional: true, BaseTimestamp: base}, "txn", 1, 0), record.OriginClient, 1); err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestListOffsetsLaggingHighWatermark(t *testing.T) {
 	b := h.batchSpec(record.BatchSpec{}, "r", 3, 0)
 	record.Batch(b).SetPartitionLeaderEpoch(1)
 	record.Batch(b).SetCRC()
-	if _, err := p.log.AppendAsFollower(b); err != nil {
+	if _, err := p.Log().AppendAsFollower(b); err != nil {
 		t.Fatal(err)
 	}
 	h.changePartition("t", 0, func(pp *raftmeta.Partition) { pp.Leader, pp.LeaderEpoch = localNode, 2 })

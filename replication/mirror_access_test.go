@@ -38,11 +38,11 @@ func TestMirrorAccess(t *testing.T) {
 		if sp.ErrorCode != w.code || (w.code != 0 && (sp.BaseOffset != -1 || msg != w.msg)) {
 			t.Fatalf("%s: produce error %d %q base %d, want %d %q", name, sp.ErrorCode, msg, sp.BaseOffset, w.code, w.msg)
 		}
-		dr := h.rm.DeleteRecords(ctx, deleteRecordsReq("m", map[int32]int64{0: p.log.HighWatermark()}, 0)).Topics[0].Partitions[0]
+		dr := h.rm.DeleteRecords(ctx, deleteRecordsReq("m", map[int32]int64{0: p.Log().HighWatermark()}, 0)).Topics[0].Partitions[0]
 		if dr.ErrorCode != w.code {
 			t.Fatalf("%s: delete records error %d, want %d", name, dr.ErrorCode, w.code)
 		}
-		if leo, ls := p.log.LogEndOffset(), p.log.LogStartOffset(); leo != wantLEO || ls != wantLogStart {
+		if leo, ls := p.Log().LogEndOffset(), p.Log().LogStartOffset(); leo != wantLEO || ls != wantLogStart {
 			t.Fatalf("%s: log end %d start %d, want %d and %d", name, leo, ls, wantLEO, wantLogStart)
 		}
 	}

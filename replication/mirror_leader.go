@@ -87,7 +87,7 @@ func (h *MirrorLeaderPartition) truncate(fn func() (bool, error)) (bool, error) 
 	if err == nil {
 		truncated, err = fn()
 		if truncated {
-			p.afterLeaderTruncation(st, p.log.LogEndOffset())
+			p.afterLeaderTruncation(st, p.Log().LogEndOffset())
 		}
 	}
 	p.leaderIsrUpdateLock.Unlock()
@@ -97,14 +97,14 @@ func (h *MirrorLeaderPartition) truncate(fn func() (bool, error)) (bool, error) 
 
 func (h *MirrorLeaderPartition) LeaderEpoch() int32         { return h.epoch }
 func (h *MirrorLeaderPartition) TopicID() storage.TopicID   { return h.p.topicID }
-func (h *MirrorLeaderPartition) HighWatermark() int64       { return h.p.log.HighWatermark() }
-func (h *MirrorLeaderPartition) LastStableOffset() int64    { return h.p.log.LastStableOffset() }
-func (h *MirrorLeaderPartition) LogStartOffset() int64      { return h.p.log.LogStartOffset() }
-func (h *MirrorLeaderPartition) LogEndOffset() int64        { return h.p.log.LogEndOffset() }
-func (h *MirrorLeaderPartition) LatestEpoch() (int32, bool) { return h.p.log.LatestEpoch() }
-func (h *MirrorLeaderPartition) LastBatchEpoch() int32      { return lastBatchEpoch(h.p.log) }
+func (h *MirrorLeaderPartition) HighWatermark() int64       { return h.p.Log().HighWatermark() }
+func (h *MirrorLeaderPartition) LastStableOffset() int64    { return h.p.Log().LastStableOffset() }
+func (h *MirrorLeaderPartition) LogStartOffset() int64      { return h.p.Log().LogStartOffset() }
+func (h *MirrorLeaderPartition) LogEndOffset() int64        { return h.p.Log().LogEndOffset() }
+func (h *MirrorLeaderPartition) LatestEpoch() (int32, bool) { return h.p.Log().LatestEpoch() }
+func (h *MirrorLeaderPartition) LastBatchEpoch() int32      { return lastBatchEpoch(h.p.Log()) }
 func (h *MirrorLeaderPartition) EndOffsetForEpoch(epoch int32) (int32, int64, bool) {
-	return h.p.log.EndOffsetForEpoch(epoch)
+	return h.p.Log().EndOffsetForEpoch(epoch)
 }
 
 // AppendAsFollower appends the source's batches byte for byte, then
@@ -124,20 +124,20 @@ func (h *MirrorLeaderPartition) AppendAsFollower(records []byte) (info storage.A
 // TruncateTo removes every record at or after offset from the leader's
 // log; the high watermark comes down with the log end offset.
 func (h *MirrorLeaderPartition) TruncateTo(offset int64) (bool, error) {
-	return h.truncate(func() (bool, error) { return h.p.log.TruncateTo(offset) })
+	return h.truncate(func() (bool, error) { return h.p.Log().TruncateTo(offset) })
 }
 
 // TruncateFullyAndStartAt empties the leader's log and restarts it at
 // offset.
 func (h *MirrorLeaderPartition) TruncateFullyAndStartAt(offset int64) error {
-	_, err := h.truncate(func() (bool, error) { return true, h.p.log.TruncateFullyAndStartAt(offset) })
+	_, err := h.truncate(func() (bool, error) { return true, h.p.Log().TruncateFullyAndStartAt(offset) })
 	return err
 }
 
 // MaybeIncrementHighWatermark does nothing: the destination's high
 // watermark comes from its own ISR, never from the source's.
 func (h *MirrorLeaderPartition) MaybeIncrementHighWatermark(int64) (int64, bool) {
-	return h.p.log.HighWatermark(), false
+	return h.p.Log().HighWatermark(), false
 }
 
 // MaybeIncrementLogStartOffset follows the source's log start offset,
@@ -145,7 +145,7 @@ func (h *MirrorLeaderPartition) MaybeIncrementHighWatermark(int64) (int64, bool)
 // followers have).
 func (h *MirrorLeaderPartition) MaybeIncrementLogStartOffset(offset int64) (moved bool, err error) {
 	err = h.change(func(*partitionState) error {
-		moved, err = h.p.log.MaybeIncrementLogStartOffset(min(offset, h.p.log.HighWatermark()))
+		moved, err = h.p.Log().MaybeIncrementLogStartOffset(min(offset, h.p.Log().HighWatermark()))
 		return err
 	})
 	return moved, err
@@ -198,7 +198,7 @@ func (h *MirrorLeaderPartition) AppendMirrorPIDReset(ctx context.Context) error 
 	return h.appendAcked(ctx, "MIRROR_PID_RESET", func() error {
 		b := record.MirrorPidResetBatch(record.ControlBatchSpec{ProducerID: record.NoProducerID,
 			ProducerEpoch: record.NoProducerEpoch, PartitionLeaderEpoch: h.epoch, Timestamp: p.mgr.nowMs()})
-		_, err := p.log.AppendAsLeader(b, h.epoch, record.OriginCoordinator)
+		_, err := p.Log().AppendAsLeader(b, h.epoch, record.OriginCoordinator)
 		return err
 	})
 }
@@ -215,7 +215,7 @@ func (h *MirrorLeaderPartition) AbortOpenTransactions(ctx context.Context) ([]st
 	var aborted []storage.OpenTransaction
 	err := h.appendAcked(ctx, "aborting open transactions", func() error {
 		var err error
-		aborted, _, err = h.p.log.AbortOpenTransactions(h.epoch)
+		aborted, _, err = h.p.Log().AbortOpenTransactions(h.epoch)
 		return err
 	})
 	return aborted, err
@@ -236,7 +236,7 @@ func (h *MirrorLeaderPartition) appendAcked(ctx context.Context, what string, fn
 		if err := fn(); err != nil {
 			return err
 		}
-		end = p.log.LogEndOffset()
+		end = p.Log().LogEndOffset()
 		p.maybeIncrementHighWatermark(p.mgr.nowMs())
 		return nil
 	})

@@ -105,8 +105,8 @@ func TestMirrorLeaderFencing(t *testing.T) {
 	if ml.ReplicasAt(5, true) {
 		t.Fatal("ReplicasAt in a left epoch")
 	}
-	if p.log.LogEndOffset() != 5 || p.log.LogStartOffset() != 0 {
-		t.Fatalf("a fenced handle changed the log: end %d start %d", p.log.LogEndOffset(), p.log.LogStartOffset())
+	if p.Log().LogEndOffset() != 5 || p.Log().LogStartOffset() != 0 {
+		t.Fatalf("a fenced handle changed the log: end %d start %d", p.Log().LogEndOffset(), p.Log().LogStartOffset())
 	}
 	// Leadership moves away: NOT_LEADER_OR_FOLLOWER in the same epoch.
 	ml6 := mustMirrorLeader(t, h.rm, tp, 6)
@@ -158,8 +158,8 @@ func TestMirrorLeaderAppendTruncate(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the follower's long poll did not wake on the mirror's append")
 	}
-	if p.log.LogEndOffset() != 10 || ml.HighWatermark() != 0 || ml.LastBatchEpoch() != 3 {
-		t.Fatalf("after the append: LEO %d HW %d last batch epoch %d", p.log.LogEndOffset(), ml.HighWatermark(), ml.LastBatchEpoch())
+	if p.Log().LogEndOffset() != 10 || ml.HighWatermark() != 0 || ml.LastBatchEpoch() != 3 {
+		t.Fatalf("after the append: LEO %d HW %d last batch epoch %d", p.Log().LogEndOffset(), ml.HighWatermark(), ml.LastBatchEpoch())
 	}
 	if v, moved := ml.MaybeIncrementHighWatermark(10); v != 0 || moved {
 		t.Fatalf("the source's high watermark set ours: %d %v", v, moved)
@@ -170,16 +170,16 @@ func TestMirrorLeaderAppendTruncate(t *testing.T) {
 		t.Fatalf("after the follower's fetch: HW %d LSO %d", ml.HighWatermark(), ml.LastStableOffset())
 	}
 	// The log start offset follows the source's, capped at the HW.
-	if moved, err := ml.MaybeIncrementLogStartOffset(2); !moved || err != nil || p.log.LogStartOffset() != 2 {
-		t.Fatalf("log start: %v %v %d", moved, err, p.log.LogStartOffset())
+	if moved, err := ml.MaybeIncrementLogStartOffset(2); !moved || err != nil || p.Log().LogStartOffset() != 2 {
+		t.Fatalf("log start: %v %v %d", moved, err, p.Log().LogStartOffset())
 	}
 
 	// Truncating inside the last batch drops all of it.
 	if ok, err := ml.TruncateTo(7); !ok || err != nil {
 		t.Fatalf("truncate: %v %v", ok, err)
 	}
-	if p.log.LogEndOffset() != 7 || ml.HighWatermark() != 7 || ml.LastBatchEpoch() != 2 {
-		t.Fatalf("after the truncation: LEO %d HW %d last batch epoch %d", p.log.LogEndOffset(), ml.HighWatermark(), ml.LastBatchEpoch())
+	if p.Log().LogEndOffset() != 7 || ml.HighWatermark() != 7 || ml.LastBatchEpoch() != 2 {
+		t.Fatalf("after the truncation: LEO %d HW %d last batch epoch %d", p.Log().LogEndOffset(), ml.HighWatermark(), ml.LastBatchEpoch())
 	}
 	if ml.ReplicasAt(7, false) || ml.ReplicasAt(10, false) {
 		t.Fatal("the follower's fetch from before the truncation counted")
@@ -211,21 +211,21 @@ func TestMirrorLeaderAppendTruncate(t *testing.T) {
 	if err := ml.TruncateFullyAndStartAt(20); err != nil {
 		t.Fatal(err)
 	}
-	if p.log.LogStartOffset() != 20 || p.log.LogEndOffset() != 20 || ml.HighWatermark() != 20 || ml.LastBatchEpoch() != -1 {
-		t.Fatalf("after the restart: start %d end %d HW %d last epoch %d", p.log.LogStartOffset(), p.log.LogEndOffset(), ml.HighWatermark(), ml.LastBatchEpoch())
+	if p.Log().LogStartOffset() != 20 || p.Log().LogEndOffset() != 20 || ml.HighWatermark() != 20 || ml.LastBatchEpoch() != -1 {
+		t.Fatalf("after the restart: start %d end %d HW %d last epoch %d", p.Log().LogStartOffset(), p.Log().LogEndOffset(), ml.HighWatermark(), ml.LastBatchEpoch())
 	}
 	if res := h.followerFetch("t", 12, 4); res.ErrorCode != kerr.OffsetOutOfRange.Code {
 		t.Fatalf("the follower's fetch below the restarted log: %+v", res.FetchResponseTopicPartition)
 	}
 	// The source's log starts inside its first batch (DeleteRecords
 	// there): the empty log restarts at the batch's first offset.
-	if info, err := ml.AppendAsFollower(sourceBatches(t, "c", "18-22:e4")); err != nil || info.FirstOffset != 18 || p.log.LogEndOffset() != 23 || p.log.LogStartOffset() != 18 {
-		t.Fatalf("mid-batch restart: %+v %v, log [%d, %d)", info, err, p.log.LogStartOffset(), p.log.LogEndOffset())
+	if info, err := ml.AppendAsFollower(sourceBatches(t, "c", "18-22:e4")); err != nil || info.FirstOffset != 18 || p.Log().LogEndOffset() != 23 || p.Log().LogStartOffset() != 18 {
+		t.Fatalf("mid-batch restart: %+v %v, log [%d, %d)", info, err, p.Log().LogStartOffset(), p.Log().LogEndOffset())
 	}
 	// Not at the log start: the append is refused.
 	var ue *storage.UnexpectedAppendOffsetError
-	if _, err := ml.AppendAsFollower(sourceBatches(t, "c", "20-24:e4")); !errors.As(err, &ue) || ue.LastOffset != 24 || p.log.LogEndOffset() != 23 {
-		t.Fatalf("an overlapping append: %v, LEO %d", err, p.log.LogEndOffset())
+	if _, err := ml.AppendAsFollower(sourceBatches(t, "c", "20-24:e4")); !errors.As(err, &ue) || ue.LastOffset != 24 || p.Log().LogEndOffset() != 23 {
+		t.Fatalf("an overlapping append: %v, LEO %d", err, p.Log().LogEndOffset())
 	}
 }
 
@@ -243,7 +243,7 @@ func TestMirrorPIDReset(t *testing.T) {
 	if err := ml.AppendMirrorPIDReset(ctx); err != nil {
 		t.Fatal(err)
 	}
-	l := h.partition("one", 0).log
+	l := h.partition("one", 0).Log()
 	b, ok := firstBatchHeader(l, 5)
 	if !ok || l.LogEndOffset() != 6 || ml.HighWatermark() != 6 || ml.LastBatchEpoch() != 3 || !b.IsControl() || b.ProducerID() != -1 {
 		t.Fatalf("after the PID reset: LEO %d HW %d last epoch %d batch %v", l.LogEndOffset(), ml.HighWatermark(), ml.LastBatchEpoch(), ok)
@@ -343,8 +343,8 @@ func TestMirrorAbortOpenTransactions(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
 	defer cancel()
 	aborted, err := ml.AbortOpenTransactions(short)
-	if !errors.Is(err, kerr.RequestTimedOut) || len(aborted) != 2 || p.log.LogEndOffset() != 17 || ml.LastStableOffset() != 5 {
-		t.Fatalf("no follower: %v %v, LEO %d LSO %d", aborted, err, p.log.LogEndOffset(), ml.LastStableOffset())
+	if !errors.Is(err, kerr.RequestTimedOut) || len(aborted) != 2 || p.Log().LogEndOffset() != 17 || ml.LastStableOffset() != 5 {
+		t.Fatalf("no follower: %v %v, LEO %d LSO %d", aborted, err, p.Log().LogEndOffset(), ml.LastStableOffset())
 	}
 	// Called again: nothing more to abort, it waits for the ISR.
 	done := make(chan error, 1)
@@ -365,12 +365,12 @@ func TestMirrorAbortOpenTransactions(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the abort did not complete after the follower caught up")
 	}
-	if p.log.LogEndOffset() != 17 || ml.HighWatermark() != 17 || ml.LastStableOffset() != 17 || len(p.log.OpenTransactions()) != 0 {
-		t.Fatalf("after the abort: LEO %d HW %d LSO %d open %v", p.log.LogEndOffset(), ml.HighWatermark(), ml.LastStableOffset(),
-			p.log.OpenTransactions())
+	if p.Log().LogEndOffset() != 17 || ml.HighWatermark() != 17 || ml.LastStableOffset() != 17 || len(p.Log().OpenTransactions()) != 0 {
+		t.Fatalf("after the abort: LEO %d HW %d LSO %d open %v", p.Log().LogEndOffset(), ml.HighWatermark(), ml.LastStableOffset(),
+			p.Log().OpenTransactions())
 	}
 	for off, pid := range map[int64]int64{15: 11, 16: 13} {
-		b, ok := firstBatchHeader(p.log, off)
+		b, ok := firstBatchHeader(p.Log(), off)
 		if !ok || !b.IsControl() || b.ProducerID() != pid || b.PartitionLeaderEpoch() != 7 || b.BaseOffset() != off {
 			t.Fatalf("batch at %d: %v control %v pid %d epoch %d; want pid %d's marker at epoch 7", off, ok, b.IsControl(),
 				b.ProducerID(), b.PartitionLeaderEpoch(), pid)
@@ -396,13 +396,13 @@ func TestMirrorAbortOpenTransactions(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.changePartition("t", 0, func(pp *raftmeta.Partition) { pp.LeaderEpoch = 8 })
-	if _, err := ml.AbortOpenTransactions(ctx); !errors.Is(err, kerr.FencedLeaderEpoch) || p.log.LogEndOffset() != 18 {
-		t.Fatalf("abort in a left epoch: %v, LEO %d", err, p.log.LogEndOffset())
+	if _, err := ml.AbortOpenTransactions(ctx); !errors.Is(err, kerr.FencedLeaderEpoch) || p.Log().LogEndOffset() != 18 {
+		t.Fatalf("abort in a left epoch: %v, LEO %d", err, p.Log().LogEndOffset())
 	}
 	// Below min.insync.replicas: refused, nothing appended.
 	h.changePartition("t", 0, func(pp *raftmeta.Partition) { pp.ISR = []int32{localNode} })
 	m8 := mustMirrorLeader(t, h.rm, storage.TopicPartition{Topic: "t"}, 8)
-	if _, err := m8.AbortOpenTransactions(ctx); !errors.Is(err, kerr.NotEnoughReplicas) || p.log.LogEndOffset() != 18 {
-		t.Fatalf("below min ISR: %v, LEO %d", err, p.log.LogEndOffset())
+	if _, err := m8.AbortOpenTransactions(ctx); !errors.Is(err, kerr.NotEnoughReplicas) || p.Log().LogEndOffset() != 18 {
+		t.Fatalf("below min ISR: %v, LEO %d", err, p.Log().LogEndOffset())
 	}
 }

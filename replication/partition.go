@@ -21,9 +21,13 @@ type Partition struct {
 	tp      storage.TopicPartition
 	topicID storage.TopicID
 	localID int32
-	log     *storage.Log
-	logger  *slog.Logger
-	mgr     *ReplicaManager
+	// log is the partition's log, replaced only when a replica moves
+	// between log directories (AlterReplicaLogDirs, log_dir_move.go) under
+	// the exclusive leaderIsrUpdateLock. Every write holds that lock shared
+	// and so sees the current log; a read loads it once per call.
+	log    atomic.Pointer[storage.Log]
+	logger *slog.Logger
+	mgr    *ReplicaManager
 
 	// leaderIsrUpdateLock is Kafka's lock of the same name: appends and
 	// high watermark moves hold it shared, role and ISR changes
@@ -87,7 +91,8 @@ type pendingIsrChange struct {
 func (s *partitionState) isInflight() bool { return s.pending != nil }
 
 func newPartition(tp storage.TopicPartition, id storage.TopicID, mgr *ReplicaManager, log *storage.Log) *Partition {
-	p := &Partition{tp: tp, topicID: id, localID: mgr.nodeID, log: log, mgr: mgr, logger: mgr.logger.With("partition", tp.String())}
+	p := &Partition{tp: tp, topicID: id, localID: mgr.nodeID, mgr: mgr, logger: mgr.logger.With("partition", tp.String())}
+	p.log.Store(log)
 	p.state.Store(&partitionState{leader: -1, leaderEpoch: -1, partitionEpoch: -1, leaderEpochStartOffset: -1})
 	empty := map[int32]*replica{}
 	p.followers.Store(&empty)
@@ -102,7 +107,7 @@ func (p *Partition) TopicPartition() storage.TopicPartition { return p.tp }
 func (p *Partition) TopicID() storage.TopicID { return p.topicID }
 
 // Log is the partition's log.
-func (p *Partition) Log() *storage.Log { return p.log }
+func (p *Partition) Log() *storage.Log { return p.log.Load() }
 
 // IsLeader reports whether this node leads the partition.
 func (p *Partition) IsLeader() bool { return p.state.Load().leader == p.localID }
@@ -127,7 +132,7 @@ func (p *Partition) MaximalISR() []int32 { return slices.Clone(p.state.Load().ma
 func (p *Partition) IsrChangeInflight() bool { return p.state.Load().isInflight() }
 
 // HighWatermark is the log's high watermark.
-func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
+func (p *Partition) HighWatermark() int64 { return p.Log().HighWatermark() }
 
 // roleChange is what applyState did, for the replica manager.
 type roleChange struct {
@@ -184,12 +189,12 @@ func (p *Partition) applyState(pp *raftmeta.Partition, minISR int32, nowMs int64
 		if newEpoch {
 			// A new epoch starts at the log end offset; the followers'
 			// progress is reset (Kafka's makeLeader: resetReplicaState).
-			st.leaderEpochStartOffset = p.log.LogEndOffset()
+			st.leaderEpochStartOffset = p.Log().LogEndOffset()
 			for _, r := range *followers {
 				r.reset(nowMs, st.leaderEpochStartOffset, !wasLeader, slices.Contains(st.isr, r.id))
 			}
 			p.logger.Info("leader", "leaderEpoch", st.leaderEpoch, "startOffset", st.leaderEpochStartOffset,
-				"partitionEpoch", st.partitionEpoch, "highWatermark", p.log.HighWatermark(), "isr", st.isr)
+				"partitionEpoch", st.partitionEpoch, "highWatermark", p.Log().HighWatermark(), "isr", st.isr)
 		} else {
 			st.leaderEpochStartOffset = old.leaderEpochStartOffset
 		}
@@ -198,7 +203,7 @@ func (p *Partition) applyState(pp *raftmeta.Partition, minISR int32, nowMs int64
 		empty := map[int32]*replica{}
 		p.followers.Store(&empty)
 		p.logger.Info("follower", "leaderEpoch", st.leaderEpoch, "leader", st.leader,
-			"logEndOffset", p.log.LogEndOffset(), "highWatermark", p.log.HighWatermark())
+			"logEndOffset", p.Log().LogEndOffset(), "highWatermark", p.Log().HighWatermark())
 	}
 	p.state.Store(st)
 	if isLeader {
@@ -264,7 +269,7 @@ func (p *Partition) localLogWithEpoch(currentLeaderEpoch int32, requireLeader bo
 	if p.removed.Load() || (requireLeader && st.leader != p.localID) {
 		return nil, st, kerr.NotLeaderForPartition
 	}
-	return p.log, st, nil
+	return p.Log(), st, nil
 }
 
 // appendRecordsToLeader appends a producer's (or a coordinator's) batch with
@@ -299,7 +304,7 @@ func (p *Partition) appendVerifiedToLeader(buf []byte, origin record.AppendOrigi
 		p.leaderIsrUpdateLock.RUnlock()
 		return storage.AppendInfo{}, kerr.NotEnoughReplicas
 	}
-	info, err := p.log.AppendAsLeaderVerified(buf, st.leaderEpoch, origin, guard)
+	info, err := p.Log().AppendAsLeaderVerified(buf, st.leaderEpoch, origin, guard)
 	hwMoved := false
 	if err == nil {
 		hwMoved = p.maybeIncrementHighWatermark(p.mgr.nowMs())
@@ -332,8 +337,8 @@ func (p *Partition) endOffsetForEpoch(st *partitionState, requested int32) (int3
 	// before the latest epoch: an append stamps the epoch cache before it
 	// moves the log end offset, so a log end offset that includes a batch
 	// of the current epoch is never paired with an older latest epoch.
-	leo := p.log.LogEndOffset()
-	latest, haveLatest := p.log.LatestEpoch()
+	leo := p.Log().LogEndOffset()
+	latest, haveLatest := p.Log().LatestEpoch()
 	if st.leader == p.localID && st.leaderEpochStartOffset >= 0 && (!haveLatest || latest < st.leaderEpoch) {
 		switch {
 		case requested == st.leaderEpoch:
@@ -348,7 +353,7 @@ func (p *Partition) endOffsetForEpoch(st *partitionState, requested int32) (int3
 			return requested, leo, true
 		}
 	}
-	return p.log.EndOffsetForEpoch(requested)
+	return p.Log().EndOffsetForEpoch(requested)
 }
 
 // lastOffsetForLeaderEpoch is Kafka's Partition.lastOffsetForLeaderEpoch:

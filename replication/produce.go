@@ -167,7 +167,7 @@ func (r *ReplicaManager) produceFailed(version int16, img *raftmeta.Image, tp st
 		kerr.RecordListTooLarge.Code, kerr.CorruptMessage.Code, kerr.KafkaStorageError.Code, kerr.InvalidTopicException.Code:
 	default:
 		if p != nil {
-			logStart = p.log.LogStartOffset()
+			logStart = p.Log().LogStartOffset()
 		}
 	}
 	var msg string

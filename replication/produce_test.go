@@ -32,7 +32,7 @@ func TestProduceAcks(t *testing.T) {
 		}
 	}
 	p := h.partition("t", 0)
-	if leo, hw := p.log.LogEndOffset(), p.HighWatermark(); leo != 9 || hw != 9 {
+	if leo, hw := p.Log().LogEndOffset(), p.HighWatermark(); leo != 9 || hw != 9 {
 		t.Fatalf("LEO %d HW %d, want 9 and 9: the single-replica ISR moves the HW with every append", leo, hw)
 	}
 	if h.metrics.msgs["t"] != 9 || h.metrics.in["t"] == 0 {
@@ -88,7 +88,7 @@ func TestProduceRequestLevelErrors(t *testing.T) {
 	txnBatch := h.batchSpec(record.BatchSpec{ProducerID: 7, ProducerEpoch: 0, BaseSequence: 0, Transactional: true}, "x", 1, 0)
 	check("transactional batch without id", h.rm.Produce(ctx, twoTopics(11, -1, txnBatch)), kerr.TransactionalIDAuthorizationFailed.Code, "")
 
-	if leo := h.partition("t", 0).log.LogEndOffset(); leo != 0 {
+	if leo := h.partition("t", 0).Log().LogEndOffset(); leo != 0 {
 		t.Fatalf("a refused request appended: LEO %d", leo)
 	}
 }
@@ -188,7 +188,7 @@ func TestProduceIdempotentDuplicate(t *testing.T) {
 	if first.ErrorCode != 0 || first.BaseOffset != 2 || retry.ErrorCode != 0 || retry.BaseOffset != 2 {
 		t.Fatalf("first %+v retry %+v: both want base offset 2", first, retry)
 	}
-	if leo := h.partition("t", 0).log.LogEndOffset(); leo != 5 {
+	if leo := h.partition("t", 0).Log().LogEndOffset(); leo != 5 {
 		t.Fatalf("LEO %d after a duplicate, want 5", leo)
 	}
 	if h.metrics.msgs["t"] != 5 {
@@ -252,7 +252,7 @@ func TestProduceAcksAllWaitsForISR(t *testing.T) {
 			t.Fatalf("follower fetch: error %d", res[0].ErrorCode)
 		}
 	}
-	waitFor(t, func() bool { return h.partition("t", 0).log.LogEndOffset() == 5 })
+	waitFor(t, func() bool { return h.partition("t", 0).Log().LogEndOffset() == 5 })
 	follow(2)
 	select {
 	case sp := <-done:
@@ -300,7 +300,7 @@ func TestProduceAcksAllLeadershipLost(t *testing.T) {
 	req.TimeoutMillis = 10000
 	done := make(chan kmsg.ProduceResponseTopicPartition, 1)
 	go func() { done <- h.rm.Produce(context.Background(), req).Topics[0].Partitions[0] }()
-	waitFor(t, func() bool { return h.partition("t", 0).log.LogEndOffset() == 1 })
+	waitFor(t, func() bool { return h.partition("t", 0).Log().LogEndOffset() == 1 })
 	h.changePartition("t", 0, func(p *raftmeta.Partition) { p.Leader, p.LeaderEpoch = 2, 1 })
 	select {
 	case sp := <-done:
@@ -322,7 +322,7 @@ func TestProduceAcksAllContextCancel(t *testing.T) {
 	wg.Add(1)
 	var sp kmsg.ProduceResponseTopicPartition
 	go func() { defer wg.Done(); sp = h.rm.Produce(ctx, req).Topics[0].Partitions[0] }()
-	waitFor(t, func() bool { return h.partition("t", 0).log.LogEndOffset() == 1 })
+	waitFor(t, func() bool { return h.partition("t", 0).Log().LogEndOffset() == 1 })
 	cancel()
 	wg.Wait()
 	if sp.ErrorCode != kerr.RequestTimedOut.Code {
@@ -391,7 +391,7 @@ func TestAppendCoordinatorClosedLog(t *testing.T) {
 	if _, err := h.rm.AppendCoordinator(context.Background(), tp, h.batch("x", 1)); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.partition(tp.Topic, 0).log.Close(); err != nil {
+	if err := h.partition(tp.Topic, 0).Log().Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.rm.AppendCoordinator(context.Background(), tp, h.batch("y", 1)); !errors.Is(err, kerr.NotLeaderForPartition) {

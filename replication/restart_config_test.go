@@ -28,7 +28,7 @@ func TestRestartMaintainsLogsOnlyUnderTheirTopicConfigs(t *testing.T) {
 		for range 4 {
 			h.produce(1, topic, 0, h.batchSpec(storageBatchSpec(), "v", 1, 700))
 		}
-		if n := len(h.partition(topic, 0).log.Segments()); n < 3 {
+		if n := len(h.partition(topic, 0).Log().Segments()); n < 3 {
 			t.Fatalf("%s: %d segments", topic, n)
 		}
 	}

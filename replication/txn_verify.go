@@ -61,7 +61,7 @@ func (r *ReplicaManager) verifyTransactional(ctx context.Context, req *kmsg.Prod
 				continue // the append reports it
 			}
 			pid, epoch = b.ProducerID(), b.ProducerEpoch()
-			g := p.log.StartTxnVerification(pid, epoch)
+			g := p.Log().StartTxnVerification(pid, epoch)
 			out.guards[tp] = g
 			if g.NeedsVerification() {
 				ask = append(ask, tp)

@@ -85,7 +85,7 @@ func TestTransactionalProduceIsVerified(t *testing.T) {
 	marker(false)
 
 	v.answer = kerr.TransactionAbortable
-	leo := h.partition("t", 0).log.LogEndOffset()
+	leo := h.partition("t", 0).Log().LogEndOffset()
 	if code, _ := produce(11); code != kerr.TransactionAbortable.Code {
 		t.Fatalf("unconfirmed write at v11: %v", kerr.ErrorForCode(code))
 	}
@@ -105,7 +105,7 @@ func TestTransactionalProduceIsVerified(t *testing.T) {
 	if code, _ := produce(11); code != kerr.InvalidTxnState.Code {
 		t.Fatalf("transaction ended while asked: %v", kerr.ErrorForCode(code))
 	}
-	if got := h.partition("t", 0).log.LogEndOffset(); got != leo+1 {
+	if got := h.partition("t", 0).Log().LogEndOffset(); got != leo+1 {
 		t.Fatalf("log end %d, want %d: only the marker written meanwhile", got, leo+1)
 	}
 	v.during = nil

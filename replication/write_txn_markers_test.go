@@ -147,7 +147,7 @@ func TestWriteTxnMarkersFencing(t *testing.T) {
 		t.Fatalf("first commit: %v", codes)
 	}
 	h.appendTxn("t", 0, 7, 1, 1, "b", 1)
-	leo := h.partition("t", 0).log.LogEndOffset()
+	leo := h.partition("t", 0).Log().LogEndOffset()
 	for _, tc := range []struct {
 		name   string
 		marker kmsg.WriteTxnMarkersRequestMarker
@@ -159,7 +159,7 @@ func TestWriteTxnMarkersFencing(t *testing.T) {
 		if codes := h.writeMarkers(tc.marker); codes["7/t-0"] != tc.code {
 			t.Fatalf("%s: %v, want %d", tc.name, codes, tc.code)
 		}
-		if got := h.partition("t", 0).log.LogEndOffset(); got != leo {
+		if got := h.partition("t", 0).Log().LogEndOffset(); got != leo {
 			t.Fatalf("%s: log end %d, want %d (nothing appended)", tc.name, got, leo)
 		}
 	}
@@ -213,7 +213,7 @@ func TestWriteTxnMarkersPartitionErrors(t *testing.T) {
 	if !maps.Equal(codes, want) {
 		t.Fatalf("partition errors:\n got %v\nwant %v", codes, want)
 	}
-	if leo := h.partition("under-min-isr", 0).log.LogEndOffset(); leo != 0 {
+	if leo := h.partition("under-min-isr", 0).Log().LogEndOffset(); leo != 0 {
 		t.Fatalf("under min ISR: log end %d, want nothing appended", leo)
 	}
 }
@@ -227,7 +227,7 @@ func TestWriteTxnMarkersTimesOut(t *testing.T) {
 	h.appendTxn("t", 0, 3, 0, 0, "a", 2)
 	h.followerFetch("t", 2, -1) // HW 2: the transaction's data is replicated
 	p := h.partition("t", 0)
-	if hw, lso := p.HighWatermark(), p.log.LastStableOffset(); hw != 2 || lso != 0 {
+	if hw, lso := p.HighWatermark(), p.Log().LastStableOffset(); hw != 2 || lso != 0 {
 		t.Fatalf("open transaction: HW %d LSO %d", hw, lso)
 	}
 	start := time.Now()
@@ -237,11 +237,11 @@ func TestWriteTxnMarkersTimesOut(t *testing.T) {
 	if el := time.Since(start); el < 50*time.Millisecond {
 		t.Fatalf("timed out after %v, before request.timeout.ms", el)
 	}
-	if leo, lso := p.log.LogEndOffset(), p.log.LastStableOffset(); leo != 3 || lso != 0 {
+	if leo, lso := p.Log().LogEndOffset(), p.Log().LastStableOffset(); leo != 3 || lso != 0 {
 		t.Fatalf("after the timeout: LEO %d LSO %d, want 3 and 0", leo, lso)
 	}
 	h.followerFetch("t", 3, -1)
-	if lso := p.log.LastStableOffset(); lso != 3 {
+	if lso := p.Log().LastStableOffset(); lso != 3 {
 		t.Fatalf("once the follower has the marker: LSO %d, want 3", lso)
 	}
 }
@@ -261,13 +261,13 @@ func TestWriteTxnMarkersAwaitISR(t *testing.T) {
 	}
 	send(txnMarker(4, 0, 0, false, "u", 0))
 	u := h.partition("u", 0)
-	waitFor(t, func() bool { return u.log.LogEndOffset() == 2 })
+	waitFor(t, func() bool { return u.Log().LogEndOffset() == 2 })
 	select {
 	case codes := <-done:
 		t.Fatalf("answered before the follower had the marker: %v", codes)
 	case <-time.After(20 * time.Millisecond):
 	}
-	if lso := u.log.LastStableOffset(); lso != 0 {
+	if lso := u.Log().LastStableOffset(); lso != 0 {
 		t.Fatalf("LSO %d before the HW passes the marker, want 0", lso)
 	}
 	h.followerFetch("u", 2, -1)
@@ -279,7 +279,7 @@ func TestWriteTxnMarkersAwaitISR(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the follower's progress did not complete the markers")
 	}
-	if lso := u.log.LastStableOffset(); lso != 2 {
+	if lso := u.Log().LastStableOffset(); lso != 2 {
 		t.Fatalf("LSO %d after the abort, want 2", lso)
 	}
 	if c := h.readCommitted("u", 0); len(c.AbortedTransactions) != 1 || c.AbortedTransactions[0].ProducerID != 4 {
@@ -317,7 +317,7 @@ func TestWriteTxnMarkersConsumerOffsets(t *testing.T) {
 	if codes := h.writeMarkers(txnMarker(5, 0, 1, true, "__consumer_offsets", 1)); codes["5/__consumer_offsets-1"] != 0 {
 		t.Fatalf("without a completer: %v", codes)
 	}
-	if leo := offsets(1).log.LogEndOffset(); leo != 1 {
+	if leo := offsets(1).Log().LogEndOffset(); leo != 1 {
 		t.Fatalf("without a completer: log end %d, want the marker at 0", leo)
 	}
 
@@ -336,7 +336,7 @@ func TestWriteTxnMarkersConsumerOffsets(t *testing.T) {
 	if !slices.Equal(c.calls, want) {
 		t.Fatalf("completer calls:\n got %q\nwant %q", c.calls, want)
 	}
-	if leo0, leo1, leoT := offsets(0).log.LogEndOffset(), offsets(1).log.LogEndOffset(), h.partition("t", 0).log.LogEndOffset(); leo0 != 0 || leo1 != 1 || leoT != 1 {
+	if leo0, leo1, leoT := offsets(0).Log().LogEndOffset(), offsets(1).Log().LogEndOffset(), h.partition("t", 0).Log().LogEndOffset(); leo0 != 0 || leo1 != 1 || leoT != 1 {
 		t.Fatalf("log ends %d %d %d: the completer's partitions are not written here, t-0 is", leo0, leo1, leoT)
 	}
 
@@ -357,8 +357,8 @@ func TestWriteTxnMarkersConsumerOffsets(t *testing.T) {
 	}
 
 	h.rm.SetTxnMarkerCompleter(nil)
-	if codes := h.writeMarkers(txnMarker(6, 2, 9, true, "__consumer_offsets", 0)); codes["6/__consumer_offsets-0"] != 0 || offsets(0).log.LogEndOffset() != 1 {
-		t.Fatalf("completer removed: %v, log end %d", codes, offsets(0).log.LogEndOffset())
+	if codes := h.writeMarkers(txnMarker(6, 2, 9, true, "__consumer_offsets", 0)); codes["6/__consumer_offsets-0"] != 0 || offsets(0).Log().LogEndOffset() != 1 {
+		t.Fatalf("completer removed: %v, log end %d", codes, offsets(0).Log().LogEndOffset())
 	}
 }
 

@@ -231,7 +231,11 @@ func (m *LogManager) CleanFilthiestLog(ctx context.Context) (CleanedLog, bool, e
 func (m *LogManager) writeCleanerCheckpoint() error {
 	m.checkpointMu.Lock()
 	defer m.checkpointMu.Unlock()
-	return writeOffsetCheckpoint(m.opts.FS, m.dir, CleanerOffsetCheckpointFile, m.cleanerCheckpoints(m.Logs()))
+	var errs []error
+	for dir, logs := range m.logsByDir() {
+		errs = append(errs, writeOffsetCheckpoint(m.opts.FS, dir, CleanerOffsetCheckpointFile, m.cleanerCheckpoints(logs)))
+	}
+	return errors.Join(errs...)
 }
 
 // cleanerCheckpoints lists the logs that have been cleaned.

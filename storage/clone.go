@@ -45,11 +45,17 @@ func (m *LogManager) CreateCloneLog(tp TopicPartition, id TopicID, cfg LogConfig
 	m.mu.Lock()
 	l, ok, err := m.existingLogLocked(tp, id)
 	sl, hasSource := m.logs[src.TP]
+	// A clone links the source's files, so it lives in the source's
+	// directory (a link cannot cross file systems).
+	parent := m.nextLogDirLocked()
+	if hasSource {
+		parent = filepath.Dir(sl.Dir())
+	}
 	m.mu.Unlock()
 	if ok || err != nil {
 		return l, err
 	}
-	dir := filepath.Join(m.dir, tp.String())
+	dir := filepath.Join(parent, tp.String())
 	o := m.logOptions(tp.Topic, id, Options{HadCleanShutdown: true})
 	o.Config = cfg
 	// Built under a name the next start deletes (OpenManager removes
@@ -79,7 +85,7 @@ func (m *LogManager) CreateCloneLog(tp TopicPartition, id TopicID, cfg LogConfig
 			_ = m.opts.FS.RemoveAll(tmp)
 			return nil, err
 		}
-		if err := m.opts.FS.SyncDir(m.dir); err != nil {
+		if err := m.opts.FS.SyncDir(parent); err != nil {
 			return nil, err
 		}
 	}

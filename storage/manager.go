@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/strait-io/strait/storage/clock"
@@ -34,12 +33,13 @@ type ManagerOptions struct {
 	OnFailure func(*StorageError)
 }
 
-// LogManager owns one log directory (an entry of log.dirs): the partition
-// logs in it and the directory-level files Kafka keeps there — the clean
-// shutdown marker and the recovery point, log start offset and high
-// watermark checkpoints (Kafka's LogManager).
+// LogManager owns the log directories (log.dirs, Kafka's JBOD): the
+// partition logs in them and the directory-level files Kafka keeps in each
+// — the clean shutdown marker and the recovery point, log start offset and
+// high watermark checkpoints (Kafka's LogManager). log_dirs.go has what
+// concerns several directories.
 type LogManager struct {
-	dir    string
+	dirs   []string
 	opts   ManagerOptions
 	decomp *record.Decompressor
 	comp   *record.Compressor
@@ -66,6 +66,12 @@ type LogManager struct {
 // the previous process left the clean shutdown marker. The marker is removed
 // before OpenManager returns, so a crash from now on is detected.
 func OpenManager(dir string, o ManagerOptions) (*LogManager, error) {
+	return OpenManagerDirs([]string{dir}, o)
+}
+
+// OpenManagerDirs opens every partition log under each of dirs (log.dirs),
+// as OpenManager does for one; loadLogDir says what it finds in each.
+func OpenManagerDirs(dirs []string, o ManagerOptions) (*LogManager, error) {
 	if o.FS == nil || o.Clock == nil {
 		return nil, errors.New("storage: ManagerOptions.FS and Clock are required")
 	}
@@ -75,15 +81,16 @@ func OpenManager(dir string, o ManagerOptions) (*LogManager, error) {
 	if o.Scheduler == nil {
 		o.Scheduler = GoScheduler{}
 	}
-	if err := vfs.MkdirAllDurable(o.FS, dir); err != nil {
+	dirs, err := checkLogDirs(dirs)
+	if err != nil {
 		return nil, err
 	}
 	m := &LogManager{
-		dir:     dir,
+		dirs:    dirs,
 		opts:    o,
 		decomp:  record.NewDecompressor(),
 		comp:    record.NewCompressor(),
-		logger:  o.Logger.With("logDir", dir),
+		logger:  o.Logger,
 		logs:    map[TopicPartition]*Log{},
 		reports: map[TopicPartition]*RecoveryReport{},
 		cleaner: cleanerManager{
@@ -94,70 +101,12 @@ func OpenManager(dir string, o ManagerOptions) (*LogManager, error) {
 	}
 	m.cleanerThreads.cfg, m.cleanerThreads.wake = o.Cleaner, make(chan struct{})
 	m.ctx, m.cancel = context.WithCancel(context.Background())
-	_, err := o.FS.Stat(filepath.Join(dir, CleanShutdownFile))
-	clean := err == nil
-	recovery, err := readOffsetCheckpoint(o.FS, dir, RecoveryPointCheckpointFile)
-	if err != nil {
-		return nil, err
-	}
-	starts, err := readOffsetCheckpoint(o.FS, dir, LogStartOffsetCheckpointFile)
-	if err != nil {
-		return nil, err
-	}
-	hws, err := readOffsetCheckpoint(o.FS, dir, ReplicationCheckpointFile)
-	if err != nil {
-		return nil, err
-	}
-	cleaned, err := readOffsetCheckpoint(o.FS, dir, CleanerOffsetCheckpointFile)
-	if err != nil {
-		return nil, err
-	}
-	names, err := o.FS.List(dir)
-	if err != nil {
-		return nil, err
-	}
-	for _, name := range names {
-		path := filepath.Join(dir, name)
-		if strings.HasSuffix(name, "-delete") {
-			// A topic deletion the previous process did not finish.
-			if err := o.FS.RemoveAll(path); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		st, err := o.FS.Stat(path)
-		if err != nil || !st.IsDir {
-			continue
-		}
-		topic, part, ok := ParsePartitionDirName(name)
-		if !ok {
-			continue
-		}
-		tp := TopicPartition{topic, part}
-		l, rep, err := Open(path, m.logOptions(topic, TopicID{}, Options{
-			RecoveryPoint:     recovery[tp],
-			LogStartOffset:    starts[tp],
-			HighWatermark:     hws[tp],
-			HadCleanShutdown:  clean,
-			CleanerCheckpoint: cleaned[tp],
-		}))
-		if err != nil {
-			m.closeLogs()
-			return nil, err
-		}
-		m.logs[tp], m.reports[tp] = l, rep
-	}
-	if clean {
-		if err := o.FS.Remove(filepath.Join(dir, CleanShutdownFile)); err != nil {
-			m.closeLogs()
-			return nil, err
-		}
-		if err := o.FS.SyncDir(dir); err != nil {
+	for _, dir := range dirs {
+		if err := m.loadLogDir(dir); err != nil {
 			m.closeLogs()
 			return nil, err
 		}
 	}
-	m.logger.Info("log directory loaded", "logs", len(m.logs), "cleanShutdown", clean)
 	return m, nil
 }
 
@@ -172,8 +121,8 @@ func (m *LogManager) logOptions(topic string, id TopicID, o Options) Options {
 	return o
 }
 
-// Dir is the log directory.
-func (m *LogManager) Dir() string { return m.dir }
+// Dir is the first log directory (the one of a single-directory node).
+func (m *LogManager) Dir() string { return m.dirs[0] }
 
 // Log returns the log of a partition.
 func (m *LogManager) Log(tp TopicPartition) (*Log, bool) {
@@ -212,7 +161,7 @@ func (m *LogManager) GetOrCreateLog(tp TopicPartition, id TopicID, cfg LogConfig
 	}
 	o := m.logOptions(tp.Topic, id, Options{HadCleanShutdown: true})
 	o.Config = cfg
-	l, rep, err := Open(filepath.Join(m.dir, tp.String()), o)
+	l, rep, err := Open(filepath.Join(m.nextLogDirLocked(), tp.String()), o)
 	if err != nil {
 		return nil, err
 	}
@@ -255,37 +204,44 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 	l.cleanMu.Unlock()
 	var suffix [8]byte
 	_, _ = rand.Read(suffix[:])
-	doomed := filepath.Join(m.dir, tp.String()+"."+hex.EncodeToString(suffix[:])+"-delete")
+	parent := filepath.Dir(l.Dir())
+	doomed := filepath.Join(parent, tp.String()+"."+hex.EncodeToString(suffix[:])+"-delete")
 	if err := m.opts.FS.Rename(l.Dir(), doomed); err != nil {
 		return errors.Join(closeErr, err)
 	}
-	if err := m.opts.FS.SyncDir(m.dir); err != nil {
+	if err := m.opts.FS.SyncDir(parent); err != nil {
 		return errors.Join(closeErr, err)
 	}
 	return m.opts.FS.RemoveAll(doomed)
 }
 
 // Checkpoint writes the recovery points, log start offsets, high
-// watermarks and cleaner checkpoints of every log (Kafka's periodic
-// checkpoint tasks). Failing to write them is a failure of the log
-// directory, as in Kafka (LogManager.checkpointLogRecoveryOffsetsInDir
-// takes the directory offline on an IOException): OnFailure hears of it
-// as a StorageError with op "checkpoint".
+// watermarks and cleaner checkpoints of every log, in the log directory
+// that holds it (Kafka's periodic checkpoint tasks). Failing to write them
+// is a failure of the log directory, as in Kafka
+// (LogManager.checkpointLogRecoveryOffsetsInDir takes the directory
+// offline on an IOException): OnFailure hears of it as a StorageError
+// with op "checkpoint".
 func (m *LogManager) Checkpoint() error {
 	m.checkpointMu.Lock()
 	defer m.checkpointMu.Unlock()
-	if err := m.writeCheckpoints(); err != nil {
-		se := &StorageError{Dir: m.dir, Op: "checkpoint", Err: err}
-		if m.opts.OnFailure != nil {
-			m.opts.OnFailure(se)
+	var errs []error
+	for dir, logs := range m.logsByDir() {
+		if err := m.writeCheckpoints(dir, logs); err != nil {
+			se := &StorageError{Dir: dir, Op: "checkpoint", Err: err}
+			if m.opts.OnFailure != nil {
+				m.opts.OnFailure(se)
+			}
+			errs = append(errs, se)
 		}
-		return se
 	}
-	return nil
+	if len(errs) == 1 {
+		return errs[0] // the StorageError itself, as a caller may compare it
+	}
+	return errors.Join(errs...)
 }
 
-func (m *LogManager) writeCheckpoints() error {
-	logs := m.Logs()
+func (m *LogManager) writeCheckpoints(dir string, logs map[TopicPartition]*Log) error {
 	rps := make(map[TopicPartition]int64, len(logs))
 	starts := make(map[TopicPartition]int64, len(logs))
 	hws := make(map[TopicPartition]int64, len(logs))
@@ -293,10 +249,10 @@ func (m *LogManager) writeCheckpoints() error {
 		rps[tp], starts[tp], hws[tp] = l.RecoveryPoint(), l.LogStartOffset(), l.HighWatermark()
 	}
 	return errors.Join(
-		writeOffsetCheckpoint(m.opts.FS, m.dir, RecoveryPointCheckpointFile, rps),
-		writeOffsetCheckpoint(m.opts.FS, m.dir, LogStartOffsetCheckpointFile, starts),
-		writeOffsetCheckpoint(m.opts.FS, m.dir, ReplicationCheckpointFile, hws),
-		writeOffsetCheckpoint(m.opts.FS, m.dir, CleanerOffsetCheckpointFile, m.cleanerCheckpoints(logs)),
+		writeOffsetCheckpoint(m.opts.FS, dir, RecoveryPointCheckpointFile, rps),
+		writeOffsetCheckpoint(m.opts.FS, dir, LogStartOffsetCheckpointFile, starts),
+		writeOffsetCheckpoint(m.opts.FS, dir, ReplicationCheckpointFile, hws),
+		writeOffsetCheckpoint(m.opts.FS, dir, CleanerOffsetCheckpointFile, m.cleanerCheckpoints(logs)),
 	)
 }
 
@@ -342,8 +298,7 @@ func (m *LogManager) Close() error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	marker := []byte(`{"version":0,"brokerEpoch":-1}`)
-	return vfs.WriteFileAtomic(m.opts.FS, m.dir, CleanShutdownFile, marker)
+	return m.markCleanShutdown()
 }
 
 func (m *LogManager) closeLogs() error {

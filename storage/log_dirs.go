@@ -1,0 +1,180 @@
+package storage
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/strait-io/strait/storage/vfs"
+)
+
+// Several log directories (log.dirs, Kafka's JBOD). Each directory is
+// loaded on its own, with its own checkpoints and clean shutdown marker,
+// as Kafka's LogManager.loadLogs does per directory; a partition lives in
+// exactly one of them, and a new one goes to the directory holding the
+// fewest partitions (LogManager.nextLogDirs).
+
+// checkLogDirs refuses an empty or repeated log.dirs, as Kafka's
+// LogManager.createAndValidateLogDirs refuses a duplicate. It returns the
+// directories cleaned, so a log's parent directory compares equal.
+func checkLogDirs(dirs []string) ([]string, error) {
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("storage: no log directory given")
+	}
+	out := make([]string, len(dirs))
+	seen := map[string]bool{}
+	for i, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, err
+		}
+		if seen[abs] {
+			return nil, fmt.Errorf("storage: duplicate log directory found: %s", strings.Join(dirs, ", "))
+		}
+		seen[abs] = true
+		out[i] = filepath.Clean(d)
+	}
+	return out, nil
+}
+
+// Dirs lists the log directories in log.dirs order.
+func (m *LogManager) Dirs() []string { return append([]string(nil), m.dirs...) }
+
+// loadLogDir opens every partition log under dir, recovering them unless
+// the previous process left the clean shutdown marker in dir. The marker
+// is removed before it returns, so a crash from now on is detected. A
+// partition already found in another directory stops the start, as in
+// Kafka (LogManager.loadLog: "Duplicate log directories for ... are
+// found"): which copy is right is for the operator to say.
+func (m *LogManager) loadLogDir(dir string) error {
+	fsys := m.opts.FS
+	if err := vfs.MkdirAllDurable(fsys, dir); err != nil {
+		return err
+	}
+	_, err := fsys.Stat(filepath.Join(dir, CleanShutdownFile))
+	clean := err == nil
+	recovery, err := readOffsetCheckpoint(fsys, dir, RecoveryPointCheckpointFile)
+	if err != nil {
+		return err
+	}
+	starts, err := readOffsetCheckpoint(fsys, dir, LogStartOffsetCheckpointFile)
+	if err != nil {
+		return err
+	}
+	hws, err := readOffsetCheckpoint(fsys, dir, ReplicationCheckpointFile)
+	if err != nil {
+		return err
+	}
+	cleaned, err := readOffsetCheckpoint(fsys, dir, CleanerOffsetCheckpointFile)
+	if err != nil {
+		return err
+	}
+	names, err := fsys.List(dir)
+	if err != nil {
+		return err
+	}
+	found := 0
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		if strings.HasSuffix(name, "-delete") {
+			// A topic deletion the previous process did not finish.
+			if err := fsys.RemoveAll(path); err != nil {
+				return err
+			}
+			continue
+		}
+		st, err := fsys.Stat(path)
+		if err != nil || !st.IsDir {
+			continue
+		}
+		topic, part, ok := ParsePartitionDirName(name)
+		if !ok {
+			continue
+		}
+		tp := TopicPartition{topic, part}
+		if other, dup := m.logs[tp]; dup {
+			return fmt.Errorf("storage: duplicate log directories for %s are found in both %s and %s; "+
+				"a log directory failed while a replica moved between them? Delete one of the two (the one "+
+				"in the directory known to have failed) and start again", tp, other.Dir(), path)
+		}
+		l, rep, err := Open(path, m.logOptions(topic, TopicID{}, Options{
+			RecoveryPoint:     recovery[tp],
+			LogStartOffset:    starts[tp],
+			HighWatermark:     hws[tp],
+			HadCleanShutdown:  clean,
+			CleanerCheckpoint: cleaned[tp],
+		}))
+		if err != nil {
+			return err
+		}
+		m.logs[tp], m.reports[tp] = l, rep
+		found++
+	}
+	if clean {
+		if err := fsys.Remove(filepath.Join(dir, CleanShutdownFile)); err != nil {
+			return err
+		}
+		if err := fsys.SyncDir(dir); err != nil {
+			return err
+		}
+	}
+	m.logger.Info("log directory loaded", "logDir", dir, "logs", found, "cleanShutdown", clean)
+	return nil
+}
+
+// nextLogDirLocked is the directory for a new log: the one holding the
+// fewest partitions, the first in log.dirs on a tie (Kafka's
+// LogManager.nextLogDirs counts the logs by parent directory). m.mu is
+// held.
+func (m *LogManager) nextLogDirLocked() string {
+	counts := make(map[string]int, len(m.dirs))
+	for _, l := range m.logs {
+		counts[filepath.Dir(l.Dir())]++
+	}
+	best := m.dirs[0]
+	for _, d := range m.dirs[1:] {
+		if counts[d] < counts[best] {
+			best = d
+		}
+	}
+	return best
+}
+
+// LogDir returns the log directory holding the partition's log.
+func (m *LogManager) LogDir(tp TopicPartition) (string, bool) {
+	l, ok := m.Log(tp)
+	if !ok {
+		return "", false
+	}
+	return filepath.Dir(l.Dir()), true
+}
+
+// logsByDir groups the open logs by log directory; every directory is
+// present, an empty one with no logs, so its checkpoints are written
+// (empty) too.
+func (m *LogManager) logsByDir() map[string]map[TopicPartition]*Log {
+	out := make(map[string]map[TopicPartition]*Log, len(m.dirs))
+	for _, d := range m.dirs {
+		out[d] = map[TopicPartition]*Log{}
+	}
+	for tp, l := range m.Logs() {
+		d := filepath.Dir(l.Dir())
+		if out[d] == nil {
+			out[d] = map[TopicPartition]*Log{}
+		}
+		out[d][tp] = l
+	}
+	return out
+}
+
+// markCleanShutdown writes the clean shutdown marker in every log
+// directory, which lets the next start skip recovery there.
+func (m *LogManager) markCleanShutdown() error {
+	marker := []byte(`{"version":0,"brokerEpoch":-1}`)
+	for _, d := range m.dirs {
+		if err := vfs.WriteFileAtomic(m.opts.FS, d, CleanShutdownFile, marker); err != nil {
+			return err
+		}
+	}
+	return nil
+}
