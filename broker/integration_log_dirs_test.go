@@ -18,11 +18,11 @@ import (
 
 // startTwoDirs starts a one-node cluster with two log directories
 // (log.dirs=d1,d2, Kafka's JBOD); it returns them by absolute path.
-func startTwoDirs(t *testing.T) (*brokertest.Cluster, [2]string) {
+func startTwoDirs(t *testing.T, configs ...string) (*brokertest.Cluster, [2]string) {
 	t.Helper()
 	base := t.TempDir()
 	dirs := [2]string{filepath.Join(base, "d1"), filepath.Join(base, "d2")}
-	c := brokertest.StartCluster(t, 1, brokertest.WithConfig("log.dirs="+dirs[0]+","+dirs[1]))
+	c := brokertest.StartCluster(t, 1, brokertest.WithConfig(append([]string{"log.dirs=" + dirs[0] + "," + dirs[1]}, configs...)...))
 	return c, dirs
 }
 

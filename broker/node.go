@@ -397,6 +397,7 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		Transactions:                      true,
 		TxnVerifier:                       n.txnVerifier(),
 		ReplicationThrottledRates:         n.replicationThrottledRates,
+		AlterLogDirsRate:                  n.alterLogDirsRate,
 		ReplicationQuotaWindowNum:         int(cfg.Cluster.ReplicationQuotaWindowNum),
 		ReplicationQuotaWindowSizeSeconds: int(cfg.Cluster.ReplicationQuotaWindowSizeSeconds),
 	})

@@ -26,6 +26,17 @@ func (n *Node) replicationThrottledRates(img *raftmeta.Image) (leader, follower 
 	return rate("leader.replication.throttled.rate"), rate("follower.replication.throttled.rate")
 }
 
+// alterLogDirsRate reads replica.alter.log.dirs.io.max.bytes.per.second
+// for this broker from img, as replicationThrottledRates does.
+func (n *Node) alterLogDirsRate(img *raftmeta.Image) int64 {
+	v, _ := n.sources(img).BrokerValue("replica.alter.log.dirs.io.max.bytes.per.second")
+	r, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || r < 0 {
+		return replication.DefaultReplicationThrottledRate
+	}
+	return r
+}
+
 // replicationQuotas are the replica manager's throttles, if it runs.
 func (n *Node) replicationQuotas() (replication.ReplicationQuotas, bool) {
 	if n.replicas == nil {

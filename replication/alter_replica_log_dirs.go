@@ -18,18 +18,23 @@ import (
 // AlterReplicaLogDirs: v1-2 (the wire layer gates versions and checks
 // ALTER on the cluster)
 //
-// Behavior (Kafka's ReplicaManager.alterReplicaLogDirs) on a broker with
-// one log directory, which is what Strait serves (broker/node.go refuses
-// several in log.dirs): a replica can only be "moved" to the directory it
-// is in, which is done at once, so no future replica is ever created and
-// DescribeLogDirs never reports IsFuture. Per partition:
-//   - a directory other than the absolute path of the configured one:
-//     LOG_DIR_NOT_FOUND (Kafka's LogManager.isLogDirOnline compares the
-//     request's path with each log dir's getAbsolutePath);
+// Behavior (Kafka's ReplicaManager.alterReplicaLogDirs): each partition is
+// moved to the named directory, one of log.dirs by absolute path. A move
+// to another directory than the replica's creates its future log there
+// and starts the mover (log_dir_move.go); the answer does not wait for the
+// move, which DescribeLogDirs shows as a future replica until it is done.
+// A move to the directory the replica is in cancels a move under way (its
+// future log is deleted, as Kafka does) and is otherwise done at once; a
+// move to another directory than a move under way restarts it there. Per
+// partition:
+//   - a directory that is not one of log.dirs: LOG_DIR_NOT_FOUND (Kafka's
+//     LogManager.isLogDirOnline compares the request's path with each log
+//     dir's getAbsolutePath);
 //   - a topic name too long for the future log's directory name
 //     (<topic>-<partition>.<32 hex>-future over 255 bytes, KAFKA-4893):
 //     INVALID_TOPIC_EXCEPTION;
-//   - a partition whose log could not be opened: KAFKA_STORAGE_ERROR;
+//   - a partition whose log could not be opened, or whose future log
+//     cannot be created: KAFKA_STORAGE_ERROR;
 //   - a partition the metadata knows but this broker does not host (yet):
 //     REPLICA_NOT_AVAILABLE (Kafka keeps that code for this API where it
 //     would say NOT_LEADER_OR_FOLLOWER);
@@ -38,10 +43,6 @@ import (
 //
 // A partition named twice takes the last directory (Kafka collects the
 // request into a map). Results are grouped by topic in name order.
-//
-// Moving replicas between several directories (the future replica of
-// Kafka's ReplicaAlterLogDirsManager) waits for Strait to serve more than
-// one log directory per node.
 func (r *ReplicaManager) AlterReplicaLogDirs(_ context.Context, req *kmsg.AlterReplicaLogDirsRequest) *kmsg.AlterReplicaLogDirsResponse {
 	resp := req.ResponseKind().(*kmsg.AlterReplicaLogDirsResponse)
 	dirs := map[storage.TopicPartition]string{}
@@ -88,13 +89,38 @@ func (r *ReplicaManager) alterReplicaLogDir(tp storage.TopicPartition, dir strin
 	p, err := r.getPartitionOrError(tp, img)
 	switch {
 	case err == nil:
-		if absLogDir(filepath.Dir(p.Log().Dir())) != dir {
-			return kerr.KafkaStorageError.Code // moving between directories: not yet
-		}
-		return 0
 	case errors.Is(err, kerr.NotLeaderForPartition):
 		return kerr.ReplicaNotAvailable.Code
 	default:
 		return errorCode(err)
 	}
+	if err := r.moveReplicaLogDir(p, dir); err != nil {
+		r.logger.Warn("cannot move a replica to another log directory", "partition", tp.String(), "dir", dir, "err", err)
+		return kerr.KafkaStorageError.Code
+	}
+	return 0
+}
+
+// moveReplicaLogDir starts moving p's replica to dir, restarts a move
+// to another directory there, or cancels a move when dir is where the
+// replica is.
+func (r *ReplicaManager) moveReplicaLogDir(p *Partition, dir string) error {
+	if fut := r.futureLog(p.tp); fut != nil {
+		if absLogDir(filepath.Dir(fut.Dir())) == dir {
+			r.startLogDirMove(p) // a restart may have found it before the partition
+			return nil
+		}
+		r.stopLogDirMove(p.tp)
+		if err := r.logs.DeleteFutureLog(p.tp); err != nil {
+			return err
+		}
+	}
+	if absLogDir(filepath.Dir(p.Log().Dir())) == dir {
+		return nil
+	}
+	if _, err := r.logs.CreateFutureLog(p.tp, dir); err != nil {
+		return err
+	}
+	r.startLogDirMove(p)
+	return nil
 }

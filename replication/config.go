@@ -174,6 +174,11 @@ type Config struct {
 	// and follower.replication.throttled.rate, in bytes per second, as img's
 	// dynamic broker configs set them (KIP-73); nil means no limit.
 	ReplicationThrottledRates func(img *raftmeta.Image) (leader, follower int64)
+	// AlterLogDirsRate returns
+	// replica.alter.log.dirs.io.max.bytes.per.second as img sets it: how
+	// fast replicas are copied between log directories (log_dir_move.go);
+	// nil means no limit.
+	AlterLogDirsRate func(img *raftmeta.Image) int64
 	// ReplicationQuotaWindowNum and ReplicationQuotaWindowSizeSeconds are
 	// replication.quota.window.num (11) and
 	// replication.quota.window.size.seconds (1): the throttles' rate is

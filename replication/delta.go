@@ -164,6 +164,9 @@ func (r *ReplicaManager) applyDeltaLocked(d *raftmeta.Delta, img *raftmeta.Image
 		p.watchers.notifyAll()
 	}
 	r.deleteLogs(removed)
+	if first {
+		r.resumeLogDirMoves(next)
+	}
 	if len(startFetching) > 0 {
 		// After publishing: the fetchers find the partitions in the table.
 		if err := r.fetchers.AddFetcherForPartitions(startFetching); err != nil {
@@ -210,6 +213,7 @@ func (r *ReplicaManager) createPartition(tp storage.TopicPartition, pp *raftmeta
 func (r *ReplicaManager) deleteLogs(removed []*Partition) []*Partition {
 	for _, p := range removed {
 		p.markRemoved()
+		r.stopLogDirMove(p.tp)
 		if err := r.logs.DeleteLog(p.tp); err != nil {
 			r.logger.Error("deleting a partition log failed", "partition", p.tp.String(), "err", err)
 		}

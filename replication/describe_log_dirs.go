@@ -55,6 +55,9 @@ func (r *ReplicaManager) DescribeLogDirs(ctx context.Context, req *kmsg.Describe
 	for tp, p := range r.table.Load().byTP {
 		l := p.Log()
 		add(tp, l, l.HighWatermark()-l.LogEndOffset(), false)
+		if f := r.futureLog(tp); f != nil {
+			add(tp, f, l.LogEndOffset()-f.LogEndOffset(), true)
+		}
 	}
 	for _, d := range r.logs.Dirs() {
 		resp.Dirs = append(resp.Dirs, r.describeLogDir(d, byDir[filepath.Clean(d)]))

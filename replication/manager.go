@@ -63,6 +63,9 @@ type ReplicaManager struct {
 	alterPartition *alterPartitionManager
 	// quotas are the replication throttles (replication_quota.go).
 	quotas ReplicationQuotas
+	// moves are the replicas moving between log directories
+	// (log_dir_move.go).
+	moves logDirMoves
 	// txnCompleter takes WriteTxnMarkers' __consumer_offsets markers.
 	txnCompleter atomic.Pointer[txnCompleterBox]
 

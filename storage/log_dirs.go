@@ -87,6 +87,27 @@ func (m *LogManager) loadLogDir(dir string) error {
 		if err != nil || !st.IsDir {
 			continue
 		}
+		o := func(tp TopicPartition) Options {
+			return m.logOptions(tp.Topic, TopicID{}, Options{
+				RecoveryPoint:     recovery[tp],
+				LogStartOffset:    starts[tp],
+				HighWatermark:     hws[tp],
+				HadCleanShutdown:  clean,
+				CleanerCheckpoint: cleaned[tp],
+			})
+		}
+		if tp, ok := parseFutureDirName(name); ok {
+			if other, dup := m.futures[tp]; dup {
+				return fmt.Errorf("storage: duplicate future log directories for %s are found in both %s and %s", tp, other.Dir(), path)
+			}
+			l, _, err := Open(path, o(tp))
+			if err != nil {
+				return err
+			}
+			m.futures[tp] = l
+			found++
+			continue
+		}
 		topic, part, ok := ParsePartitionDirName(name)
 		if !ok {
 			continue
@@ -97,13 +118,7 @@ func (m *LogManager) loadLogDir(dir string) error {
 				"a log directory failed while a replica moved between them? Delete one of the two (the one "+
 				"in the directory known to have failed) and start again", tp, other.Dir(), path)
 		}
-		l, rep, err := Open(path, m.logOptions(topic, TopicID{}, Options{
-			RecoveryPoint:     recovery[tp],
-			LogStartOffset:    starts[tp],
-			HighWatermark:     hws[tp],
-			HadCleanShutdown:  clean,
-			CleanerCheckpoint: cleaned[tp],
-		}))
+		l, rep, err := Open(path, o(tp))
 		if err != nil {
 			return err
 		}
@@ -131,6 +146,9 @@ func (m *LogManager) nextLogDirLocked() string {
 	for _, l := range m.logs {
 		counts[filepath.Dir(l.Dir())]++
 	}
+	for _, l := range m.futures {
+		counts[filepath.Dir(l.Dir())]++
+	}
 	best := m.dirs[0]
 	for _, d := range m.dirs[1:] {
 		if counts[d] < counts[best] {
@@ -149,20 +167,37 @@ func (m *LogManager) LogDir(tp TopicPartition) (string, bool) {
 	return filepath.Dir(l.Dir()), true
 }
 
-// logsByDir groups the open logs by log directory; every directory is
-// present, an empty one with no logs, so its checkpoints are written
-// (empty) too.
+// logsByDir groups the open logs, future logs included, by log
+// directory; every directory is present, an empty one with no logs, so
+// its checkpoints are written (empty) too. A partition is at most once in
+// a directory: its future log is in another than its current log.
 func (m *LogManager) logsByDir() map[string]map[TopicPartition]*Log {
 	out := make(map[string]map[TopicPartition]*Log, len(m.dirs))
 	for _, d := range m.dirs {
 		out[d] = map[TopicPartition]*Log{}
 	}
-	for tp, l := range m.Logs() {
-		d := filepath.Dir(l.Dir())
-		if out[d] == nil {
-			out[d] = map[TopicPartition]*Log{}
+	for _, logs := range []map[TopicPartition]*Log{m.Logs(), m.FutureLogs()} {
+		for tp, l := range logs {
+			d := filepath.Dir(l.Dir())
+			if out[d] == nil {
+				out[d] = map[TopicPartition]*Log{}
+			}
+			out[d][tp] = l
 		}
-		out[d][tp] = l
+	}
+	return out
+}
+
+// allLogs lists the open logs and future logs.
+func (m *LogManager) allLogs() []*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Log, 0, len(m.logs)+len(m.futures))
+	for _, l := range m.logs {
+		out = append(out, l)
+	}
+	for _, l := range m.futures {
+		out = append(out, l)
 	}
 	return out
 }

@@ -2,8 +2,6 @@ package storage
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,6 +46,7 @@ type LogManager struct {
 	mu      sync.Mutex
 	logs    map[TopicPartition]*Log
 	reports map[TopicPartition]*RecoveryReport
+	futures map[TopicPartition]*Log // future_log.go
 	closed  bool
 
 	// checkpointMu serialises writes of the checkpoint files.
@@ -93,6 +92,7 @@ func OpenManagerDirs(dirs []string, o ManagerOptions) (*LogManager, error) {
 		logger:  o.Logger,
 		logs:    map[TopicPartition]*Log{},
 		reports: map[TopicPartition]*RecoveryReport{},
+		futures: map[TopicPartition]*Log{},
 		cleaner: cleanerManager{
 			inProgress:  map[TopicPartition]bool{},
 			uncleanable: map[TopicPartition]bool{},
@@ -106,6 +106,10 @@ func OpenManagerDirs(dirs []string, o ManagerOptions) (*LogManager, error) {
 			m.closeLogs()
 			return nil, err
 		}
+	}
+	if err := m.promoteOrphanFutures(); err != nil {
+		m.closeLogs()
+		return nil, err
 	}
 	return m, nil
 }
@@ -185,6 +189,11 @@ func (m *LogManager) existingLogLocked(tp TopicPartition, id TopicID) (l *Log, o
 // renamed to "<topic>-<partition>.<id>-delete" (durably), so a crash midway
 // finishes the deletion at the next start, as Kafka does.
 func (m *LogManager) DeleteLog(tp TopicPartition) error {
+	// The future first: a future log without its current one is taken
+	// for a finished move at the next start (promoteOrphanFutures).
+	if err := m.DeleteFutureLog(tp); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	l, ok := m.logs[tp]
 	delete(m.logs, tp)
@@ -202,17 +211,7 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 	// writes no file into the directory being renamed.
 	l.cleanMu.Lock()
 	l.cleanMu.Unlock()
-	var suffix [8]byte
-	_, _ = rand.Read(suffix[:])
-	parent := filepath.Dir(l.Dir())
-	doomed := filepath.Join(parent, tp.String()+"."+hex.EncodeToString(suffix[:])+"-delete")
-	if err := m.opts.FS.Rename(l.Dir(), doomed); err != nil {
-		return errors.Join(closeErr, err)
-	}
-	if err := m.opts.FS.SyncDir(parent); err != nil {
-		return errors.Join(closeErr, err)
-	}
-	return m.opts.FS.RemoveAll(doomed)
+	return m.removeClosedLogDir(tp, l, closeErr)
 }
 
 // Checkpoint writes the recovery points, log start offsets, high
@@ -303,7 +302,7 @@ func (m *LogManager) Close() error {
 
 func (m *LogManager) closeLogs() error {
 	var errs []error
-	for _, l := range m.Logs() {
+	for _, l := range m.allLogs() {
 		errs = append(errs, l.Close())
 	}
 	return errors.Join(errs...)
@@ -327,7 +326,7 @@ func (m *LogManager) Abandon() {
 	m.mu.Unlock()
 	m.cancel()
 	m.stopCleaner()
-	for _, l := range m.Logs() {
+	for _, l := range m.allLogs() {
 		l.abandon()
 	}
 }

@@ -305,6 +305,13 @@ var brokerDefs = append([]Def{
 			`follower.replication.throttled.replicas names while they are not in sync. The default is no limit.`,
 	},
 	{
+		// Kafka's QuotaConfig: dynamic, per broker or cluster default.
+		Name: "replica.alter.log.dirs.io.max.bytes.per.second", Type: Long, Default: str(maxInt64), Dynamic: true,
+		Validate: atLeast(0),
+		Doc: `The most bytes per second this broker copies while it moves replicas between its log directories ` +
+			`(AlterReplicaLogDirs). The default is no limit.`,
+	},
+	{
 		Name: "replication.quota.window.num", Type: Int, Default: str("11"),
 		Validate: atLeast(1),
 		Doc:      `The number of windows the replication throttles measure their byte rate over.`,

@@ -111,7 +111,6 @@ var kafkaBrokerKeys = map[string]Type{
 	"remote.log.storage.manager.class.path":                String,
 	"remote.log.storage.manager.impl.prefix":               String,
 	"remote.log.storage.system.enable":                     Boolean,
-	"replica.alter.log.dirs.io.max.bytes.per.second":       Long,
 	"replica.selector.class":                               String,
 	"replica.socket.receive.buffer.bytes":                  Int,
 	"request.timeout.ms":                                   Int,

@@ -216,7 +216,7 @@ func (f *Fetcher) processPartitionData(tp storage.TopicPartition, st PartitionSt
 	if leo := r.LogEndOffset(); st.FetchOffset != leo {
 		return fmt.Errorf("fetcher: offset mismatch for %s: fetch offset %d, log end offset %d", tp, st.FetchOffset, leo)
 	}
-	records := wholeBatches(data.RecordBatches)
+	records := record.WholeBatches(data.RecordBatches)
 	nextOffset := st.FetchOffset
 	appended := false
 	if len(records) > 0 {
@@ -296,21 +296,6 @@ func (f *Fetcher) CompleteOffsetReset(r OffsetReset, leaderStart, leaderEnd Offs
 	}
 	st.FetchOffset, st.Lag, st.Phase, st.LastFetchedEpoch = offset, max(0, leaderEnd.Offset-offset), Fetching, latestEpoch(rep)
 	f.setState(r.TP, st, true)
-}
-
-// wholeBatches cuts a trailing partial batch off fetched data: the leader
-// may send one when its size limit or a concurrent truncation cuts a
-// batch, and Kafka's clients drop it the same way.
-func wholeBatches(buf []byte) []byte {
-	pos := 0
-	for len(buf)-pos >= record.LogOverhead {
-		size := record.LogOverhead + int(record.Batch(buf[pos:]).BatchLength())
-		if size <= record.LogOverhead || len(buf)-pos < size {
-			break
-		}
-		pos += size
-	}
-	return buf[:pos]
 }
 
 // errorCode maps a request error to the code each partition gets.
