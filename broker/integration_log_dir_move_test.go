@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/broker/brokertest"
 )
@@ -312,4 +314,60 @@ func TestAlterReplicaLogDirsResume(t *testing.T) {
 		kgo.RequiredAcks(kgo.AllISRAcks()))
 	acked.produce(ctx, t, prod, "after", 100, 2)
 	acked.audit(ctx, t, c, topic)
+}
+
+// TestAlterLogDirsRateConfig: replica.alter.log.dirs.io.max.bytes.per.second
+// is a dynamic broker config as in Kafka: set per broker with kafka-go's
+// IncrementalAlterConfigs and described back (kafka-go and kadm), a bad
+// value INVALID_CONFIG.
+func TestAlterLogDirsRateConfig(t *testing.T) {
+	c, _ := startTwoDirs(t)
+	ctx := testCtx(t, 30*time.Second)
+	const key = "replica.alter.log.dirs.io.max.bytes.per.second"
+	kc := &kafka.Client{Addr: kafka.TCP(c.Addrs()[0]), Timeout: 10 * time.Second}
+	ir, err := kc.IncrementalAlterConfigs(ctx, &kafka.IncrementalAlterConfigsRequest{Resources: []kafka.IncrementalAlterConfigsRequestResource{{
+		ResourceType: kafka.ResourceTypeBroker, ResourceName: "1",
+		Configs: []kafka.IncrementalAlterConfigsRequestConfig{{Name: key, Value: "1048576"}},
+	}}})
+	if err == nil && ir.Resources[0].Error != nil {
+		err = ir.Resources[0].Error
+	}
+	if err != nil {
+		t.Fatalf("kafka-go IncrementalAlterConfigs: %v", err)
+	}
+	dr, err := kc.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{Resources: []kafka.DescribeConfigRequestResource{{
+		ResourceType: kafka.ResourceTypeBroker, ResourceName: "1", ConfigNames: []string{key},
+	}}})
+	if err != nil || len(dr.Resources) != 1 || len(dr.Resources[0].ConfigEntries) != 1 {
+		t.Fatalf("kafka-go DescribeConfigs: %+v %v", dr, err)
+	}
+	if e := dr.Resources[0].ConfigEntries[0]; e.ConfigValue != "1048576" || e.ReadOnly {
+		t.Fatalf("kafka-go sees %s as %q read-only=%v", key, e.ConfigValue, e.ReadOnly)
+	}
+	adm := c.Admin(t)
+	rs, err := adm.DescribeBrokerConfigs(ctx, 1)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("kadm DescribeBrokerConfigs: %v %v", rs, err)
+	}
+	found := false
+	for _, cfg := range rs[0].Configs {
+		if cfg.Key == key {
+			found = true
+			if cfg.MaybeValue() != "1048576" || cfg.Source != kmsg.ConfigSourceDynamicBrokerConfig {
+				t.Fatalf("kadm sees %s as %q from %v", key, cfg.MaybeValue(), cfg.Source)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("kadm DescribeBrokerConfigs lacks %s", key)
+	}
+	for _, v := range []string{"-1", "fast"} {
+		ar, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: key, Value: kadm.StringPtr(v)}}, 1)
+		if err == nil {
+			err = ar[0].Err
+		}
+		if !errors.Is(err, kerr.InvalidConfig) {
+			t.Errorf("%s=%s: %v, want INVALID_CONFIG", key, v, err)
+		}
+	}
 }
