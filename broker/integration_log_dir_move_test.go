@@ -371,3 +371,48 @@ func TestAlterLogDirsRateConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestAlterReplicaLogDirsDeleteWhileMoving: deleting a topic whose replica
+// is moving (held to 64 KiB/s) stops the move and deletes both the current
+// and the future directory; a topic of the same name made again is empty.
+func TestAlterReplicaLogDirsDeleteWhileMoving(t *testing.T) {
+	c, dirs := startTwoDirs(t, "replica.alter.log.dirs.io.max.bytes.per.second=65536")
+	ctx := testCtx(t, time.Minute)
+	adm := c.Admin(t)
+	const topic = "doomed"
+	createTopic(t, adm, topic, 1, "segment.bytes", "262144")
+	prod := c.Client(t, kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerBatchMaxBytes(64<<10))
+	ackLedger{}.produce(ctx, t, prod, incompressible(1000), 1000, 1)
+	to := moveAll(t, adm, topic, placement(t, adm, topic, 1), dirs)
+	c.WaitFor(t, 10*time.Second, "a future log", func() bool {
+		m, _ := filepath.Glob(filepath.Join(to[0], topic+"-0.*-future"))
+		return len(m) == 1
+	})
+	if _, err := adm.DeleteTopics(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitFor(t, 20*time.Second, "both directories of the deleted topic gone", func() bool {
+		for _, d := range dirs {
+			if m, _ := filepath.Glob(filepath.Join(d, topic+"-0*")); len(m) > 0 {
+				return false
+			}
+		}
+		return true
+	})
+	createTopic(t, adm, topic, 1)
+	c.WaitFor(t, 10*time.Second, "the new topic's replica, not moving", func() bool {
+		described, err := adm.DescribeBrokerLogDirs(ctx, 1, kadm.TopicsSet{topic: {0: {}}})
+		if err != nil {
+			return false
+		}
+		n, futures := 0, 0
+		described.EachPartition(func(p kadm.DescribedLogDirPartition) {
+			n++
+			if p.IsFuture || p.Size != 0 {
+				futures++
+			}
+		})
+		return n == 1 && futures == 0
+	})
+}
