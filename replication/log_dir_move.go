@@ -133,8 +133,8 @@ func (r *ReplicaManager) runLogDirMove(ctx context.Context, p *Partition) {
 				}
 				return
 			}
-		default:
-			continue
+		case n > 0:
+			continue // more to copy
 		}
 		select {
 		case <-ctx.Done():
@@ -157,7 +157,10 @@ func (r *ReplicaManager) swapInFutureLog(ctx context.Context, p *Partition, fut 
 		var n int
 		if n, caughtUp, err = storage.CopyToFuture(cur, fut, logDirMoveChunk); err != nil || (n == 0 && !caughtUp) {
 			p.leaderIsrUpdateLock.Unlock()
-			return false, err
+			if err != nil && !errors.Is(err, storage.ErrLogClosed) {
+				r.logger.Warn("copying a replica to its future log failed; retrying", "partition", p.tp.String(), "err", err)
+			}
+			return false, nil // the mover tries again
 		}
 	}
 	l, release, err := r.logs.ReplaceCurrentWithFuture(p.tp)
