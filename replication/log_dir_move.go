@@ -65,8 +65,8 @@ func (r *ReplicaManager) startLogDirMove(p *Partition) {
 	if r.moves.byTP == nil {
 		r.moves.byTP = map[storage.TopicPartition]*logDirMove{}
 	}
-	if _, ok := r.moves.byTP[p.tp]; ok {
-		return
+	if _, ok := r.moves.byTP[p.tp]; ok || r.ctx.Err() != nil {
+		return // running, or the manager stops (the future stays for the next start)
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	mv := &logDirMove{cancel: cancel, done: make(chan struct{})}
