@@ -2,12 +2,17 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net"
 	"net/netip"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 
+	"github.com/strait-io/strait/broker/configdef"
 	"github.com/strait-io/strait/wire"
 )
 
@@ -59,19 +64,15 @@ func openDescriptors() (int, bool) {
 	return 0, false
 }
 
-// connectionLimits are the wire server's connection quotas from the
-// configuration, with max.connections derived from the open-file limit
-// when it is not set (Options.OpenFileLimit; none derived when 0), and
-// the per-address overrides' host names resolved as Kafka's
-// ConnectionQuotas resolves them when the broker starts; a name stands
-// for each of its addresses.
+// connectionLimits are the wire server's connection quotas when it
+// starts: connectionLimitsFrom the configuration and the dynamic broker
+// configs the metadata image holds. It first fixes the max.connections
+// the broker uses while none is set: derived from the open-file limit
+// (Options.OpenFileLimit; none derived when 0) as the process stands
+// before its listeners open, and kept for the broker's life, so that
+// deleting a dynamic max.connections brings it back.
 func (n *Node) connectionLimits(ctx context.Context) (*wire.ConnectionLimits, error) {
-	cfg := n.cfg
-	lim := &wire.ConnectionLimits{
-		MaxConnections:      math.MaxInt32,
-		MaxConnectionsPerIP: int(cfg.MaxConnectionsPerIP),
-		InterBrokerListener: cfg.InterBrokerListenerName,
-	}
+	n.dynamicConfigs.derivedMaxConnections = math.MaxInt32
 	budget, open, known := 0, 0, false
 	if n.opts.OpenFileLimit > 0 {
 		open, known = openDescriptors()
@@ -80,28 +81,76 @@ func (n *Node) connectionLimits(ctx context.Context) (*wire.ConnectionLimits, er
 			budget = max(budget/tlsDescriptorsPerConn, 1)
 		}
 	}
-	switch {
-	case cfg.MaxConnections >= 0:
-		lim.MaxConnections = int(cfg.MaxConnections)
+	src := n.sources(n.quorum.Image())
+	lim, err := n.connectionLimitsFrom(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	switch _, set := src.BrokerValue("max.connections"); {
+	case set:
 		if known && lim.MaxConnections > budget {
 			n.logger.Warn("max.connections is above what the open-file limit leaves for connections: a storm of connections can take the descriptors the logs need, and a log directory that cannot open a file halts the broker",
 				"max.connections", lim.MaxConnections, "budget", budget, "open_file_limit", n.opts.OpenFileLimit, "open_descriptors", open)
 		}
 	case known:
+		n.dynamicConfigs.derivedMaxConnections = budget
 		lim.MaxConnections = budget
 		n.logger.Info("client connections limited by the open-file limit; set max.connections to choose",
 			"max.connections", budget, "open_file_limit", n.opts.OpenFileLimit, "open_descriptors", open,
 			"reserved", int(min(n.opts.OpenFileLimit, math.MaxInt32))-open-budget)
 	}
-	if len(cfg.ListenerMaxConnections) > 0 {
-		lim.ListenerMaxConnections = make(map[string]int, len(cfg.ListenerMaxConnections))
-		for l, max := range cfg.ListenerMaxConnections {
-			lim.ListenerMaxConnections[l] = int(max)
+	return lim, nil
+}
+
+// connectionLimitsFrom reads the connection quota keys from src, the
+// static configuration with the dynamic broker configs over it:
+// max.connections (n.dynamicConfigs.derivedMaxConnections when nothing sets it),
+// max.connections.per.ip, max.connections.per.ip.overrides with their
+// host names resolved as Kafka's ConnectionQuotas resolves them (a name
+// stands for each of its addresses), and listener.name.<l>.max.connections
+// of the listeners serving clients (a dynamic one over the static one;
+// others have no effect, as at start-up).
+func (n *Node) connectionLimitsFrom(ctx context.Context, src configdef.Sources) (*wire.ConnectionLimits, error) {
+	lim := &wire.ConnectionLimits{
+		MaxConnections:      n.dynamicConfigs.derivedMaxConnections,
+		MaxConnectionsPerIP: int(brokerInt(src, "max.connections.per.ip")),
+		InterBrokerListener: n.cfg.InterBrokerListenerName,
+	}
+	if _, set := src.BrokerValue("max.connections"); set {
+		lim.MaxConnections = int(brokerInt(src, "max.connections"))
+	}
+	served := map[string]bool{}
+	for _, l := range n.cfg.Listeners {
+		served[l.Name] = !slices.Contains(n.cfg.ControllerListenerNames, l.Name)
+	}
+	for _, layer := range []map[string]string{src.Static, src.DynamicDefault, src.DynamicBroker} {
+		for k, raw := range layer {
+			d, listener, ok := configdef.LookupListenerOverride(k)
+			if !ok || !served[strings.ToUpper(listener)] {
+				continue
+			}
+			canon, err := d.Normalize(raw)
+			if err != nil {
+				return nil, err
+			}
+			v, _ := strconv.Atoi(canon)
+			if lim.ListenerMaxConnections == nil {
+				lim.ListenerMaxConnections = map[string]int{}
+			}
+			lim.ListenerMaxConnections[strings.ToUpper(listener)] = v
 		}
 	}
-	if len(cfg.MaxConnectionsPerIPOverrides) > 0 {
+	raw, _ := src.BrokerValue("max.connections.per.ip.overrides")
+	overrides, err := configdef.ParsePerIPOverrides(raw)
+	if err != nil {
+		return nil, err
+	}
+	if lim.MaxConnectionsPerIP == 0 && len(overrides) == 0 {
+		return nil, errors.New("max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.")
+	}
+	if len(overrides) > 0 {
 		lim.MaxConnectionsPerIPOverrides = make(map[netip.Addr]int)
-		for host, max := range cfg.MaxConnectionsPerIPOverrides {
+		for host, max := range overrides {
 			addrs, err := resolveHost(ctx, host)
 			if err != nil {
 				return nil, fmt.Errorf("max.connections.per.ip.overrides: %w", err)
@@ -112,6 +161,13 @@ func (n *Node) connectionLimits(ctx context.Context) (*wire.ConnectionLimits, er
 		}
 	}
 	return lim, nil
+}
+
+// brokerInt is an Int broker key's value in src (validated when set).
+func brokerInt(src configdef.Sources, key string) int64 {
+	v, _ := src.BrokerValue(key)
+	n, _ := strconv.ParseInt(v, 10, 32)
+	return n
 }
 
 // resolveHost returns host's addresses, host itself when it is one,

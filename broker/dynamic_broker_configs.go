@@ -10,6 +10,7 @@ import (
 	"github.com/strait-io/strait/broker/config"
 	"github.com/strait-io/strait/broker/configdef"
 	"github.com/strait-io/strait/raftmeta"
+	"github.com/strait-io/strait/wire"
 )
 
 // dynamicBrokerConfigs applies the dynamic broker configs (the cluster
@@ -25,6 +26,15 @@ type dynamicBrokerConfigs struct {
 	// last are the two resources' configs last applied; nil before the
 	// first apply.
 	last map[string]map[string]string
+
+	// server takes the connection quotas once it started
+	// (dynamic_connection_limits.go); connGen numbers their applications
+	// so that a slow name resolution cannot apply stale limits.
+	server  *wire.Server
+	connGen uint64
+	// derivedMaxConnections is the max.connections used while none is
+	// set, fixed when the listeners start (connection_limits.go).
+	derivedMaxConnections int
 }
 
 // applyDynamicBrokerConfigs applies img's dynamic broker configs if they
@@ -50,6 +60,7 @@ func (n *Node) applyDynamicBrokerConfigs(img *raftmeta.Image) {
 	}
 	d.last = now
 	n.logs.SetCleanerConfig(config.LogCleanerFrom(n.sources(img)))
+	n.applyConnectionLimitsLocked(n.sources(img))
 }
 
 // ignoredChanges are the keys set or changed from before to after that

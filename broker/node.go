@@ -250,6 +250,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.server.Start(ctx); err != nil {
 		return fmt.Errorf("starting listeners: %w", err)
 	}
+	n.attachConnectionQuotas(n.server)
 	go n.watchListeners()
 	if err := n.joinCluster(ctx); err != nil {
 		return err

@@ -133,6 +133,12 @@ func (q *connQuotas) dec(listener string, ip netip.Addr) {
 	}
 	q.perListener[listener]--
 	q.total--
+	q.wakeWaitersLocked()
+}
+
+// wakeWaitersLocked wakes the acceptors waiting for a slot, which look
+// again. mu is held.
+func (q *connQuotas) wakeWaitersLocked() {
 	if q.waiting > 0 {
 		close(q.freed)
 		q.freed = make(chan struct{})

@@ -127,18 +127,21 @@ var brokerDefs = append([]Def{
 		// storm of connections is held back before the process runs
 		// out of descriptors and storage fails.
 		Name: "max.connections", Type: Int,
+		Dynamic:  true,
 		Validate: atLeast(0),
 		Doc:      `The most connections the broker holds on all its listeners together; past it a listener accepts no more until one closes, and the new ones wait in the kernel's listen backlog. A limit for one listener is set as listener.name.<listener>.max.connections. The inter-broker listener is exempt when there are other listeners: a connection it takes past the limit makes another listener close its least recently used connection. Unset means a limit derived from the open-file limit that leaves descriptors for the logs and the metadata quorum (logged at start).`,
 	},
 	{
 		Name: "max.connections.per.ip", Type: Int, Default: str("2147483647"),
+		Dynamic:  true,
 		Validate: atLeast(0),
 		Doc:      `The most connections one address may hold; a new connection from an address at its maximum is closed at once. May be 0 only when max.connections.per.ip.overrides is set.`,
 	},
 	{
 		Name: "max.connections.per.ip.overrides", Type: String, Default: str(""),
+		Dynamic:  true,
 		Validate: perIPOverridesValue,
-		Doc:      `Per-address or per-host-name overrides of max.connections.per.ip, as host:count separated by commas, e.g. "hostName:100,127.0.0.1:200". Host names are resolved when the broker starts.`,
+		Doc:      `Per-address or per-host-name overrides of max.connections.per.ip, as host:count separated by commas, e.g. "hostName:100,127.0.0.1:200". Host names are resolved when the broker starts and when the value changes.`,
 	},
 	{
 		Name: "metrics.listener", Type: String, Default: str("127.0.0.1:9644"),

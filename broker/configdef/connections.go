@@ -9,8 +9,8 @@ import (
 
 // The connection quota keys (SocketServerConfigs): max.connections,
 // max.connections.per.ip, max.connections.per.ip.overrides, and
-// listener.name.<listener>.max.connections. Kafka can change them at
-// runtime (DynamicConnectionQuota); Strait reads them at start.
+// listener.name.<listener>.max.connections. They change at runtime, as
+// Kafka's DynamicConnectionQuota changes them (broker/dynamic_connection_limits.go).
 
 // validHostPattern is Kafka's Utils.VALID_HOST_CHARACTERS, which
 // validHostPattern matches a whole override host against.
@@ -20,8 +20,8 @@ var validHostPattern = regexp.MustCompile(`^[0-9a-zA-Z\-%._:]*$`)
 // KafkaConfig does (Csv.parseCsvMap, then each count an Int, each host
 // checked by Utils.validHostPattern): "host:count" entries separated by
 // commas, split at each entry's last colon so IPv6 addresses work
-// ("::1:100"). Host names are resolved by the broker when it starts, as
-// Kafka's ConnectionQuotas does. Kafka would take an empty host for the
+// ("::1:100"). Host names are resolved by the broker when it starts and
+// when the value changes, as Kafka's ConnectionQuotas does. Kafka would take an empty host for the
 // loopback address (InetAddress.getByName("")); Strait refuses it.
 func ParsePerIPOverrides(v string) (map[string]int32, error) {
 	out := map[string]int32{}

@@ -43,10 +43,11 @@ var kafkaDynamicBrokerKeys = setOf(slices.Concat(dynamicListenerKeyNames, listen
 
 // restartOnlyBrokerKeys are dynamic in Kafka (DynamicListenerConfig,
 // SocketServer, DynamicProducerStateManagerConfig) but read by Strait only
-// at start-up; so are the listener overrides LookupListenerOverride knows.
+// at start-up; so are the listener overrides LookupListenerOverride knows
+// whose base key is not Dynamic.
 var restartOnlyBrokerKeys = setOf(
 	"listeners", "advertised.listeners", "listener.security.protocol.map",
-	"num.network.threads", "max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
+	"num.network.threads",
 	"transaction.partition.verification.enable",
 )
 
@@ -98,8 +99,8 @@ func dynamicBrokerDef(name string) (Def, bool) {
 	if d, ok := brokerByName[name]; ok {
 		return *d, d.Dynamic
 	}
-	if _, _, ok := LookupListenerOverride(name); ok {
-		return Def{}, false
+	if d, _, ok := LookupListenerOverride(name); ok {
+		return d, d.Dynamic
 	}
 	if _, ok := listenerOverrideBase(name); ok || kafkaDynamicBrokerKeys[name] {
 		typ, _ := unsupportedBrokerKeyType(name)

@@ -98,9 +98,15 @@ func TestValidateBrokerConfigs(t *testing.T) {
 			"These security configs can be dynamically updated only per-listener using the listener prefix: ssl.keystore.location"},
 		// Dynamic in Kafka, read at start-up by Strait.
 		{perBroker, map[string]*string{"listeners": sp("PLAINTEXT://:9092"), "max.connections": sp("10")}, kerr.InvalidRequest,
-			"Cannot update these configs dynamically: listeners,max.connections (Kafka can; Strait reads them only at start-up: set them in server.properties and restart)"},
-		{perBroker, map[string]*string{"listener.name.internal.max.connections": sp("10")}, kerr.InvalidRequest,
-			"Cannot update these configs dynamically: listener.name.internal.max.connections (Kafka can; Strait reads them only at start-up: set them in server.properties and restart)"},
+			"Cannot update these configs dynamically: listeners (Kafka can; Strait reads them only at start-up: set them in server.properties and restart)"},
+		// The connection quotas change at runtime, per broker or for all.
+		{clusterDefault, map[string]*string{"max.connections": sp("10"), "max.connections.per.ip": sp("5"),
+			"max.connections.per.ip.overrides": sp("127.0.0.1:7,localhost:3"), "listener.name.internal.max.connections": sp("10")}, nil, ""},
+		{perBroker, map[string]*string{"listener.name.internal.max.connections": sp("10"), "max.connections": nil}, nil, ""},
+		{perBroker, map[string]*string{"max.connections.per.ip": sp("-1")}, kerr.InvalidConfig,
+			"Invalid value -1 for configuration max.connections.per.ip: Value must be at least 0"},
+		{perBroker, map[string]*string{"listener.name.internal.max.connections": sp("x")}, kerr.InvalidConfig,
+			"Invalid value x for configuration listener.name.internal.max.connections: Not a number of type INT"},
 	} {
 		err := ValidateBrokerConfigs(tc.perBroker, tc.configs)
 		if tc.msg == "" {
