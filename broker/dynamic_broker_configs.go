@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/strait-io/strait/broker/config"
 	"github.com/strait-io/strait/broker/configdef"
@@ -32,6 +33,11 @@ type dynamicBrokerConfigs struct {
 	// so that a slow name resolution cannot apply stale limits.
 	server  *wire.Server
 	connGen uint64
+	// txnVerification is transaction.partition.verification.enable as it
+	// stands: replication and the group coordinator read it for each
+	// transactional write, as Kafka's ReplicaManager reads the dynamic
+	// config.
+	txnVerification atomic.Bool
 	// derivedMaxConnections is the max.connections used while none is
 	// set, fixed when the listeners start (connection_limits.go).
 	derivedMaxConnections int
@@ -61,6 +67,7 @@ func (n *Node) applyDynamicBrokerConfigs(img *raftmeta.Image) {
 	d.last = now
 	n.logs.SetCleanerConfig(config.LogCleanerFrom(n.sources(img)))
 	n.applyConnectionLimitsLocked(n.sources(img))
+	d.txnVerification.Store(config.TxnPartitionVerificationFrom(n.sources(img)))
 }
 
 // ignoredChanges are the keys set or changed from before to after that

@@ -58,8 +58,14 @@ func (p *rawProducer) produce(ctx context.Context, t testing.TB, topic string, s
 // returns the partition's base offset and error.
 func sendProduce(ctx context.Context, t testing.TB, cl *kgo.Client, topic string, partition int32, batch []byte) (int64, error) {
 	t.Helper()
+	return sendProduceTxn(ctx, t, cl, nil, topic, partition, batch)
+}
+
+// sendProduceTxn is sendProduce with the request's transactional id.
+func sendProduceTxn(ctx context.Context, t testing.TB, cl *kgo.Client, txnID *string, topic string, partition int32, batch []byte) (int64, error) {
+	t.Helper()
 	req := kmsg.NewPtrProduceRequest()
-	req.Acks, req.TimeoutMillis = -1, 10000
+	req.TransactionID, req.Acks, req.TimeoutMillis = txnID, -1, 10000
 	rt := kmsg.NewProduceRequestTopic()
 	rt.Topic = topic
 	rp := kmsg.NewProduceRequestTopicPartition()

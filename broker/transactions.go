@@ -198,22 +198,10 @@ func (p producerIDsService) InitProducerID(ctx context.Context, req *kmsg.InitPr
 	return p.groups.InitProducerID(ctx, req)
 }
 
-// txnVerifier is the replica manager's verifier, nil when
-// transaction.partition.verification.enable is off.
-func (n *Node) txnVerifier() replication.TxnVerifier {
-	if !n.cfg.Txn.PartitionVerificationEnable {
-		return nil
-	}
-	return txnVerifier{n}
-}
-
 // txnOffsetVerifier is the group coordinator's verifier of transactional
-// offset commits (KIP-890), nil when
-// transaction.partition.verification.enable is off.
+// offset commits (KIP-890), asked while
+// transaction.partition.verification.enable is on.
 func (n *Node) txnOffsetVerifier() coordinator.TxnVerifier {
-	if !n.cfg.Txn.PartitionVerificationEnable {
-		return nil
-	}
 	v := txnVerifier{n}
 	return func(ctx context.Context, id string, pid int64, epoch int16, tp storage.TopicPartition) error {
 		errs, err := v.VerifyTransaction(ctx, id, pid, epoch, []storage.TopicPartition{tp})

@@ -68,6 +68,10 @@ type Config struct {
 	// TxnOffsetCommit's partition is in its producer's transaction before
 	// it is written (KIP-890, txn_verify.go); nil writes unverified.
 	VerifyTransaction TxnVerifier
+	// VerifyTransactionEnabled, when not nil, says for each commit whether
+	// VerifyTransaction is asked (transaction.partition.verification.enable
+	// changes at runtime).
+	VerifyTransactionEnabled func() bool
 	// AllocateProducerIDs hands out a block of producer ids through the
 	// controller (AllocateProducerIds), when ProducerIDs is nil.
 	AllocateProducerIDs producerid.AllocateFunc

@@ -77,7 +77,8 @@ type verifiedCommit struct {
 // shard's lock with stillVerified, or the code to answer every partition
 // with.
 func (c *GroupCoordinator) verifyTxnCommit(ctx context.Context, oc *offsetCommit) (*verifiedCommit, int16) {
-	if c.cfg.VerifyTransaction == nil || !oc.transactional {
+	if c.cfg.VerifyTransaction == nil || !oc.transactional ||
+		(c.cfg.VerifyTransactionEnabled != nil && !c.cfg.VerifyTransactionEnabled()) {
 		return nil, 0
 	}
 	s, code := c.lockShard(oc.group)

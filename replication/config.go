@@ -76,6 +76,11 @@ type Config struct {
 	// before they are appended (transaction.partition.verification.enable);
 	// nil appends them unverified.
 	TxnVerifier TxnVerifier
+	// TxnVerificationEnabled, when not nil, says for each produce whether
+	// TxnVerifier is asked: transaction.partition.verification.enable
+	// changes at runtime (Kafka's DynamicProducerStateManagerConfig, which
+	// ReplicaManager reads per append).
+	TxnVerificationEnabled func() bool
 	// NodeID is this broker's node.id.
 	NodeID int32
 	// Logs owns the log directory (required). The replica manager creates

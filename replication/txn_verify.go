@@ -35,7 +35,8 @@ type txnVerification struct {
 // (nothing when the request is not transactional or no verifier is set).
 func (r *ReplicaManager) verifyTransactional(ctx context.Context, req *kmsg.ProduceRequest, img *raftmeta.Image) txnVerification {
 	out := txnVerification{guards: map[storage.TopicPartition]*producer.VerificationGuard{}, errs: map[storage.TopicPartition]error{}}
-	if req.TransactionID == nil || r.cfg.TxnVerifier == nil {
+	if req.TransactionID == nil || r.cfg.TxnVerifier == nil ||
+		(r.cfg.TxnVerificationEnabled != nil && !r.cfg.TxnVerificationEnabled()) {
 		return out
 	}
 	var ask []storage.TopicPartition

@@ -647,7 +647,7 @@ var brokerDefs = append([]Def{
 		Doc:      `How often expired transactional ids are looked for and removed.`,
 	},
 	{
-		Name: "transaction.partition.verification.enable", Type: Boolean, Default: str("true"),
+		Name: "transaction.partition.verification.enable", Type: Boolean, Default: str("true"), Dynamic: true,
 		Doc: `Whether a partition leader asks the transaction coordinator that a transactional batch's partition is in its transaction before it appends it (KIP-890), so a late or stray write of an ended transaction is refused.`,
 	},
 

@@ -48,7 +48,6 @@ var kafkaDynamicBrokerKeys = setOf(slices.Concat(dynamicListenerKeyNames, listen
 var restartOnlyBrokerKeys = setOf(
 	"listeners", "advertised.listeners", "listener.security.protocol.map",
 	"num.network.threads",
-	"transaction.partition.verification.enable",
 )
 
 // listenerOnlySecurityKeyNames may be set dynamically only per listener
