@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,9 +60,17 @@ func (n *Node) applyDynamicBrokerConfigs(img *raftmeta.Image) {
 		return
 	}
 	for _, name := range []string{"", own} {
-		if ignored := ignoredChanges(d.last[name], now[name]); len(ignored) > 0 {
+		if ignored := changedKeys(d.last[name], now[name], configdef.IsKnownUnsupportedBrokerKey); len(ignored) > 0 {
 			n.logger.Warn("ignoring configs Strait does not implement", "keys", strings.Join(ignored, ","),
 				"resource", brokerResourceName(name))
+		}
+		if d.last == nil {
+			continue // starting: the listeners start with these values
+		}
+		for _, k := range changedKeys(d.last[name], now[name], isNextStartKey) {
+			reason, _ := configdef.NextStartReason(k)
+			n.logger.Warn("ignoring a runtime change Strait applies at its next start", "key", k,
+				"resource", brokerResourceName(name), "reason", reason)
 		}
 	}
 	d.last = now
@@ -70,12 +79,17 @@ func (n *Node) applyDynamicBrokerConfigs(img *raftmeta.Image) {
 	d.txnVerification.Store(config.TxnPartitionVerificationFrom(n.sources(img)))
 }
 
-// ignoredChanges are the keys set or changed from before to after that
-// Strait accepts but does not implement, sorted.
-func ignoredChanges(before, after map[string]string) []string {
+func isNextStartKey(k string) bool {
+	_, ok := configdef.NextStartReason(k)
+	return ok
+}
+
+// changedKeys are the keys set or changed from before to after for which
+// of holds, sorted.
+func changedKeys(before, after map[string]string, of func(string) bool) []string {
 	var out []string
 	for k, v := range after {
-		if old, had := before[k]; (!had || old != v) && configdef.IsKnownUnsupportedBrokerKey(k) {
+		if old, had := before[k]; (!had || old != v) && of(k) {
 			out = append(out, k)
 		}
 	}
@@ -88,4 +102,19 @@ func brokerResourceName(name string) string {
 		return "cluster default"
 	}
 	return "broker " + name
+}
+
+// startNetworkThreads is num.network.threads for the listeners starting
+// now: the static value, or a dynamic one the metadata image holds (set at
+// runtime, applied at this start, as Kafka's dynamic configs override
+// server.properties when a broker starts); 0 sizes them from GOMAXPROCS.
+func (n *Node) startNetworkThreads() int {
+	src := n.sources(n.quorum.Image())
+	v, _ := src.BrokerValue("num.network.threads")
+	threads, _ := strconv.Atoi(v)
+	_, perBroker := src.DynamicBroker["num.network.threads"]
+	if _, all := src.DynamicDefault["num.network.threads"]; perBroker || all {
+		n.logger.Info("listeners start with num.network.threads set at runtime", "num.network.threads", threads)
+	}
+	return threads
 }

@@ -3,7 +3,6 @@ package broker_test
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -157,14 +156,8 @@ func TestDynamicBrokerKeysKafkaAccepts(t *testing.T) {
 			t.Errorf("%s described as %s, want %s", key, got, want)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(b.Logs(), `ignoring configs Strait does not implement" keys=background.threads,listener.name.plaintext.ssl.keystore.location,num.io.threads resource="broker 1"`) ||
-		!strings.Contains(b.Logs(), `keys=num.replica.fetchers resource="cluster default"`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no log line for the ignored keys:\n%s", b.Logs())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitLog(t, b, `ignoring configs Strait does not implement" keys=background.threads,listener.name.plaintext.ssl.keystore.location,num.io.threads resource="broker 1"`,
+		`keys=num.replica.fetchers resource="cluster default"`)
 
 	for _, tc := range []struct {
 		name    string

@@ -508,7 +508,7 @@ func (n *Node) wireConfig(ctx context.Context) (wire.Config, error) {
 	wc := wire.Config{
 		SocketRequestMaxBytes: cfg.SocketRequestMaxBytes,
 		ConnectionsMaxIdle:    time.Duration(cfg.ConnectionsMaxIdleMs) * time.Millisecond,
-		EventLoops:            int(cfg.NumNetworkThreads),
+		EventLoops:            n.startNetworkThreads(),
 		QueuedMaxRequestBytes: cfg.QueuedMaxRequestBytes,
 		ClientQuotaWindow:     clientQuotaWindow(cfg),
 

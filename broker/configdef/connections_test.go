@@ -6,7 +6,9 @@ import (
 )
 
 // A listener override of a key Strait implements per listener is
-// described with that key's type and documentation, and its value shown.
+// described with that key's type and documentation, and its value
+// shown; it changes at runtime, so it is not read-only (Kafka's
+// ConfigHelper: the listener overrides of AllDynamicConfigs).
 func TestDescribeListenerMaxConnections(t *testing.T) {
 	src := Sources{NodeID: 1, Static: map[string]string{"listener.name.internal.max.connections": "50"}}
 	entries, err := DescribeBroker("1", src, DescribeOptions{
@@ -16,7 +18,7 @@ func TestDescribeListenerMaxConnections(t *testing.T) {
 		t.Fatalf("%v %v", entries, err)
 	}
 	e := entries[0]
-	if got := describeOne(e); got != "listener.name.internal.max.connections=50 source=STATIC_BROKER_CONFIG ro=true sensitive=false type=INT syn=[listener.name.internal.max.connections=50(STATIC_BROKER_CONFIG)]" {
+	if got := describeOne(e); got != "listener.name.internal.max.connections=50 source=STATIC_BROKER_CONFIG ro=false sensitive=false type=INT syn=[listener.name.internal.max.connections=50(STATIC_BROKER_CONFIG)]" {
 		t.Fatalf("described %s", got)
 	}
 	if e.Documentation == nil || !strings.Contains(*e.Documentation, "listen backlog") {

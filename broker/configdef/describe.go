@@ -127,9 +127,10 @@ func (s Sources) describeBroker(keys []string, perBroker bool, opts DescribeOpti
 			nameSyns = brokerSynonymsOf(name)
 		)
 		if ok {
-			typ, dynamic, doc = def.Type, def.Dynamic, def.Doc
+			typ, doc = def.Type, def.Doc
+			_, dynamic = dynamicBrokerDef(name)
 		} else if d, _, ok := LookupListenerOverride(name); ok {
-			typ, doc = d.Type, d.Doc
+			typ, dynamic, doc = d.Type, d.Dynamic, d.Doc
 		} else {
 			typ, _ = unsupportedBrokerKeyType(name)
 			// Kafka's ConfigHelper: read-only unless in AllDynamicConfigs.

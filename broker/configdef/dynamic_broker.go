@@ -18,9 +18,13 @@ import (
 //     DescribeConfigs shows them with their DYNAMIC_* source, and the
 //     broker logs that it ignores them, as for such keys in
 //     server.properties;
-//   - keys Strait implements but reads only at start-up
-//     (restartOnlyBrokerKeys): refused, saying so. Storing them would make
-//     DescribeConfigs report a value the broker does not use.
+//   - keys Strait implements but reads only at start-up: those it can read
+//     from the metadata image when it starts (nextStartBrokerKeys) are
+//     accepted, stored and described, and the broker logs that the change
+//     applies at its next start, with the reason; the others
+//     (restartOnlyBrokerKeys) are refused, saying so: storing them would
+//     make DescribeConfigs report a value the broker does not use, even
+//     after a restart.
 var kafkaDynamicBrokerKeys = setOf(slices.Concat(dynamicListenerKeyNames, listenerOnlySecurityKeyNames, []string{
 	// DynamicThreadPool.
 	"num.io.threads", "num.replica.fetchers", "num.recovery.threads.per.data.dir", "background.threads",
@@ -47,8 +51,23 @@ var kafkaDynamicBrokerKeys = setOf(slices.Concat(dynamicListenerKeyNames, listen
 // whose base key is not Dynamic.
 var restartOnlyBrokerKeys = setOf(
 	"listeners", "advertised.listeners", "listener.security.protocol.map",
-	"num.network.threads",
 )
+
+// nextStartBrokerKeys are dynamic in Kafka and implemented by Strait, which
+// reads them only when it starts, from the static configuration with the
+// dynamic configs of its metadata image over it; the reason is logged when
+// one changes.
+var nextStartBrokerKeys = map[string]string{
+	// Kafka's DynamicThreadPool resizes its network threads' pool.
+	"num.network.threads": "the event loops of the listeners are fixed when they start",
+}
+
+// NextStartReason reports whether the broker key is one Strait accepts at
+// runtime but applies only at its next start, and why.
+func NextStartReason(name string) (string, bool) {
+	r, ok := nextStartBrokerKeys[name]
+	return r, ok
+}
 
 // listenerOnlySecurityKeyNames may be set dynamically only per listener
 // (DynamicBrokerConfig.DynamicSecurityConfigs, SslConfigs.RECONFIGURABLE_CONFIGS).
@@ -96,7 +115,8 @@ func setOf(keys ...string) map[string]bool {
 // listener override Strait does not implement, typed as Kafka types it.
 func dynamicBrokerDef(name string) (Def, bool) {
 	if d, ok := brokerByName[name]; ok {
-		return *d, d.Dynamic
+		_, nextStart := nextStartBrokerKeys[name]
+		return *d, d.Dynamic || nextStart
 	}
 	if d, _, ok := LookupListenerOverride(name); ok {
 		return d, d.Dynamic

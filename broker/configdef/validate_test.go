@@ -99,6 +99,10 @@ func TestValidateBrokerConfigs(t *testing.T) {
 		// Dynamic in Kafka, read at start-up by Strait.
 		{perBroker, map[string]*string{"listeners": sp("PLAINTEXT://:9092"), "max.connections": sp("10")}, kerr.InvalidRequest,
 			"Cannot update these configs dynamically: listeners (Kafka can; Strait reads them only at start-up: set them in server.properties and restart)"},
+		// Applied at the next start, accepted now.
+		{clusterDefault, map[string]*string{"num.network.threads": sp("2")}, nil, ""},
+		{perBroker, map[string]*string{"num.network.threads": sp("0")}, kerr.InvalidConfig,
+			"Invalid value 0 for configuration num.network.threads: Value must be at least 1"},
 		// The connection quotas change at runtime, per broker or for all.
 		{clusterDefault, map[string]*string{"max.connections": sp("10"), "max.connections.per.ip": sp("5"),
 			"max.connections.per.ip.overrides": sp("127.0.0.1:7,localhost:3"), "listener.name.internal.max.connections": sp("10")}, nil, ""},
