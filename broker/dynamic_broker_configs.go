@@ -34,6 +34,9 @@ type dynamicBrokerConfigs struct {
 	// so that a slow name resolution cannot apply stale limits.
 	server  *wire.Server
 	connGen uint64
+	// listenerSSL are the dynamic listener.name.<l>.ssl.* keys each TLS
+	// listener serves with (config.ListenerSSLKeys), by listener.
+	listenerSSL map[string]string
 	// txnVerification is transaction.partition.verification.enable as it
 	// stands: replication and the group coordinator read it for each
 	// transactional write, as Kafka's ReplicaManager reads the dynamic
@@ -60,7 +63,11 @@ func (n *Node) applyDynamicBrokerConfigs(img *raftmeta.Image) {
 		return
 	}
 	for _, name := range []string{"", own} {
-		if ignored := changedKeys(d.last[name], now[name], configdef.IsKnownUnsupportedBrokerKey); len(ignored) > 0 {
+		tlsListeners := n.tlsListeners()
+		isIgnored := func(k string) bool {
+			return configdef.IsKnownUnsupportedBrokerKey(k) && !config.IsListenerTLSKey(k, tlsListeners)
+		}
+		if ignored := changedKeys(d.last[name], now[name], isIgnored); len(ignored) > 0 {
 			n.logger.Warn("ignoring configs Strait does not implement", "keys", strings.Join(ignored, ","),
 				"resource", brokerResourceName(name))
 		}
@@ -76,6 +83,7 @@ func (n *Node) applyDynamicBrokerConfigs(img *raftmeta.Image) {
 	d.last = now
 	n.logs.SetCleanerConfig(config.LogCleanerFrom(n.sources(img)))
 	n.applyConnectionLimitsLocked(n.sources(img))
+	n.applyListenerTLSLocked(n.sources(img))
 	d.txnVerification.Store(config.TxnPartitionVerificationFrom(n.sources(img)))
 }
 

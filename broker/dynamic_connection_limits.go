@@ -19,16 +19,19 @@ import (
 // max.connections.per.ip.overrides made for a runtime change.
 const overridesResolveTimeout = 30 * time.Second
 
-// attachConnectionQuotas hands the started server the quotas of the image
-// as it is now; later images reach it through applyDynamicBrokerConfigs.
-// (The server was built with the quotas of an earlier image: the
-// metadata subscriber may have applied newer ones while it started.)
-func (n *Node) attachConnectionQuotas(s *wire.Server) {
+// attachServer hands the started server the connection quotas and
+// listener certificates of the image as it is now; later images reach it
+// through applyDynamicBrokerConfigs. (The server was built with those of
+// an earlier image: the metadata subscriber may have applied newer ones
+// while it started.)
+func (n *Node) attachServer(s *wire.Server) {
 	d := &n.dynamicConfigs
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.server = s
-	n.applyConnectionLimitsLocked(n.sources(n.quorum.Image()))
+	src := n.sources(n.quorum.Image())
+	n.applyConnectionLimitsLocked(src)
+	n.applyListenerTLSLocked(src)
 }
 
 // applyConnectionLimitsLocked gives the server the quotas of src. It runs

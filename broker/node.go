@@ -250,7 +250,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.server.Start(ctx); err != nil {
 		return fmt.Errorf("starting listeners: %w", err)
 	}
-	n.attachConnectionQuotas(n.server)
+	n.attachServer(n.server)
 	go n.watchListeners()
 	if err := n.joinCluster(ctx); err != nil {
 		return err
@@ -523,7 +523,7 @@ func (n *Node) wireConfig(ctx context.Context) (wire.Config, error) {
 		}
 		wl := wire.Listener{Name: l.Name, Host: l.Host, Port: l.Port, SecurityProtocol: string(l.SecurityProtocol)}
 		if t := cfg.TLS[l.Name]; t != nil {
-			wl.TLS = t.Server
+			wl.TLS = n.startListenerTLS(l.Name, t.Server)
 		}
 		if sc := cfg.SASL[l.Name]; sc != nil {
 			deps := saslDeps{image: n.quorum.Image, logger: n.logger, clock: n.clock}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"sync"
@@ -50,6 +51,10 @@ type listener struct {
 	rejectLog logEvery // connections refused by the per-address limit
 	blockLog  logEvery // the acceptor waiting for a connection slot
 
+	// tlsConfig serves the TLS handshakes of an SSL listener; replaced at
+	// runtime (SetListenerTLS), it serves the connections that arrive
+	// after, while the open ones keep theirs.
+	tlsConfig    atomic.Pointer[tls.Config]
 	handshakes   sync.WaitGroup // TLS handshakes under way (tls.go)
 	handshakeLog logEvery       // failed TLS handshakes
 
@@ -72,6 +77,7 @@ func newListener(s *Server, cfg Listener) *listener {
 		conns:        make(map[*conn]struct{}),
 		watched:      make(map[*conn]struct{}),
 	}
+	l.tlsConfig.Store(cfg.TLS)
 	if idle := s.cfg.ConnectionsMaxIdle; idle > 0 {
 		l.sweepTicks = int(min(max(idle/4, tickEvery), time.Second) / tickEvery)
 	}

@@ -70,7 +70,7 @@ func (l *listener) serveTLS(c net.Conn, ip netip.Addr) {
 		case <-ctx.Done():
 		}
 	}()
-	tc := tls.Server(c, l.cfg.TLS)
+	tc := tls.Server(c, l.tlsConfig.Load())
 	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = c.Close()
 		if l.isStopping() {
