@@ -11,7 +11,6 @@ import (
 
 	"github.com/strait-io/strait/broker/config"
 	"github.com/strait-io/strait/broker/configdef"
-	"github.com/strait-io/strait/raftmeta"
 )
 
 // A listener's keystore and truststore change at runtime, as Kafka's
@@ -83,27 +82,16 @@ func (n *Node) applyListenerTLSLocked(src configdef.Sources) {
 }
 
 // validateListenerTLS checks, for an alteration of this broker's resource
-// (after: its dynamic configs as they would be), that the keystore and
-// truststore of each TLS listener whose ssl keys it changes load; the
-// error is INVALID_CONFIG naming the key and the reason.
-func (n *Node) validateListenerTLS(after map[string]*string) error {
-	img := n.quorum.Image()
-	own := raftmeta.ConfigResource{Type: raftmeta.ConfigResourceBroker, Name: fmt.Sprint(n.cfg.NodeID)}
-	next := make(map[string]string, len(after))
-	for k, v := range after {
-		if v != nil {
-			next[k] = *v
-		}
-	}
-	now := n.sources(img)
-	proposed := now
-	proposed.DynamicBroker = next
+// from now to proposed, that the keystore and truststore of each TLS
+// listener whose ssl keys it changes load; the error is INVALID_CONFIG
+// naming the key and the reason.
+func (n *Node) validateListenerTLS(now, proposed configdef.Sources) error {
 	for _, name := range n.tlsListeners() {
 		if config.ListenerSSLKeys(now, name) == config.ListenerSSLKeys(proposed, name) {
 			continue
 		}
 		if _, err := config.ListenerTLSFrom(proposed, name); err != nil {
-			key := firstChangedSSLKey(img.Configs[own], next, name)
+			key := firstChangedSSLKey(now.DynamicBroker, proposed.DynamicBroker, name)
 			return &configdef.Error{Code: kerr.InvalidConfig, Key: key,
 				Msg: fmt.Sprintf("Invalid value for configuration %s: listener %s: %v", key, name, err)}
 		}

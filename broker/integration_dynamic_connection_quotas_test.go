@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strait-io/strait/broker/brokertest"
 )
@@ -113,6 +114,15 @@ func TestDynamicConnectionQuotas(t *testing.T) {
 	}
 	if got := describedConfig(t, adm, true, "1", "listener.name.plaintext.max.connections"); got != "500 (DYNAMIC_DEFAULT_BROKER_CONFIG)" {
 		t.Fatalf("listener.name.plaintext.max.connections described as %s", got)
+	}
+
+	// Checked with the rest of the configuration, as Kafka's
+	// KafkaConfig.validateValues checks the new one.
+	rs, err = adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("max.connections.per.ip", "0"),
+		{Op: kadm.DeleteConfig, Name: "max.connections.per.ip.overrides"}}, 1)
+	if err := alterErr(t, rs, err); !errors.Is(err, kerr.InvalidConfig) ||
+		rs[0].ErrMessage != "max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set." {
+		t.Fatalf("max.connections.per.ip=0 without overrides: %v %q, want INVALID_CONFIG", err, rs[0].ErrMessage)
 	}
 
 	b.Restart(t)

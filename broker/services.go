@@ -213,10 +213,10 @@ func (n *Node) validateConfigs(res raftmeta.ConfigResource, configs map[string]*
 	case raftmeta.ConfigResourceTopic:
 		return configdef.ValidateTopicConfigsWith(n.sources(n.quorum.Image()).TopicDefaults(), configs)
 	case raftmeta.ConfigResourceBroker:
-		if err := configdef.ValidateBrokerConfigs(res.Name != "", configs); err != nil || res.Name != fmt.Sprint(n.cfg.NodeID) {
+		if err := configdef.ValidateBrokerConfigs(res.Name != "", configs); err != nil {
 			return err
 		}
-		return n.validateListenerTLS(configs)
+		return n.validateBrokerConfigsTogether(res, configs)
 	case raftmeta.ConfigResourceGroup:
 		// Against this (the active controller's) group.* bounds, as
 		// Kafka's ControllerConfigurationValidator checks GROUP configs
