@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -35,6 +36,32 @@ func strayTxnProduce(ctx context.Context, t *testing.T, cl *kgo.Client, topic, t
 	}
 	_, err = sendProduceTxn(ctx, t, cl, kmsg.StringPtr(txnID), topic, 0, batch)
 	return err
+}
+
+// strayTxnOffsetCommit starts a transactional producer for txnID and
+// commits an offset of group in its transaction without AddOffsetsToTxn;
+// it returns the partition's error.
+func strayTxnOffsetCommit(ctx context.Context, t *testing.T, cl *kgo.Client, topic, group, txnID string) error {
+	t.Helper()
+	initReq := kmsg.NewPtrInitProducerIDRequest()
+	initReq.TransactionalID, initReq.TransactionTimeoutMillis = kmsg.StringPtr(txnID), 60000
+	initResp, err := initReq.RequestWith(ctx, cl)
+	if err != nil || initResp.ErrorCode != 0 {
+		t.Fatalf("InitProducerId %s: %v %+v", txnID, err, initResp)
+	}
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = txnID, group, initResp.ProducerID, initResp.ProducerEpoch
+	rt := kmsg.NewTxnOffsetCommitRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	rp.Offset = 1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("TxnOffsetCommit: %v %+v", err, resp)
+	}
+	return kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
 }
 
 // TestDynamicTxnPartitionVerification: transaction.partition.verification.enable
@@ -84,6 +111,10 @@ func TestDynamicTxnPartitionVerification(t *testing.T) {
 		t.Fatalf("transaction.partition.verification.enable described as %s", got)
 	}
 	waitProduce(true, "verification off")
+	// The group coordinator reads it too (TxnOffsetCommit, KIP-890).
+	if err := strayTxnOffsetCommit(ctx, t, cl, topic, "tv-group", "tv-commit"); err != nil {
+		t.Fatalf("with verification off, a TxnOffsetCommit without AddOffsetsToTxn answered %v", err)
+	}
 
 	b.Restart(t)
 	adm, cl = b.Admin(t), b.Client(t)
@@ -97,4 +128,7 @@ func TestDynamicTxnPartitionVerification(t *testing.T) {
 		t.Fatalf("transaction.partition.verification.enable described as %s", got)
 	}
 	waitProduce(false, "verification on again")
+	if err := strayTxnOffsetCommit(ctx, t, cl, topic, "tv-group-2", "tv-commit-2"); err == nil {
+		t.Fatal("with verification on, a TxnOffsetCommit without AddOffsetsToTxn was written")
+	}
 }
