@@ -15,11 +15,8 @@ import (
 	"github.com/strait-io/strait/storage/record"
 )
 
-// strayTxnProduce starts a transactional producer for txnID and writes one
-// transactional batch to topic's partition 0 without AddPartitionsToTxn,
-// as a produce retried after its transaction ended does; it returns the
-// partition's error.
-func strayTxnProduce(ctx context.Context, t *testing.T, cl *kgo.Client, topic, txnID string) error {
+// initTxnProducer starts a transactional producer for txnID.
+func initTxnProducer(ctx context.Context, t *testing.T, cl *kgo.Client, txnID string) *kmsg.InitProducerIDResponse {
 	t.Helper()
 	initReq := kmsg.NewPtrInitProducerIDRequest()
 	initReq.TransactionalID, initReq.TransactionTimeoutMillis = kmsg.StringPtr(txnID), 60000
@@ -27,6 +24,16 @@ func strayTxnProduce(ctx context.Context, t *testing.T, cl *kgo.Client, topic, t
 	if err != nil || initResp.ErrorCode != 0 {
 		t.Fatalf("InitProducerId %s: %v %+v", txnID, err, initResp)
 	}
+	return initResp
+}
+
+// strayTxnProduce starts a transactional producer for txnID and writes one
+// transactional batch to topic's partition 0 without AddPartitionsToTxn,
+// as a produce retried after its transaction ended does; it returns the
+// partition's error.
+func strayTxnProduce(ctx context.Context, t *testing.T, cl *kgo.Client, topic, txnID string) error {
+	t.Helper()
+	initResp := initTxnProducer(ctx, t, cl, txnID)
 	batch, err := record.Build(record.BatchSpec{
 		ProducerID: initResp.ProducerID, ProducerEpoch: initResp.ProducerEpoch, BaseSequence: 0, Transactional: true,
 		PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli(),
@@ -43,12 +50,7 @@ func strayTxnProduce(ctx context.Context, t *testing.T, cl *kgo.Client, topic, t
 // it returns the partition's error.
 func strayTxnOffsetCommit(ctx context.Context, t *testing.T, cl *kgo.Client, topic, group, txnID string) error {
 	t.Helper()
-	initReq := kmsg.NewPtrInitProducerIDRequest()
-	initReq.TransactionalID, initReq.TransactionTimeoutMillis = kmsg.StringPtr(txnID), 60000
-	initResp, err := initReq.RequestWith(ctx, cl)
-	if err != nil || initResp.ErrorCode != 0 {
-		t.Fatalf("InitProducerId %s: %v %+v", txnID, err, initResp)
-	}
+	initResp := initTxnProducer(ctx, t, cl, txnID)
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
 	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = txnID, group, initResp.ProducerID, initResp.ProducerEpoch
 	rt := kmsg.NewTxnOffsetCommitRequestTopic()
