@@ -40,7 +40,7 @@ var txnFailoverConfig = []string{
 // log end (no hanging transaction) and the producer goes on.
 func TestClusterTransactionFailover(t *testing.T) {
 	c := brokertest.StartCluster(t, 3, brokertest.WithConfig(txnFailoverConfig...))
-	ctx := testCtx(t, 4*time.Minute)
+	ctx := testCtx(t, 6*time.Minute)
 	const topic, partitions = "txn-failover", 3
 	adm := c.Admin(t)
 	createReplicatedTopic(t, adm, topic, partitions, 3, "min.insync.replicas", "2")
@@ -249,82 +249,231 @@ func (f *txnFailover) killCoordinatorOfOpenTransaction(t *testing.T) {
 // is then killed, still in PrepareCommit (PrepareAbort). The new
 // coordinator must write every marker: the transaction becomes visible
 // whole (or not at all), and the producer goes on.
+//
+// The scenario needs the controller to stay the third node throughout
+// (see markersSetup). On a loaded machine the raft leader can step down
+// (a stall past its lease) and the next one be the coordinator or the cut
+// off leader: that node's peer is then fenced, and its leaderships move
+// as in Kafka (a broker the controller does not hear from loses them).
+// The new coordinator then completes the transaction at once, or the end
+// fails, and the scenario did not happen: the attempt is given up and run
+// again with a fresh transactional id.
 func (f *txnFailover) killCoordinatorBeforeMarkers(commit bool) func(t *testing.T) {
 	return func(t *testing.T) {
-		// Balance leadership again after the previous kill, so the
-		// coordinator's node does not lead every data partition.
-		if _, err := f.c.Admin(t).ElectLeaders(f.ctx, kadm.ElectPreferredReplica, nil); err != nil {
-			t.Fatalf("elect preferred leaders: %v", err)
+		const attempts = 3
+		for attempt := range attempts {
+			if f.markersAttempt(t, commit, attempt) {
+				return
+			}
 		}
-		base, end, prepared, completed := "failover-abort-markers", kgo.TryAbort, "PrepareAbort", "CompleteAbort"
-		if commit {
-			base, end, prepared, completed = "failover-commit-markers", kgo.TryCommit, "PrepareCommit", "CompleteCommit"
+		t.Fatalf("the controller or the leaders moved in each of %d attempts; the scenario never happened", attempts)
+	}
+}
+
+// markersSetup is what an attempt of killCoordinatorBeforeMarkers stands
+// on: the controller, and the leaders (with their epochs) of the
+// coordinator's __transaction_state partition and of the data partition
+// whose leader is cut off from the coordinator.
+type markersSetup struct {
+	ctrl                            int32
+	coord, coordEpoch               int32
+	cutFrom, cutEpoch               int32
+	txnStatePartition, cutPartition int32
+}
+
+// current is the setup as the cluster is now, with s's partitions.
+func (f *txnFailover) current(s markersSetup) markersSetup {
+	now := s
+	now.ctrl = f.agreedController()
+	now.coord, now.coordEpoch = f.leaderAndEpoch("__transaction_state", s.txnStatePartition)
+	now.cutFrom, now.cutEpoch = f.leaderAndEpoch(f.topic, s.cutPartition)
+	return now
+}
+
+// agreedController is the controller every running node names, or -1 when
+// they do not agree (an election is under way or a node is stale).
+func (f *txnFailover) agreedController() int32 {
+	ctrl := int32(-1)
+	for _, id := range f.c.Running() {
+		n := f.c.Node(id).Node()
+		if n == nil {
+			continue
 		}
-		// The cut must spare the active controller: a node cut off from
-		// it is fenced, its leaderships move, and the coordinator may
-		// then write the held back marker to the partition's new leader.
-		// So the coordinator, the partition's leader and the controller
-		// are the three nodes: a transactional id is picked whose
-		// coordinator is not the controller.
-		var id string
-		var coord, cutFrom, cutPartition int32
-		f.c.WaitFor(t, 20*time.Second, "a coordinator and a data partition leader that are neither each other nor the controller", func() bool {
-			ctrl := f.c.Controller()
-			n := int32(len(f.c.Image().Topics["__transaction_state"].Partitions))
-			for i := range 20 {
-				cand := fmt.Sprintf("%s-%d", base, i)
-				c := f.c.Leader("__transaction_state", txnStatePartition(cand, n))
-				if c < 0 || c == ctrl {
-					continue
-				}
-				for p := range f.partitions {
-					if l := f.c.Leader(f.topic, p); l >= 0 && l != c && l != ctrl {
-						id, coord, cutFrom, cutPartition = cand, c, l, p
-						return true
-					}
+		got := n.ControllerID()
+		if got < 0 || ctrl >= 0 && got != ctrl {
+			return -1
+		}
+		ctrl = got
+	}
+	return ctrl
+}
+
+// leaderAndEpoch is a partition's leader and leader epoch in the newest
+// image (-1, -1 when unknown).
+func (f *txnFailover) leaderAndEpoch(topic string, p int32) (int32, int32) {
+	img := f.c.Image()
+	if img == nil {
+		return -1, -1
+	}
+	tp, ok := img.Topics[topic]
+	if !ok || int(p) >= len(tp.Partitions) {
+		return -1, -1
+	}
+	return tp.Partitions[p].Leader, tp.Partitions[p].LeaderEpoch
+}
+
+// markersAttempt runs killCoordinatorBeforeMarkers once with a fresh
+// transactional id. It reports false, having healed the network and let
+// the transaction end, when the controller or a leader moved so that the
+// scenario did not happen.
+func (f *txnFailover) markersAttempt(t *testing.T, commit bool, attempt int) bool {
+	// Balance leadership again after the previous kill, so the
+	// coordinator's node does not lead every data partition.
+	if _, err := f.c.Admin(t).ElectLeaders(f.ctx, kadm.ElectPreferredReplica, nil); err != nil {
+		t.Fatalf("elect preferred leaders: %v", err)
+	}
+	base, end, prepared, completed := "failover-abort-markers", kgo.TryAbort, "PrepareAbort", "CompleteAbort"
+	if commit {
+		base, end, prepared, completed = "failover-commit-markers", kgo.TryCommit, "PrepareCommit", "CompleteCommit"
+	}
+	// The cut must spare the active controller: a node cut off from it
+	// is fenced, its leaderships move, and the coordinator may then
+	// write the held back marker to the partition's new leader. So the
+	// coordinator, the partition's leader and the controller are the
+	// three nodes: a transactional id is picked whose coordinator is not
+	// the controller.
+	var id string
+	var setup markersSetup
+	f.c.WaitFor(t, 20*time.Second, "a coordinator and a data partition leader that are neither each other nor the controller", func() bool {
+		ctrl := f.agreedController()
+		if ctrl < 0 {
+			return false
+		}
+		n := int32(len(f.c.Image().Topics["__transaction_state"].Partitions))
+		for i := range 20 {
+			cand := fmt.Sprintf("%s-%d-%d", base, attempt, i)
+			sp := txnStatePartition(cand, n)
+			c, ce := f.leaderAndEpoch("__transaction_state", sp)
+			if c < 0 || c == ctrl {
+				continue
+			}
+			for p := range f.partitions {
+				if l, le := f.leaderAndEpoch(f.topic, p); l >= 0 && l != c && l != ctrl {
+					id = cand
+					setup = markersSetup{ctrl: ctrl, coord: c, coordEpoch: ce, cutFrom: l, cutEpoch: le, txnStatePartition: sp, cutPartition: p}
+					return true
 				}
 			}
+		}
+		return false
+	})
+	coord, cutFrom := setup.coord, setup.cutFrom
+	if c := f.coordinator(t, id); c != coord {
+		t.Fatalf("FindCoordinator names node %d for %s, the image node %d", c, id, coord)
+	}
+	cl := f.txnProducer(t, id, 60*time.Second)
+	recs := f.records(id, 10)
+	if err := f.open(t, cl, recs); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	t.Logf("attempt %d: cutting coordinator node %d from node %d, leader of %s; controller %d", attempt, coord, cutFrom, tp(f.topic, setup.cutPartition), setup.ctrl)
+	f.c.Net.Partition([]int32{coord}, []int32{cutFrom})
+	moved := func(when string) bool {
+		now := f.current(setup)
+		if now == setup {
 			return false
-		})
-		if c := f.coordinator(t, id); c != coord {
-			t.Fatalf("FindCoordinator names node %d for %s, the image node %d", c, id, coord)
 		}
-		cl := f.txnProducer(t, id, 60*time.Second)
-		recs := f.records(id, 10)
-		if err := f.open(t, cl, recs); err != nil {
-			t.Fatalf("produce: %v", err)
+		t.Logf("attempt %d: the scenario did not happen: %s, the controller and leaders moved from %+v to %+v", attempt, when, setup, now)
+		return true
+	}
+	if moved("right after the cut") {
+		f.giveUpAttempt(t, cl, id, recs, commit, nil)
+		return false
+	}
+	// The end is bounded: a coordinator that lost the controller can hold
+	// it as long as its log append waits for an ISR it cannot shrink.
+	endCtx, cancel := context.WithTimeout(f.ctx, 30*time.Second)
+	err := cl.EndTransaction(endCtx, end)
+	cancel()
+	if err != nil {
+		// With a link cut the end is still answered (the ISR of the
+		// coordinator's partition shrinks to two); if it is not, the
+		// scenario did not happen and the test is wrong, not the broker.
+		if moved("the end failed: " + err.Error()) {
+			f.giveUpAttempt(t, cl, id, recs, commit, err)
+			return false
 		}
-		t.Logf("cutting coordinator node %d from node %d, leader of %s", coord, cutFrom, tp(f.topic, cutPartition))
-		f.c.Net.Partition([]int32{coord}, []int32{cutFrom})
-		if err := cl.EndTransaction(f.ctx, end); err != nil {
-			// With a link cut the end is still answered (the ISR of
-			// the coordinator's partition shrinks to two); if it is
-			// not, the scenario did not happen and the test is wrong,
-			// not the broker.
-			t.Fatalf("end (commit %v) with node %d cut off from node %d: %v", commit, coord, cutFrom, err)
+		t.Fatalf("end (commit %v) with node %d cut off from node %d: %v", commit, coord, cutFrom, err)
+	}
+	s := f.state(t, id)
+	if s != prepared {
+		if moved("the state was " + s + " once the end was answered") {
+			f.giveUpAttempt(t, cl, id, recs, commit, nil)
+			return false
 		}
+		t.Fatalf("state once the end was answered, with %s's marker held back: %s, want %s", tp(f.topic, setup.cutPartition), s, prepared)
+	}
+	// Held at Prepare*: the scenario happened, whatever moves from now on.
+	f.noteEnded(recs, commit)
+	t.Logf("end answered, killing coordinator node %d in %s", coord, prepared)
+	f.c.Kill(t, coord)
+	f.c.Net.Heal()
+	f.c.WaitFor(t, 30*time.Second, id+" reaching "+completed+" on a new coordinator", func() bool {
+		return f.state(t, id) == completed
+	})
+	t.Logf("node %d completed it", f.coordinator(t, id))
+	f.restart(t, coord)
+
+	// The producer goes on with the new coordinator.
+	if !f.commit(t, cl, f.records(id+"-next", 5)) {
+		t.Fatal("the transaction after the failover did not commit")
+	}
+	return true
+}
+
+// noteEnded notes recs as committed or aborted: their end was answered.
+func (f *txnFailover) noteEnded(recs []*kgo.Record, commit bool) {
+	if commit {
+		f.committed = append(f.committed, values(recs)...)
+	} else {
+		f.aborted = append(f.aborted, values(recs)...)
+	}
+}
+
+// giveUpAttempt heals the network after an attempt whose scenario did not
+// happen and sees its transaction decided, noting its records as the end
+// went: answered (endErr nil), the end's outcome; a commit that failed,
+// aborted as endTxn does and uncertain; an abort that failed, aborted
+// again. The cluster is left fully in sync for the next attempt.
+func (f *txnFailover) giveUpAttempt(t *testing.T, cl *kgo.Client, id string, recs []*kgo.Record, commit bool, endErr error) {
+	t.Helper()
+	f.c.Net.Heal()
+	f.c.WaitForISR(t, f.topic, 3, 30*time.Second)
+	f.c.WaitForISR(t, "__transaction_state", 3, 30*time.Second)
+	switch {
+	case endErr == nil && f.state(t, id) == "Ongoing":
+		// Given up right after the cut: end it now, every link up.
+		f.endTxn(t, cl, recs, nil)
+	case endErr == nil:
+		f.noteEnded(recs, commit)
+	default:
+		if err := cl.EndTransaction(f.ctx, kgo.TryAbort); err != nil {
+			t.Logf("abort after the failed end: %v", err)
+		}
+		// A refusal of the last try says nothing of an earlier one
+		// that franz-go retried (it may have reached a coordinator
+		// that prepared the commit): a failed commit is uncertain.
 		if commit {
-			f.committed = append(f.committed, values(recs)...)
+			f.uncertain = append(f.uncertain, values(recs))
 		} else {
 			f.aborted = append(f.aborted, values(recs)...)
 		}
-		if s := f.state(t, id); s != prepared {
-			t.Fatalf("state once the end was answered, with %s's marker held back: %s, want %s", tp(f.topic, cutPartition), s, prepared)
-		}
-		t.Logf("end answered, killing coordinator node %d in %s", coord, prepared)
-		f.c.Kill(t, coord)
-		f.c.Net.Heal()
-		f.c.WaitFor(t, 30*time.Second, id+" reaching "+completed+" on a new coordinator", func() bool {
-			return f.state(t, id) == completed
-		})
-		t.Logf("node %d completed it", f.coordinator(t, id))
-		f.restart(t, coord)
-
-		// The producer goes on with the new coordinator.
-		if !f.commit(t, cl, f.records(id+"-next", 5)) {
-			t.Fatal("the transaction after the failover did not commit")
-		}
 	}
+	// A transaction nobody could end is aborted when it times out.
+	f.c.WaitFor(t, 90*time.Second, id+" decided after the given up attempt", func() bool {
+		s := f.state(t, id)
+		return s == "CompleteCommit" || s == "CompleteAbort"
+	})
 }
 
 // killCoordinatorOfAbandonedTransaction: a producer opens a transaction,
