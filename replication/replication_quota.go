@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/strait-io/strait/raftmeta"
-	"github.com/strait-io/strait/replication/quota"
 	"github.com/strait-io/strait/storage"
 	"github.com/strait-io/strait/storage/clock"
+	"github.com/strait-io/strait/storage/quota"
 )
 
 // Replication throttles (KIP-73). A broker has two quotas, each a byte rate

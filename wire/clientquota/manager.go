@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/strait-io/strait/replication/quota"
+	"github.com/strait-io/strait/storage/quota"
 )
 
 // Kind is the quota a usage counts against (Kafka's QuotaType).

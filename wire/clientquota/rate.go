@@ -1,7 +1,7 @@
 // Package clientquota measures clients' usage against their quotas as
 // Kafka's ClientQuotaManager does (KIP-13, KIP-124, KIP-219): a sensor per
 // quota entity holds a rate over Samples windows of Window each (Kafka's
-// Rate, replication/quota's, shared with the replication throttles), and a
+// Rate, storage/quota's, shared with the replication throttles), and a
 // request that takes the rate past the quota gets a throttle time, in
 // Kafka's formula, during which the server sends its response and then
 // reads nothing more from the connection.
@@ -11,7 +11,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/strait-io/strait/replication/quota"
+	"github.com/strait-io/strait/storage/quota"
 )
 
 // Window is the rate's sampling: quota.window.num samples of
