@@ -122,8 +122,10 @@ func (l *listener) admit(c net.Conn) error {
 	var perIP *perIPLimitError
 	switch {
 	case errors.As(err, &perIP):
-		_ = c.Close()
+		// Counted before the close, so that whoever sees the
+		// connection closed also sees it counted.
 		l.srv.lmetrics.ConnectionRejected(l.cfg.Name, RejectedPerIP)
+		_ = c.Close()
 		if ok, skipped := l.rejectLog.allow(l.srv.clock.Now()); ok {
 			l.srv.logger.Info(perIP.Error(), "listener", l.cfg.Name, "rejections_not_logged", skipped)
 		}
