@@ -258,9 +258,15 @@ func (v values) str(name string) string {
 	return s
 }
 
+// set reports whether a layer sets the key: server.properties at start, or
+// a dynamic config when an alteration is checked (ValidateListenerChange).
 func (v values) set(name string) bool {
-	_, ok := v.src.Static[name]
-	return ok
+	for _, l := range []map[string]string{v.src.DynamicBroker, v.src.DynamicDefault, v.src.Static} {
+		if _, ok := l[name]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (v values) i64(name string) int64 {
