@@ -22,7 +22,9 @@ import (
 // defaults reach the logs through replication (applyConfigChanges). Keys
 // Kafka defines but Strait does not implement are stored and described
 // like any other; each time one is set this logs that Strait ignores it,
-// as serve does for such keys in server.properties.
+// as serve does for such keys in server.properties. So are the listener
+// keys (configdef.StaticOnlyReason): the listeners of server.properties
+// serve.
 type dynamicBrokerConfigs struct {
 	mu sync.Mutex
 	// last are the two resources' configs last applied; nil before the
@@ -71,10 +73,17 @@ func (n *Node) applyDynamicBrokerConfigs(img *raftmeta.Image) {
 			n.logger.Warn("ignoring configs Strait does not implement", "keys", strings.Join(ignored, ","),
 				"resource", brokerResourceName(name))
 		}
+		// Logged at start too: the listeners of server.properties start,
+		// not these.
+		for _, k := range changedKeys(d.last[name], now[name], withReason(configdef.StaticOnlyReason)) {
+			reason, _ := configdef.StaticOnlyReason(k)
+			n.logger.Warn("ignoring a config set at runtime that Strait reads from server.properties only", "key", k,
+				"resource", brokerResourceName(name), "reason", reason)
+		}
 		if d.last == nil {
 			continue // starting: the listeners start with these values
 		}
-		for _, k := range changedKeys(d.last[name], now[name], isNextStartKey) {
+		for _, k := range changedKeys(d.last[name], now[name], withReason(configdef.NextStartReason)) {
 			reason, _ := configdef.NextStartReason(k)
 			n.logger.Warn("ignoring a runtime change Strait applies at its next start", "key", k,
 				"resource", brokerResourceName(name), "reason", reason)
@@ -87,9 +96,12 @@ func (n *Node) applyDynamicBrokerConfigs(img *raftmeta.Image) {
 	d.txnVerification.Store(config.TxnPartitionVerificationFrom(n.sources(img)))
 }
 
-func isNextStartKey(k string) bool {
-	_, ok := configdef.NextStartReason(k)
-	return ok
+// withReason turns a lookup of a key's reason into a filter of keys.
+func withReason(reason func(string) (string, bool)) func(string) bool {
+	return func(k string) bool {
+		_, ok := reason(k)
+		return ok
+	}
 }
 
 // changedKeys are the keys set or changed from before to after for which

@@ -13,8 +13,10 @@ import (
 // (after: its dynamic configs as they would be) against the rest of this
 // broker's configuration, as Kafka's DynamicBrokerConfig.validate builds
 // the new KafkaConfig (validateValues) and lets each reconfigurable
-// validate it: max.connections.per.ip may be 0 only with overrides, and a
-// listener keystore or truststore set on this broker must load. An
+// validate it: max.connections.per.ip may be 0 only with overrides, the
+// listener keys set on this broker must make listeners Kafka would take
+// (config.ValidateListenerChange), and a listener keystore or truststore
+// set on this broker must load. An
 // alteration of another broker's resource is checked by that broker only
 // as it applies it.
 func (n *Node) validateBrokerConfigsTogether(res raftmeta.ConfigResource, after map[string]*string) error {
@@ -43,6 +45,10 @@ func (n *Node) validateBrokerConfigsTogether(res raftmeta.ConfigResource, after 
 	}
 	if res.Name == "" {
 		return nil
+	}
+	if key, err := n.cfg.ValidateListenerChange(now, proposed); err != nil {
+		return &configdef.Error{Code: kerr.InvalidConfig, Key: key,
+			Msg: fmt.Sprintf("Invalid value for configuration %s: %v", key, err)}
 	}
 	return n.validateListenerTLS(now, proposed)
 }

@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -113,26 +114,7 @@ func TestDynamicBrokerKeysKafkaAccepts(t *testing.T) {
 	ctx := testCtx(t, 30*time.Second)
 
 	// kafka-go's (legacy) AlterConfigs and DescribeConfigs.
-	kc := &kafka.Client{Addr: kafka.TCP(b.Addr())}
-	resp, err := kc.AlterConfigs(ctx, &kafka.AlterConfigsRequest{Resources: []kafka.AlterConfigRequestResource{{
-		ResourceType: kafka.ResourceTypeBroker, ResourceName: "1",
-		Configs: []kafka.AlterConfigRequestConfig{{Name: "sasl.kerberos.min.time.before.relogin", Value: "60000"}},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for res, err := range resp.Errors {
-		if err != nil {
-			t.Fatalf("kafka-go AlterConfigs %v sasl.kerberos.min.time.before.relogin: %v", res, err)
-		}
-	}
-	desc, err := kc.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{Resources: []kafka.DescribeConfigRequestResource{{
-		ResourceType: kafka.ResourceTypeBroker, ResourceName: "1", ConfigNames: []string{"sasl.kerberos.min.time.before.relogin"},
-	}}})
-	if err != nil || len(desc.Resources) != 1 || desc.Resources[0].Error != nil || len(desc.Resources[0].ConfigEntries) != 1 {
-		t.Fatalf("kafka-go DescribeConfigs: %+v %v", desc, err)
-	}
-	if e := desc.Resources[0].ConfigEntries[0]; e.ConfigValue != "60000" || e.ConfigSource != 2 || e.ReadOnly {
+	if e := kafkaGoSetOnBroker1(ctx, t, b, "sasl.kerberos.min.time.before.relogin", "60000"); e.ConfigValue != "60000" || e.ConfigSource != 2 || e.ReadOnly {
 		t.Fatalf("kafka-go describes %+v, want 60000 from DYNAMIC_BROKER_CONFIG (2), not read-only", e)
 	}
 
@@ -159,24 +141,60 @@ func TestDynamicBrokerKeysKafkaAccepts(t *testing.T) {
 	waitLog(t, b, `ignoring configs Strait does not implement" keys=background.threads,listener.name.plaintext.ssl.keystore.location,num.io.threads resource="broker 1"`,
 		`keys=num.replica.fetchers resource="cluster default"`)
 
-	for _, tc := range []struct {
-		name    string
-		configs []kadm.AlterConfig
-		brokers []int32
-		code    error
-		msg     string
-	}{
+	expectRefusals(ctx, t, adm, []refusal{
 		{"not dynamic in Kafka", []kadm.AlterConfig{set("num.partitions", "3")}, []int32{1}, kerr.InvalidRequest, "Cannot update these configs dynamically: num.partitions"},
 		{"a bad number", []kadm.AlterConfig{set("num.io.threads", "many")}, []int32{1}, kerr.InvalidConfig, "Invalid value many for configuration num.io.threads: Not a number of type INT"},
 		{"a listener key for every broker", []kadm.AlterConfig{set("sasl.kerberos.min.time.before.relogin", "1")}, nil, kerr.InvalidRequest,
 			"Cannot update these configs at default cluster level, broker id must be specified: sasl.kerberos.min.time.before.relogin"},
 		{"a keystore without its listener", []kadm.AlterConfig{set("ssl.keystore.location", "/k")}, []int32{1}, kerr.InvalidRequest,
 			"These security configs can be dynamically updated only per-listener using the listener prefix: ssl.keystore.location"},
-	} {
+	})
+}
+
+// kafkaGoSetOnBroker1 sets key on broker 1 with kafka-go's (legacy)
+// AlterConfigs, which replaces the resource's dynamic configs, and
+// returns the entry kafka-go's DescribeConfigs then reads.
+func kafkaGoSetOnBroker1(ctx context.Context, t *testing.T, b *brokertest.Broker, key, value string) kafka.DescribeConfigResponseConfigEntry {
+	t.Helper()
+	kc := &kafka.Client{Addr: kafka.TCP(b.Addr())}
+	resp, err := kc.AlterConfigs(ctx, &kafka.AlterConfigsRequest{Resources: []kafka.AlterConfigRequestResource{{
+		ResourceType: kafka.ResourceTypeBroker, ResourceName: "1",
+		Configs: []kafka.AlterConfigRequestConfig{{Name: key, Value: value}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for res, err := range resp.Errors {
+		if err != nil {
+			t.Fatalf("kafka-go AlterConfigs %v %s: %v", res, key, err)
+		}
+	}
+	desc, err := kc.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{Resources: []kafka.DescribeConfigRequestResource{{
+		ResourceType: kafka.ResourceTypeBroker, ResourceName: "1", ConfigNames: []string{key},
+	}}})
+	if err != nil || len(desc.Resources) != 1 || desc.Resources[0].Error != nil || len(desc.Resources[0].ConfigEntries) != 1 {
+		t.Fatalf("kafka-go DescribeConfigs %s: %+v %v", key, desc, err)
+	}
+	return desc.Resources[0].ConfigEntries[0]
+}
+
+// refusal is an alteration of broker configs (of the cluster default when
+// brokers is nil) the broker refuses with code and msg.
+type refusal struct {
+	name    string
+	configs []kadm.AlterConfig
+	brokers []int32
+	code    error
+	msg     string
+}
+
+func expectRefusals(ctx context.Context, t *testing.T, adm *kadm.Client, refusals []refusal) {
+	t.Helper()
+	for _, tc := range refusals {
 		rs, err := adm.AlterBrokerConfigs(ctx, tc.configs, tc.brokers...)
 		err = alterErr(t, rs, err)
 		if !errors.Is(err, tc.code) || len(rs) != 1 || rs[0].ErrMessage != tc.msg {
-			t.Errorf("%s: %v %q, want %v %q", tc.name, err, rs[0].ErrMessage, tc.code, tc.msg)
+			t.Errorf("%s: %v %v, want %v %q", tc.name, err, rs, tc.code, tc.msg)
 		}
 	}
 }

@@ -23,9 +23,9 @@ const DefaultListenerSecurityProtocolMap = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEX
 // so log.retention.ms but not log.retention.hours), message.max.bytes,
 // compression.*, min.insync.replicas, unclean.leader.election.enable and
 // producer.id.expiration.ms, and the log cleaner's keys (cleaner.go).
-// Listener changes, dynamic in Kafka, need a restart in Strait and are
-// refused; the dynamic keys of Kafka's that Strait does not implement are
-// accepted and ignored (dynamic_broker.go).
+// The listener keys, dynamic in Kafka, are read from server.properties
+// only: set at runtime they are stored and ignored, as are the dynamic
+// keys of Kafka's that Strait does not implement (dynamic_broker.go).
 var brokerDefs = append([]Def{
 	// Identity and roles (KRaftConfigs, ServerConfigs).
 	{

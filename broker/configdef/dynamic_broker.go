@@ -21,10 +21,10 @@ import (
 //   - keys Strait implements but reads only at start-up: those it can read
 //     from the metadata image when it starts (nextStartBrokerKeys) are
 //     accepted, stored and described, and the broker logs that the change
-//     applies at its next start, with the reason; the others
-//     (restartOnlyBrokerKeys) are refused, saying so: storing them would
-//     make DescribeConfigs report a value the broker does not use, even
-//     after a restart.
+//     applies at its next start, with the reason; the listener keys
+//     (staticOnlyBrokerKeys), which Strait reads from server.properties
+//     alone, are accepted, stored and described too, and the broker logs
+//     that it ignores them, with the reason.
 var kafkaDynamicBrokerKeys = setOf(slices.Concat(dynamicListenerKeyNames, listenerOnlySecurityKeyNames, []string{
 	// DynamicThreadPool.
 	"num.io.threads", "num.replica.fetchers", "num.recovery.threads.per.data.dir", "background.threads",
@@ -45,13 +45,26 @@ var kafkaDynamicBrokerKeys = setOf(slices.Concat(dynamicListenerKeyNames, listen
 	"replica.alter.log.dirs.io.max.bytes.per.second",
 })...)
 
-// restartOnlyBrokerKeys are dynamic in Kafka (DynamicListenerConfig,
-// SocketServer, DynamicProducerStateManagerConfig) but read by Strait only
-// at start-up; so are the listener overrides LookupListenerOverride knows
-// whose base key is not Dynamic.
-var restartOnlyBrokerKeys = setOf(
-	"listeners", "advertised.listeners", "listener.security.protocol.map",
-)
+// staticOnlyBrokerKeys are dynamic in Kafka (DynamicListenerConfig adds
+// and removes listeners at runtime) and implemented by Strait, which
+// reads them from server.properties only: a value set at runtime is
+// stored and described but changes nothing, now or at the next start.
+// Kafka takes them per broker only (DynamicBrokerConfig.PerBrokerConfigs).
+var staticOnlyBrokerKeys = map[string]string{
+	"listeners":                      listenersReason,
+	"advertised.listeners":           listenersReason,
+	"listener.security.protocol.map": listenersReason,
+}
+
+const listenersReason = "Strait opens its listeners from server.properties at start and does not open or close listeners at runtime"
+
+// StaticOnlyReason reports whether the broker key is one Strait accepts at
+// runtime but never applies, reading it from server.properties only, and
+// why.
+func StaticOnlyReason(name string) (string, bool) {
+	r, ok := staticOnlyBrokerKeys[name]
+	return r, ok
+}
 
 // nextStartBrokerKeys are dynamic in Kafka and implemented by Strait, which
 // reads them only when it starts, from the static configuration with the
@@ -116,7 +129,8 @@ func setOf(keys ...string) map[string]bool {
 func dynamicBrokerDef(name string) (Def, bool) {
 	if d, ok := brokerByName[name]; ok {
 		_, nextStart := nextStartBrokerKeys[name]
-		return *d, d.Dynamic || nextStart
+		_, staticOnly := staticOnlyBrokerKeys[name]
+		return *d, d.Dynamic || nextStart || staticOnly
 	}
 	if d, _, ok := LookupListenerOverride(name); ok {
 		return d, d.Dynamic
@@ -136,8 +150,8 @@ func dynamicBrokerDef(name string) (Def, bool) {
 //   - kerr.InvalidRequest "Cannot update these configs dynamically: a,b"
 //     for keys Kafka does not change at runtime (and keys it does not
 //     define);
-//   - kerr.InvalidRequest for keys Kafka changes at runtime but Strait reads
-//     only at start-up (restartOnlyBrokerKeys);
+//   - kerr.InvalidRequest for listener overrides Kafka changes at runtime
+//     but Strait reads only at start-up;
 //   - kerr.InvalidRequest "These security configs can be dynamically
 //     updated only per-listener using the listener prefix: ..." for an SSL
 //     keystore or truststore key without listener.name.<l>.;
@@ -153,7 +167,7 @@ func ValidateBrokerConfigs(perBroker bool, configs map[string]*string) error {
 	var readOnly, startOnly, needPrefix, needBroker []string
 	for _, k := range keys {
 		if _, ok := dynamicBrokerDef(k); !ok {
-			if _, _, override := LookupListenerOverride(k); override || restartOnlyBrokerKeys[k] {
+			if _, _, override := LookupListenerOverride(k); override {
 				startOnly = append(startOnly, k)
 			} else {
 				readOnly = append(readOnly, k)
@@ -163,7 +177,8 @@ func ValidateBrokerConfigs(perBroker bool, configs map[string]*string) error {
 		if listenerOnlySecurityKeys[k] {
 			needPrefix = append(needPrefix, k)
 		}
-		if base, ok := listenerOverrideBase(k); (ok && !clusterLevelListenerKeys[base]) || dynamicListenerKeys[k] || listenerOnlySecurityKeys[k] {
+		_, staticOnly := staticOnlyBrokerKeys[k]
+		if base, ok := listenerOverrideBase(k); (ok && !clusterLevelListenerKeys[base]) || dynamicListenerKeys[k] || listenerOnlySecurityKeys[k] || staticOnly {
 			needBroker = append(needBroker, k)
 		}
 	}

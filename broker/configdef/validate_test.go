@@ -96,9 +96,13 @@ func TestValidateBrokerConfigs(t *testing.T) {
 		{clusterDefault, map[string]*string{"listener.name.internal.max.connection.creation.rate": sp("10")}, nil, ""},
 		{perBroker, map[string]*string{"ssl.keystore.location": sp("/k")}, kerr.InvalidRequest,
 			"These security configs can be dynamically updated only per-listener using the listener prefix: ssl.keystore.location"},
-		// Dynamic in Kafka, read at start-up by Strait.
-		{perBroker, map[string]*string{"listeners": sp("PLAINTEXT://:9092"), "max.connections": sp("10")}, kerr.InvalidRequest,
-			"Cannot update these configs dynamically: listeners (Kafka can; Strait reads them only at start-up: set them in server.properties and restart)"},
+		// Dynamic in Kafka, read from server.properties only by Strait:
+		// accepted (stored, described, ignored) per broker only, as Kafka.
+		{perBroker, map[string]*string{"listeners": sp("PLAINTEXT://:9092"), "advertised.listeners": sp("PLAINTEXT://h:9092"),
+			"listener.security.protocol.map": sp("PLAINTEXT:PLAINTEXT"), "max.connections": sp("10")}, nil, ""},
+		{clusterDefault, map[string]*string{"advertised.listeners": sp("PLAINTEXT://h:9092"), "listeners": sp("PLAINTEXT://:9092"),
+			"listener.security.protocol.map": sp("PLAINTEXT:PLAINTEXT")}, kerr.InvalidRequest,
+			"Cannot update these configs at default cluster level, broker id must be specified: advertised.listeners,listener.security.protocol.map,listeners"},
 		// Applied at the next start, accepted now.
 		{clusterDefault, map[string]*string{"num.network.threads": sp("2")}, nil, ""},
 		{perBroker, map[string]*string{"num.network.threads": sp("0")}, kerr.InvalidConfig,
@@ -125,8 +129,8 @@ func TestValidateBrokerConfigs(t *testing.T) {
 	}
 }
 
-// Every key Kafka changes at runtime is accepted or, when Strait reads it
-// at start-up only, refused saying so: none is refused as read-only.
+// Every key Kafka changes at runtime is accepted: none is refused as
+// read-only.
 func TestEveryKafkaDynamicBrokerKey(t *testing.T) {
 	for k := range kafkaDynamicBrokerKeys {
 		if _, ok := kafkaBrokerKeys[k]; !ok {
@@ -135,9 +139,12 @@ func TestEveryKafkaDynamicBrokerKey(t *testing.T) {
 			}
 		}
 	}
-	for k := range restartOnlyBrokerKeys {
+	for k := range staticOnlyBrokerKeys {
 		if d, ok := brokerByName[k]; !ok || d.Dynamic {
-			t.Errorf("%s: restart-only but not a static key of Strait's", k)
+			t.Errorf("%s: read from server.properties only but not a static key of Strait's", k)
+		}
+		if _, ok := dynamicBrokerDef(k); !ok {
+			t.Errorf("%s: dynamic in Kafka but refused", k)
 		}
 	}
 }
