@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,11 +84,28 @@ func TestDynamicListenerKeysIgnored(t *testing.T) {
 	// still describes the stored values.
 	b.Restart(t)
 	adm = b.Admin(t)
-	waitLog(t, b, logged("advertised.listeners"))
+	waitLogAfter(t, b, `msg="strait broker stopped"`, logged("advertised.listeners"))
 	staticAdvertised(t, adm, b.Addr())
 	notListening(t, free)
 	if got := describedConfig(t, adm, true, "1", "advertised.listeners"); got != advertised+" (DYNAMIC_BROKER_CONFIG)" {
 		t.Errorf("after a restart advertised.listeners described as %s", got)
+	}
+}
+
+// waitLogAfter waits for the broker's log to hold line after the last
+// marker (or anywhere once the marker has left the log's window).
+func waitLogAfter(t *testing.T, b *brokertest.Broker, marker, line string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		logs := b.Logs()
+		if i := strings.LastIndex(logs, line); i >= 0 && i > strings.LastIndex(logs, marker) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line %s after %s in:\n%s", line, marker, logs)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
