@@ -185,18 +185,18 @@ func RunReassign(ctx context.Context, cfg ReassignConfig) ([]Result, *ReassignSu
 	// The move to node 4, unthrottled, then back, throttled.
 	for _, m := range []struct {
 		workload string
-		to       [][]int32
+		from, to [][]int32
 		throttle int64
 		mibps    *float64
 		took     *time.Duration
 	}{
-		{phaseMoving, moveTo, 0, &sum.MovingMiBPerSec, &sum.MoveTook},
-		{phaseMovingThrottle, moveFrom, cfg.Throttle, &sum.ThrottledMiBPerSec, &sum.ThrottledMoveTook},
+		{phaseMoving, moveFrom, moveTo, 0, &sum.MovingMiBPerSec, &sum.MoveTook},
+		{phaseMovingThrottle, moveTo, moveFrom, cfg.Throttle, &sum.ThrottledMiBPerSec, &sum.ThrottledMoveTook},
 	} {
 		if err := settleWriteback(base, cfg.Progress); err != nil {
 			return out, sum, err
 		}
-		res, took, err := produceDuringMove(ctx, adm, cfg.MoveTopic, m.to, m.throttle, produce(m.workload))
+		res, took, err := produceDuringMove(ctx, adm, cfg.MoveTopic, m.from, m.to, m.throttle, produce(m.workload))
 		if res.Workload != "" {
 			out = append(out, res)
 		}

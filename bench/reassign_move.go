@@ -67,16 +67,17 @@ func createAssignedTopic(ctx context.Context, cl *kgo.Client, brokers int, topic
 	return nil
 }
 
-// produceDuringMove asks for topic's partitions to move to the replicas to
+// produceDuringMove asks for topic's partitions to move from the replicas
+// from (where they are now) to the replicas to
 // (AlterPartitionReassignments), runs produce meanwhile, and waits for the
 // move to complete; it returns produce's Result and how long the move took.
 // With throttle > 0 the move is throttled as kafka-reassign-partitions.sh
 // --throttle does (KIP-73): that rate on every broker, the partitions'
 // current replicas as leader.replication.throttled.replicas and the added
 // ones as follower.replication.throttled.replicas, removed afterwards.
-func produceDuringMove(ctx context.Context, adm *kadm.Client, topic string, to [][]int32, throttle int64, produce func() (Result, error)) (Result, time.Duration, error) {
+func produceDuringMove(ctx context.Context, adm *kadm.Client, topic string, from, to [][]int32, throttle int64, produce func() (Result, error)) (Result, time.Duration, error) {
 	if throttle > 0 {
-		clear, err := throttleMove(ctx, adm, topic, to, throttle)
+		clear, err := throttleMove(ctx, adm, topic, from, to, throttle)
 		if err != nil {
 			return Result{}, 0, err
 		}
@@ -121,16 +122,21 @@ func produceDuringMove(ctx context.Context, adm *kadm.Client, topic string, to [
 	return res, took, err
 }
 
-// throttleMove sets the move's throttles and returns what removes them.
-func throttleMove(ctx context.Context, adm *kadm.Client, topic string, to [][]int32, rate int64) (func(), error) {
-	md, err := adm.Metadata(ctx, topic)
-	if err != nil {
-		return nil, fmt.Errorf("bench: metadata %s: %w", topic, err)
-	}
+// throttleMove sets the throttles of the move from the replicas from to
+// the replicas to and returns what removes them.
+//
+// The current replicas are the ones the workload put the partitions on,
+// not what a Metadata request says: kadm.Metadata answers from the
+// client's metadata cache (kgo's RequestCachedMetadata, up to
+// MetadataMinAge = 5 s old), which after a quick earlier move still holds
+// the replicas from before it. Throttling those named the wrong leader
+// replicas and left out the broker now leading (the earlier move's
+// destination): it got no rate, and the move back ran unthrottled.
+func throttleMove(ctx context.Context, adm *kadm.Client, topic string, from, to [][]int32, rate int64) (func(), error) {
 	var leaders, followers []string
 	var brokers []int32
 	for p, target := range to {
-		current := md.Topics[topic].Partitions[int32(p)].Replicas
+		current := from[p]
 		for _, b := range current {
 			leaders = append(leaders, fmt.Sprintf("%d:%d", p, b))
 		}

@@ -43,15 +43,14 @@ func TestCLIReassign(t *testing.T) {
 		s.MovingMiBPerSec <= 0 || s.ThrottledMiBPerSec <= 0 || s.Throttle != 1<<20 || s.Nodes != 4 {
 		t.Errorf("summary %+v: want every figure", s)
 	}
-	// The move back must have been waited for: asking
+	// The move back must have been waited for (asking
 	// ListPartitionReassignments about no partitions once ended it in
-	// about 5 ms. How fast it goes is not asserted here: at this size
-	// the throttled move back sometimes ends in about 250 ms, even at
-	// 256 KiB/s (seen in 2 of 6 runs; not explained yet: see the session
-	// 28 note), where it takes 12 s in the others. The throttle's rate is
-	// asserted where the move is large enough to settle: broker/e2e
-	// TestDecommissionUnderLoad and broker TestReplicationThrottleCatchUp.
-	if s.ThrottledMoveTook < 20*time.Millisecond {
+	// about 5 ms) and throttled: 3 MiB through one leader at 1 MiB/s
+	// takes about 2 s past the first quota window. When the throttles were
+	// set from kadm's cached metadata (the replicas from before the first
+	// move), the leader of the move back got no rate and the move ended in
+	// about 250 ms in some runs.
+	if s.ThrottledMoveTook < time.Second {
 		t.Errorf("the throttled move of %d bytes at %d bytes/s took %v", s.MoveBytes, s.Throttle, s.ThrottledMoveTook)
 	}
 
