@@ -33,7 +33,9 @@ import (
 //   SASL_HANDSHAKE feature depends on it), though it then sends v1.
 // * v1: the tokens go in SaslAuthenticate (KIP-152).
 
-func init() { register(api{key: 17, min: 0, max: 1, handle: (*Server).handleSaslHandshake}) }
+func init() {
+	register(api{key: 17, throttleExempt: true, min: 0, max: 1, handle: (*Server).handleSaslHandshake})
+}
 
 func (s *Server) handleSaslHandshake(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.SASLHandshakeRequest)

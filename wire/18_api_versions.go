@@ -35,7 +35,9 @@ import (
 //   and FinalizedFeaturesEpoch tagged fields (KIP-584)
 // * v4: SupportedFeatures.MinVersion may be 0 (KAFKA-17011)
 
-func init() { register(api{key: 18, min: 0, max: 4, handle: (*Server).handleApiVersions}) }
+func init() {
+	register(api{key: 18, throttleExempt: true, min: 0, max: 4, handle: (*Server).handleApiVersions})
+}
 
 func (s *Server) handleApiVersions(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ApiVersionsRequest)

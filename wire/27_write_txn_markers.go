@@ -21,7 +21,9 @@ import (
 // * v2: TransactionVersion (Kafka 4.2, KIP-1228): not implemented, so not
 //   advertised although kmsg decodes it
 
-func init() { register(api{key: 27, min: 1, max: 1, handle: (*Server).handleWriteTxnMarkers}) }
+func init() {
+	register(api{key: 27, throttleExempt: true, min: 1, max: 1, handle: (*Server).handleWriteTxnMarkers})
+}
 
 // WriteTxnMarkers, sent by transaction coordinators, needs CLUSTER_ACTION;
 // else every partition is CLUSTER_AUTHORIZATION_FAILED

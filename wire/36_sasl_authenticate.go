@@ -31,7 +31,9 @@ import (
 //   before it ends, or the connection closes at its next request.
 // * v2: flexible versions.
 
-func init() { register(api{key: 36, min: 0, max: 2, handle: (*Server).handleSaslAuthenticate}) }
+func init() {
+	register(api{key: 36, throttleExempt: true, min: 0, max: 2, handle: (*Server).handleSaslAuthenticate})
+}
 
 func (s *Server) handleSaslAuthenticate(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.SASLAuthenticateRequest)

@@ -16,7 +16,7 @@ import (
 //   CLUSTER_ACTION), Strait enforces no ACLs yet.
 
 func init() {
-	register(api{key: 83, min: 0, max: 0, served: servesShareCoordinator, handle: (*Server).handleInitializeShareGroupState})
+	register(api{key: 83, throttleExempt: true, min: 0, max: 0, served: servesShareCoordinator, handle: (*Server).handleInitializeShareGroupState})
 }
 
 // InitializeShareGroupState is an inter-broker RPC: it needs CLUSTER_ACTION, else every

@@ -17,7 +17,7 @@ import (
 //   ACLs yet.
 
 func init() {
-	register(api{key: 84, min: 0, max: 0, served: servesShareCoordinator, handle: (*Server).handleReadShareGroupState})
+	register(api{key: 84, throttleExempt: true, min: 0, max: 0, served: servesShareCoordinator, handle: (*Server).handleReadShareGroupState})
 }
 
 // ReadShareGroupState is an inter-broker RPC: it needs CLUSTER_ACTION, else every

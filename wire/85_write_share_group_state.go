@@ -19,7 +19,7 @@ import (
 // * v1: DeliveryCompleteCount (KIP-1226)
 
 func init() {
-	register(api{key: 85, min: 0, max: 1, served: servesShareCoordinator, handle: (*Server).handleWriteShareGroupState})
+	register(api{key: 85, throttleExempt: true, min: 0, max: 1, served: servesShareCoordinator, handle: (*Server).handleWriteShareGroupState})
 }
 
 // WriteShareGroupState is an inter-broker RPC: it needs CLUSTER_ACTION, else every

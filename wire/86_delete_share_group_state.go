@@ -15,7 +15,7 @@ import (
 //   CLUSTER_ACTION), Strait enforces no ACLs yet.
 
 func init() {
-	register(api{key: 86, min: 0, max: 0, served: servesShareCoordinator, handle: (*Server).handleDeleteShareGroupState})
+	register(api{key: 86, throttleExempt: true, min: 0, max: 0, served: servesShareCoordinator, handle: (*Server).handleDeleteShareGroupState})
 }
 
 // DeleteShareGroupState is an inter-broker RPC: it needs CLUSTER_ACTION, else every

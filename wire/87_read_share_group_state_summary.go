@@ -19,7 +19,7 @@ import (
 // * v1: DeliveryCompleteCount in the response (KIP-1226)
 
 func init() {
-	register(api{key: 87, min: 0, max: 1, served: servesShareCoordinator, handle: (*Server).handleReadShareGroupStateSummary})
+	register(api{key: 87, throttleExempt: true, min: 0, max: 1, served: servesShareCoordinator, handle: (*Server).handleReadShareGroupStateSummary})
 }
 
 // ReadShareGroupStateSummary is an inter-broker RPC: it needs CLUSTER_ACTION, else every

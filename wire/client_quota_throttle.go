@@ -58,14 +58,6 @@ func (s *Server) throttleFor(info reqctx.Info, kreq kmsg.Request, resp kmsg.Resp
 		return 0
 	}
 	key := kreq.Key()
-	switch key {
-	case int16(kmsg.ApiVersions), int16(kmsg.SASLHandshake), int16(kmsg.SASLAuthenticate),
-		// The inter-broker (CLUSTER_ACTION) APIs a client listener
-		// serves: Kafka answers them with sendResponseExemptThrottle.
-		int16(kmsg.WriteTxnMarkers), int16(kmsg.InitializeShareGroupState), int16(kmsg.ReadShareGroupState),
-		int16(kmsg.WriteShareGroupState), int16(kmsg.DeleteShareGroupState), int16(kmsg.ReadShareGroupStateSummary):
-		return 0
-	}
 	fetch, isFetch := kreq.(*kmsg.FetchRequest)
 	if isFetch && isFollowerFetch(fetch) {
 		return 0

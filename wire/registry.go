@@ -41,6 +41,11 @@ type api struct {
 	// the log). Others (a JoinGroup's metadata, kept by the group) leave
 	// their frames to the garbage collector.
 	poolFrame bool
+	// throttleExempt answers the key without client quotas, as Kafka's
+	// sendResponseExemptThrottle: the handshake before a client is known
+	// (ApiVersions, SASL) and the inter-broker CLUSTER_ACTION APIs a
+	// client listener serves (client_quota_throttle.go).
+	throttleExempt bool
 }
 
 // registry holds every API, filled by the init functions of the handler

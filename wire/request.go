@@ -207,7 +207,7 @@ func (r *request) run() {
 		if r.err == nil && resp != nil && resp.Key() != r.hdr.key {
 			r.err = fmt.Errorf("handler answered %s with %s", NameForKey(r.hdr.key), NameForKey(resp.Key()))
 		}
-		if r.err == nil {
+		if r.err == nil && !r.api.throttleExempt {
 			// Client quotas (client_quota_throttle.go): answer at once
 			// with the throttle time, then read nothing for it.
 			if d := s.throttleFor(info, r.kreq, resp, len(r.hdr.body), s.clock.Now().Sub(began)); d > 0 {
