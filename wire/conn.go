@@ -83,6 +83,12 @@ type conn struct {
 	// gnet (tls_write.go).
 	tlsOut *tlsWriter
 
+	// The runner (runqueue.go): whether a goroutine is running the
+	// connection's requests, and those read while it does.
+	runMu    sync.Mutex
+	running  bool
+	runQueue []*request
+
 	mu        sync.Mutex
 	closed    bool                 // OnClose ran, or a failure was reached in order
 	writing   bool                 // a goroutine is writing the queue out (complete)
@@ -156,7 +162,12 @@ func (cn *conn) touch() { cn.lastActive.Store(cn.srv.clock.Now().UnixNano()) }
 // including frames other requests queue meanwhile; they only queue. A
 // single writer is what lets a Fetch response go out with sendfile on the
 // request's goroutine while the responses behind it wait (sendfile.go).
-func (cn *conn) complete(seq uint32, out *outFrame) {
+//
+// r is the request whose goroutine completes: before a transfer that may
+// take long (a Fetch sent from its files) it stops being the connection's
+// runner, so the requests behind are handled meanwhile (runqueue.go).
+func (cn *conn) complete(r *request, out *outFrame) {
+	seq := r.seq
 	cn.mu.Lock()
 	if cn.closed {
 		cn.mu.Unlock()
@@ -170,13 +181,13 @@ func (cn *conn) complete(seq uint32, out *outFrame) {
 		return
 	}
 	cn.writing = true
-	cn.writeOut()
+	cn.writeOut(r)
 }
 
 // writeOut is the writer's loop. mu is held on entry and released on
 // return. Frames are written outside mu: no one else writes, and queuing
 // AsyncWritev tasks in sequence order is what keeps the order.
-func (cn *conn) writeOut() {
+func (cn *conn) writeOut(r *request) {
 	for {
 		var (
 			batch   []*outFrame // plain frames in line, in order
@@ -239,6 +250,9 @@ func (cn *conn) writeOut() {
 			cn.finished(1 + len(dropped))
 		}
 		if fetch != nil {
+			if !r.handedOff {
+				r.handOff()
+			}
 			cn.sendFetch(fetch)
 		}
 		cn.mu.Lock()

@@ -57,6 +57,10 @@ type request struct {
 	prevKey  int16
 	prevDone <-chan struct{}
 	done     chan struct{}
+	// handedOff is set inside turnOnce by unmute: the goroutine running
+	// this request is no longer the connection's runner (runqueue.go).
+	// Read by that goroutine after handled, which ran turnOnce too.
+	handedOff bool
 }
 
 // Unmute lets the connection's next request start before this one has
@@ -64,6 +68,18 @@ type request struct {
 func Unmute(ctx context.Context) { reqctx.Unmute(ctx) }
 
 func (r *request) releaseTurn() { r.turnOnce.Do(func() { close(r.turn) }) }
+
+// unmute is the Unmute of a request: it lets the next request start, and
+// the request's goroutine stops being the connection's runner
+// (runqueue.go), since it is about to wait. After handled, it does
+// nothing: the request is done and its goroutine goes on running the
+// queue.
+func (r *request) unmute() {
+	r.turnOnce.Do(func() {
+		close(r.turn)
+		r.handOff()
+	})
+}
 
 // handled ends the request's hold on the connection once its handler has
 // returned (the response is built; writing it out may take longer): the
@@ -147,14 +163,14 @@ func (r *request) run() {
 	case <-cn.ctx.Done():
 		if !carryOut {
 			r.handled()
-			cn.complete(r.seq, out) // dropped: the connection is gone
+			cn.complete(r, out) // dropped: the connection is gone
 			return
 		}
 		select {
 		case <-start:
 		case <-s.baseCtx.Done():
 			r.handled()
-			cn.complete(r.seq, out) // the server is stopping
+			cn.complete(r, out) // the server is stopping
 			return
 		}
 	}
@@ -162,7 +178,7 @@ func (r *request) run() {
 		// An earlier request closed the connection; Kafka would never
 		// have read this one.
 		r.handled()
-		cn.complete(r.seq, out)
+		cn.complete(r, out)
 		return
 	}
 
@@ -198,7 +214,7 @@ func (r *request) run() {
 			info.Principal = cn.auth.principalOr(info.Principal)
 			ctx = withAuth(ctx, cn.auth)
 		}
-		ctx = reqctx.WithUnmute(reqctx.With(ctx, info), r.releaseTurn)
+		ctx = reqctx.WithUnmute(reqctx.With(ctx, info), r.unmute)
 		// A request read before its connection was muted waits out
 		// the mute, as it would have waited unread in Kafka.
 		cn.waitThrottle()
@@ -243,7 +259,7 @@ func (r *request) run() {
 		s.logger.Info("closing connection after a failed request",
 			"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener,
 			"client_id", r.hdr.clientID, "correlation_id", r.hdr.correlationID, "err", r.err)
-		cn.complete(r.seq, out)
+		cn.complete(r, out)
 		return
 	}
 	r.handled()
@@ -253,7 +269,7 @@ func (r *request) run() {
 		}
 		cn.encodeOut(out, r.hdr.correlationID, resp)
 	}
-	cn.complete(r.seq, out)
+	cn.complete(r, out)
 }
 
 // releaseFrame gives the frame back when the request ends: a pooled one to

@@ -157,7 +157,7 @@ func (cn *conn) startRequest(frame []byte, pooled bool, reserved int) {
 	if r.err != nil {
 		cn.stopReading = true
 	}
-	s.workers.start(r)
+	cn.enqueue(r)
 }
 
 // setReadPaused stops or resumes reading the socket. Pausing is re-applied

@@ -18,17 +18,19 @@ type requestWorkers struct {
 	work    chan *request // unbuffered: a send succeeds only while a worker waits
 	idle    atomic.Int32  // workers waiting on work
 	spawned atomic.Int64  // goroutines started
+	started atomic.Int64  // requests handed to a worker (runqueue.go: a connection's runner)
 	done    <-chan struct{}
-	run     func(*request) // (*request).run; tests stand in
+	run     func(*request) // (*request).runQueued; tests stand in
 }
 
 func newRequestWorkers(done <-chan struct{}) *requestWorkers {
-	return &requestWorkers{work: make(chan *request), done: done, run: (*request).run}
+	return &requestWorkers{work: make(chan *request), done: done, run: (*request).runQueued}
 }
 
 // start runs r on an idle worker, or on a new one. It never blocks, so
 // the event loop may call it.
 func (w *requestWorkers) start(r *request) {
+	w.started.Add(1)
 	select {
 	case w.work <- r:
 	default:
