@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/raftmeta/authz/reqctx"
 )
@@ -314,7 +315,7 @@ func (cn *conn) writeFrames(frames []*outFrame) {
 	failed := false
 	if cn.tlsOut != nil {
 		failed = cn.writeTLS(bufs)
-	} else if sock := cn.sock.Load(); sock != nil {
+	} else if sock := cn.responseSocket(frames); sock != nil {
 		failed = cn.writeLent(sock, bufs)
 	} else {
 		for len(bufs) > 0 {
@@ -428,4 +429,24 @@ func (cn *conn) overLimit(gc gnet.Conn) bool {
 // far as the loop last saw; Shutdown waits for it.
 func (cn *conn) quiet() bool {
 	return cn.drainSeen.Load() && cn.inflight.Load() == 0 && cn.unsent.Load() == 0 && cn.outbound.Load() == 0
+}
+
+// responseSocket is the socket the writer writes frames on itself: the
+// lent one, or nil to hand them to gnet. A connection that may have it
+// asks for it with its first Produce answer, as with its first Fetch
+// sent from files (sendfile.go): from then on its answers cost no trip
+// through gnet's task queue and no wake-up of the event loop each, which
+// for a producer's small answers was a large part of a request's cost.
+// Connections that never produce or fetch (Metadata, group traffic) keep
+// writing through gnet and hold no second descriptor.
+func (cn *conn) responseSocket(frames []*outFrame) *directSocket {
+	if sock := cn.sock.Load(); sock != nil || !cn.direct {
+		return sock
+	}
+	for _, o := range frames {
+		if o.key == int16(kmsg.Produce) {
+			return cn.lentSocket()
+		}
+	}
+	return nil
 }
