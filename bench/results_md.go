@@ -63,6 +63,7 @@ func (res *Results) WriteMarkdown(w io.Writer, chart string) {
 	fmt.Fprintf(w, "resident set sampled during it, both read from /proc/<pid> (\"-\": the broker's process was not measured,\n")
 	fmt.Fprintf(w, "as for kfake run inside the bench process). A cell marked \"(N nodes)\" is a cluster's: CPU summed over its\n")
 	fmt.Fprintf(w, "N nodes (what a GiB costs the cluster), max RSS the largest of the nodes'.\n")
+	res.writeTargetsMarkdown(w)
 	res.writeTransactionsMarkdown(w)
 	res.writeTLSMarkdown(w)
 	res.writeClusterMarkdown(w)

@@ -345,3 +345,29 @@ func TestChartLabels(t *testing.T) {
 		}
 	}
 }
+
+// The targets section judges issue 29's produce targets from the rows:
+// against kfake, against the append limit, and marks a row the reports
+// lack as not measured rather than met.
+func TestResultsTargetsMarkdown(t *testing.T) {
+	res, err := LoadResults(reportFixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	res.WriteMarkdown(&md, "")
+	_, got, ok := strings.Cut(md.String(), "## Targets\n")
+	if !ok {
+		t.Fatalf("no targets section:\n%s", md.String())
+	}
+	got, _, _ = strings.Cut(got, "\n## ")
+	for _, want := range []string{
+		"| produce acks=1 p=8: throughput >= 2.0x kfake | 2.50x (200.0 vs 80.0 MiB/s) | met |\n",
+		"| produce acks=1 p=8: >= 40% of the append limit | 25% (200.0 of 800.0 MiB/s) | NOT met |\n",
+		"| produce acks=1 p=1: throughput >= 1.5x kfake | - | not measured |\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("targets lack %q:\n%s", want, got)
+		}
+	}
+}
