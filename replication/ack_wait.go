@@ -32,25 +32,29 @@ func (r *ReplicaManager) awaitAcks(ctx context.Context, waits []*ackWait, timeou
 	for i, w := range waits {
 		parts[i] = w.p
 	}
-	tryComplete := func() bool {
-		all := true
-		for _, w := range waits {
-			if w.done {
-				continue
-			}
-			enough, err := w.p.checkEnoughReplicasReachOffset(w.requiredOffset)
-			if cur, ok := r.Partition(w.tp); !ok || cur != w.p {
-				enough, err = false, kerr.NotLeaderForPartition
-			}
-			if err != nil || enough {
-				w.done, w.err = true, err
-				continue
-			}
-			all = false
+	r.await(ctx, watchHighWatermark, parts, timeout, func() bool { return r.tryCompleteAcks(waits) })
+}
+
+// tryCompleteAcks ends the waits whose append the high watermark has
+// passed, or that failed, and reports whether all have ended (Kafka's
+// DelayedProduce.tryComplete).
+func (r *ReplicaManager) tryCompleteAcks(waits []*ackWait) bool {
+	all := true
+	for _, w := range waits {
+		if w.done {
+			continue
 		}
-		return all
+		enough, err := w.p.checkEnoughReplicasReachOffset(w.requiredOffset)
+		if cur, ok := r.Partition(w.tp); !ok || cur != w.p {
+			enough, err = false, kerr.NotLeaderForPartition
+		}
+		if err != nil || enough {
+			w.done, w.err = true, err
+			continue
+		}
+		all = false
 	}
-	r.await(ctx, watchHighWatermark, parts, timeout, tryComplete)
+	return all
 }
 
 // errorCode is the wait's outcome for a response: 0 when replicated,

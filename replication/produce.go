@@ -145,9 +145,6 @@ func (r *ReplicaManager) Produce(ctx context.Context, req *kmsg.ProduceRequest) 
 		}
 	}
 	if len(pending) > 0 {
-		// The appends are what must happen in request order; the wait for
-		// the ISR need not hold the connection's next request back.
-		reqctx.Unmute(ctx)
 		r.awaitProduce(ctx, req.Version, pending, time.Duration(req.TimeoutMillis)*time.Millisecond, leaders)
 	}
 	if req.Version >= 10 {
@@ -223,7 +220,16 @@ func (r *ReplicaManager) awaitProduce(ctx context.Context, version int16, pendin
 	for i, pp := range pending {
 		waits[i] = &pp.ackWait
 	}
-	r.awaitAcks(ctx, waits, timeout)
+	// Answered at once when the high watermark already passed every
+	// append (a partition whose ISR is the leader alone), as Kafka's
+	// tryCompleteElseWatch completes a DelayedProduce before it is
+	// watched. Otherwise the appends are what must happen in request
+	// order; the wait for the ISR need not hold the connection's next
+	// request back.
+	if !r.tryCompleteAcks(waits) {
+		reqctx.Unmute(ctx)
+		r.awaitAcks(ctx, waits, timeout)
+	}
 	for _, pp := range pending {
 		if code := pp.errorCode(); code != 0 {
 			pp.resp.ErrorCode = code

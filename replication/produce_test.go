@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -399,5 +400,35 @@ func TestAppendCoordinatorClosedLog(t *testing.T) {
 	}
 	if _, err := h.rm.ReadToLogEnd(tp, 0, 1<<20); !errors.Is(err, kerr.NotLeaderForPartition) {
 		t.Errorf("read of a closed log: %v, want NOT_LEADER_OR_FOLLOWER", err)
+	}
+}
+
+// An acks=all append the high watermark has already passed (the leader is
+// the whole ISR) is answered at once, without letting the connection's
+// next request start early (Unmute) as a wait would: Kafka completes such
+// a DelayedProduce in tryCompleteElseWatch before it is watched. With a
+// follower in the ISR the produce waits, and unmutes first.
+func TestProduceAcksAllUnmutesOnlyToWait(t *testing.T) {
+	h := newHarness(t)
+	h.createTopic("alone", topicSpec{replicas: []int32{localNode}})
+	h.createTopic("pair", topicSpec{replicas: []int32{localNode, 2}})
+	var unmuted atomic.Int32
+	ctx := reqctx.WithUnmute(context.Background(), func() { unmuted.Add(1) })
+
+	sp := h.rm.Produce(ctx, produceReq(11, -1, "alone", 0, h.batch("a", 2))).Topics[0].Partitions[0]
+	if sp.ErrorCode != 0 || sp.BaseOffset != 0 {
+		t.Fatalf("acks=all to a leader-only ISR: %+v", sp)
+	}
+	if n := unmuted.Load(); n != 0 {
+		t.Fatalf("an acks=all produce with nothing to wait for unmuted %d times", n)
+	}
+
+	req := produceReq(11, -1, "pair", 0, h.batch("b", 2))
+	req.TimeoutMillis = 20
+	if sp := h.rm.Produce(ctx, req).Topics[0].Partitions[0]; sp.ErrorCode != kerr.RequestTimedOut.Code {
+		t.Fatalf("acks=all without the follower's progress: error %d, want REQUEST_TIMED_OUT", sp.ErrorCode)
+	}
+	if n := unmuted.Load(); n != 1 {
+		t.Fatalf("an acks=all produce that waited unmuted %d times, want 1", n)
 	}
 }
