@@ -555,6 +555,9 @@ func (n *Node) startMetricsListener() error {
 	n.httpAddr = ln.Addr().String()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{}))
+	if n.cfg.MetricsPprofEnable {
+		mountPprof(mux)
+	}
 	n.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go n.httpSrv.Serve(ln)
 	return nil

@@ -103,6 +103,12 @@ func (c *Config) build(v values) error {
 	c.NumNetworkThreads = v.i32("num.network.threads")
 	c.QuotaWindowNum, c.QuotaWindowSizeSeconds = v.i32("quota.window.num"), v.i32("quota.window.size.seconds")
 	c.MetricsListener = v.str("metrics.listener")
+	c.MetricsPprofEnable = v.boolean("metrics.pprof.enable")
+	if c.MetricsPprofEnable && c.MetricsListener == "" {
+		// The profiles are served on the metrics listener only; asked for
+		// with none, they would silently not be there.
+		return errors.New("metrics.pprof.enable=true needs metrics.listener (the profiles are served on it), which is empty")
+	}
 	c.FetchMaxBytes = v.i32("fetch.max.bytes")
 	c.MaxIncrementalFetchSessionCacheSlots = v.i32("max.incremental.fetch.session.cache.slots")
 	c.LogRetentionCheckIntervalMs = v.i64("log.retention.check.interval.ms")

@@ -83,6 +83,9 @@ type Config struct {
 	QuotaWindowNum, QuotaWindowSizeSeconds int32
 	// MetricsListener is the host:port of the metrics endpoint; "" disables it.
 	MetricsListener string
+	// MetricsPprofEnable is metrics.pprof.enable: serve net/http/pprof's
+	// handlers under /debug/pprof/ on the metrics listener.
+	MetricsPprofEnable bool
 
 	// MaxConnections is max.connections, -1 when it is not set (the
 	// broker then derives a limit from the open-file limit).

@@ -246,6 +246,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{map[string]string{"num.partitions": "three"}, "Invalid value three for configuration num.partitions: Not a number of type INT"},
 		{map[string]string{"num.partitions": "0"}, "Invalid value 0 for configuration num.partitions: Value must be at least 1"},
 		{map[string]string{"auto.create.topics.enable": "yes"}, "Invalid value yes for configuration auto.create.topics.enable: Expected value to be either true or false"},
+		{map[string]string{"metrics.pprof.enable": "on"}, "Invalid value on for configuration metrics.pprof.enable: Expected value to be either true or false"},
+		{map[string]string{"metrics.pprof.enable": "true", "metrics.listener": ""}, "metrics.pprof.enable=true needs metrics.listener (the profiles are served on it), which is empty"},
 		{map[string]string{"log.cleanup.policy": "forever"}, "Invalid value forever for configuration log.cleanup.policy: String must be one of: compact, delete"},
 		{map[string]string{"security.inter.broker.protocol": "TLS"}, "Invalid value TLS for configuration security.inter.broker.protocol: String must be one of: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"},
 		{map[string]string{"controller.quorum.voters": "1@localhost"}, "Invalid value 1@localhost for configuration controller.quorum.voters: Failed to parse host name and port from entry 1@localhost for the configuration controller.quorum.voters. Each entry should be in the form `{id}@{host}:{port}`."},

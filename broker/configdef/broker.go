@@ -15,8 +15,8 @@ const DefaultListenerSecurityProtocolMap = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEX
 // 127.0.0.1:9092 and CONTROLLER on 127.0.0.1:9093; Kafka PLAINTEXT://:9092),
 // controller.listener.names (CONTROLLER), controller.quorum.voters
 // (1@127.0.0.1:9093) and log.dir (./data; Kafka /tmp/kafka-logs).
-// metrics.listener, replica.fetch.coalesce.min.bytes and
-// replica.fetch.coalesce.wait.ms are Strait's own keys.
+// metrics.listener, metrics.pprof.enable, replica.fetch.coalesce.min.bytes
+// and replica.fetch.coalesce.wait.ms are Strait's own keys.
 //
 // Dynamic marks what Kafka can change at runtime and Strait can apply: the
 // log defaults (DynamicLogConfig: only the first synonym of each topic key,
@@ -147,6 +147,14 @@ var brokerDefs = append([]Def{
 		Name: "metrics.listener", Type: String, Default: str("127.0.0.1:9644"),
 		Validate: validateHostPortOrEmpty,
 		Doc:      `Strait only: the host:port of the Prometheus metrics HTTP endpoint; empty disables it.`,
+	},
+	{
+		Name: "metrics.pprof.enable", Type: Boolean, Default: str("false"),
+		Doc: `Strait only: also serve Go's runtime profiles (net/http/pprof: CPU, heap, allocations, goroutines, ` +
+			`mutex, block, execution trace) under /debug/pprof/ on metrics.listener, which must then be set. ` +
+			`Off by default: the profiles expose the broker's internals (goroutine stacks, the command line, ` +
+			`memory contents' shape) to anyone who can reach the metrics listener, and a CPU profile or trace ` +
+			`costs CPU while it runs. Enable it on a trusted listener only.`,
 	},
 
 	// Topics (ServerLogConfigs, ReplicationConfigs, ServerConfigs).
