@@ -49,12 +49,37 @@ type commonFlags struct {
 	limits     bool
 	limitsDir  string
 	limitsTime time.Duration
+
+	profileDir    string
+	profileURL    string
+	profileWindow time.Duration
 }
 
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	c.registerTargets(fs)
 	c.registerProducer(fs, true)
 	c.registerOutput(fs)
+	c.registerProfile(fs)
+}
+
+// registerProfile registers the profiling of the brokers (issue 29).
+func (c *commonFlags) registerProfile(fs *flag.FlagSet) {
+	fs.StringVar(&c.profileDir, "profile", "", "write each broker's Go profiles over each measured workload into this directory, "+
+		"<workload>-<broker>-{cpu,allocs,heap}.pb.gz (read them with go tool pprof); a --target-cmd broker is given "+
+		"--set metrics.listener=127.0.0.1:<free port> --set metrics.pprof.enable=true, kfake-serve --pprof")
+	fs.StringVar(&c.profileURL, "profile-url", "", "with --profile, where a --target not started by --target-cmd serves net/http/pprof "+
+		"(http://host:port of a Strait metrics.listener with metrics.pprof.enable=true)")
+	fs.DurationVar(&c.profileWindow, "profile-window", DefaultProfileWindow, "with --profile, the length of each CPU profile request "+
+		"(whole seconds); the workload's CPU profile is its windows merged")
+}
+
+// profiler is the Profiler of a broker serving net/http/pprof at url, nil
+// without --profile.
+func (c *commonFlags) profiler(url string) *Profiler {
+	if c.profileDir == "" {
+		return nil
+	}
+	return &Profiler{URL: url, Dir: c.profileDir, Window: c.profileWindow}
 }
 
 // registerTargets registers where the workload runs.
@@ -138,6 +163,15 @@ func (c *commonFlags) validate() error {
 	}
 	if c.target == "" && c.peer == "" {
 		return fmt.Errorf("nothing to run against: give --target host:port and/or --peer kfake")
+	}
+	if c.profileDir != "" && c.target != "" && c.targetCmd == "" && c.profileURL == "" {
+		return fmt.Errorf("--profile needs --target-cmd (the bench then turns the broker's pprof on) or --profile-url for --target")
+	}
+	if c.profileURL != "" && c.profileDir == "" {
+		return fmt.Errorf("--profile-url needs --profile DIR")
+	}
+	if c.profileDir != "" && c.profileWindow < time.Second {
+		return fmt.Errorf("--profile-window %v < 1s", c.profileWindow)
 	}
 	if c.tls && c.target != "" && c.targetCmd == "" {
 		// The bench makes the certificate, so it must start the broker
@@ -245,6 +279,7 @@ func (c *commonFlags) describe(fs *flag.FlagSet) string {
 		"target": true, "target-name": true, "target-cmd": true, "broker-pid": true,
 		"peer": true, "peer-exec": true, "peer-brokers": true,
 		"json": true, "quiet": true, "limits": true, "limits-dir": true, "limits-time": true,
+		"profile": true, "profile-url": true, "profile-window": true,
 		"serve-cmd": true, "data-dir": true, "keep-data": true,
 	}
 	var parts []string
@@ -259,17 +294,28 @@ func (c *commonFlags) describe(fs *flag.FlagSet) string {
 func (c *commonFlags) startTarget(ctx context.Context, stderr io.Writer) (*Broker, error) {
 	addrs := strings.Split(c.target, ",")
 	if c.targetCmd == "" {
-		return &Broker{Label: c.targetName, Addrs: addrs, PID: c.brokerPID}, nil
+		return &Broker{Label: c.targetName, Addrs: addrs, PID: c.brokerPID, Profile: c.profiler(c.profileURL)}, nil
 	}
 	argv := strings.Fields(c.targetCmd)
 	if c.tlsFiles != nil {
 		argv = append(argv, c.tlsFiles.serveArgs()...)
+	}
+	var profileURL string
+	if c.profileDir != "" {
+		// Later --set values win, so these override the command's own.
+		addr, err := freeLoopbackAddr()
+		if err != nil {
+			return nil, err
+		}
+		argv = append(argv, "--set", "metrics.listener="+addr, "--set", "metrics.pprof.enable=true")
+		profileURL = "http://" + addr
 	}
 	b, err := StartCommand(ctx, c.targetName, argv, addrs[0], io.Discard, stderr)
 	if err != nil {
 		return nil, err
 	}
 	b.Addrs = addrs
+	b.Profile = c.profiler(profileURL)
 	if c.tlsFiles != nil {
 		b.TLS = c.tlsFiles.client
 	}
@@ -290,8 +336,22 @@ func (c *commonFlags) targetHosts() []string {
 
 func (c *commonFlags) startKfake(ctx context.Context, stderr io.Writer) (b *Broker, err error) {
 	var serveArgs []string
+	var profileURL string
+	if c.profileDir != "" {
+		addr, err := freeLoopbackAddr()
+		if err != nil {
+			return nil, err
+		}
+		serveArgs = append(serveArgs, "--pprof", addr)
+		profileURL = "http://" + addr
+		defer func() {
+			if b != nil {
+				b.Profile = c.profiler(profileURL)
+			}
+		}()
+	}
 	if m := c.tlsFiles; m != nil {
-		serveArgs = []string{"--tls-keystore", m.keystore}
+		serveArgs = append(serveArgs, "--tls-keystore", m.keystore)
 		defer func() {
 			if b != nil {
 				b.TLS = m.client

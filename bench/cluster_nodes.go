@@ -79,6 +79,15 @@ func nodeSpecs(base string, n int) ([]nodeSpec, error) {
 	return specs, nil
 }
 
+// freeLoopbackAddr is 127.0.0.1:<a port free now> for a child to bind.
+func freeLoopbackAddr() (string, error) {
+	ports, err := freePorts(1)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("127.0.0.1:%d", ports[0]), nil
+}
+
 // freePorts reserves n distinct loopback ports and releases them for the
 // children to bind; all are held at once so none is handed out twice.
 func freePorts(n int) ([]int, error) {

@@ -32,6 +32,8 @@ type ConsumeConfig struct {
 	BrokerPID int
 	Proc      *ProcReader
 	Progress  io.Writer
+	// Profile, when set, fetches the broker's profiles over each phase.
+	Profile *Profiler
 
 	// Group, when it has members, makes the catch-up a consumer group's
 	// (GroupConfig); the tail read stays a direct one.
@@ -79,6 +81,7 @@ func RunConsume(ctx context.Context, cfg ConsumeConfig) ([]Result, error) {
 			BrokerPID:      cfg.BrokerPID,
 			Proc:           cfg.Proc,
 			Progress:       cfg.Progress,
+			Profile:        cfg.Profile,
 			workload:       "prefill",
 		})
 		out = append(out, res)
@@ -112,6 +115,7 @@ func RunConsume(ctx context.Context, cfg ConsumeConfig) ([]Result, error) {
 		brokerPID: cfg.BrokerPID,
 		proc:      cfg.Proc,
 		progress:  cfg.Progress,
+		profile:   cfg.Profile,
 	})
 	out = append(out, res)
 	return out, err
@@ -121,6 +125,8 @@ func RunConsume(ctx context.Context, cfg ConsumeConfig) ([]Result, error) {
 // end, whichever comes first.
 func catchUp(ctx context.Context, cfg *ConsumeConfig, start, end map[int32]int64) (Result, error) {
 	res := Result{Workload: "catch-up", Broker: cfg.Label}
+	prof := cfg.Profile.start(ctx, res.Workload, cfg.Label)
+	defer prof.stopWindows()
 	cost, err := startCost(cfg.Proc, cfg.BrokerPID)
 	if err != nil {
 		return res, err
@@ -148,6 +154,9 @@ func catchUp(ctx context.Context, cfg *ConsumeConfig, start, end map[int32]int64
 	if res.Cost, err = cost.finish(res.Bytes); err != nil {
 		return res, err
 	}
+	if res.Profiles, err = prof.finish(ctx); err != nil {
+		return res, err
+	}
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("bench: catch-up: %w", err)
 	}
@@ -166,6 +175,7 @@ type tailConfig struct {
 	brokerPID int
 	proc      *ProcReader
 	progress  io.Writer
+	profile   *Profiler
 	// each sees every record read, on the polling goroutine.
 	each func(*kgo.Record)
 }
@@ -186,6 +196,8 @@ func runTail(ctx context.Context, tc tailConfig) (Result, error) {
 		return res, err
 	}
 	defer r.close()
+	prof := tc.profile.start(ctx, tc.workload, pc.Label)
+	defer prof.stopWindows()
 	cost, err := startCost(tc.proc, tc.brokerPID)
 	if err != nil {
 		return res, err
@@ -276,6 +288,11 @@ func runTail(ctx context.Context, tc tailConfig) (Result, error) {
 		res.Cost = c
 	} else if err == nil {
 		err = cerr
+	}
+	if p, perr := prof.finish(ctx); perr == nil {
+		res.Profiles = p
+	} else if err == nil {
+		err = perr
 	}
 	res.Produced = prod.res.Records
 	res.Errors += prod.res.Errors

@@ -192,6 +192,8 @@ func groupCatchUp(ctx context.Context, cfg *ConsumeConfig, start, end map[int32]
 			return res, err
 		}
 	}
+	prof := cfg.Profile.start(ctx, res.Workload, cfg.Label)
+	defer prof.stopWindows()
 	cost, err := startCost(cfg.Proc, cfg.BrokerPID)
 	if err != nil {
 		return res, err
@@ -218,6 +220,9 @@ func groupCatchUp(ctx context.Context, cfg *ConsumeConfig, start, end map[int32]
 	}
 	res.finish(elapsed)
 	if res.Cost, err = cost.finish(res.Bytes); err != nil {
+		return res, err
+	}
+	if res.Profiles, err = prof.finish(ctx); err != nil {
 		return res, err
 	}
 	if err := ctx.Err(); err != nil {

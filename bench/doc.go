@@ -36,6 +36,19 @@
 // then sets each TLS row beside its plaintext twin with the ratios of
 // throughput and CPU per GiB (issue 25).
 //
+// `--profile DIR` (produce, consume, e2e; issue 29) writes each broker's Go
+// profiles over each measured workload into DIR as
+// <workload>-<broker>-{cpu,allocs,heap}.pb.gz, named in the report's
+// results (Result.Profiles), for `go tool pprof`. A --target-cmd broker is
+// given `--set metrics.listener=127.0.0.1:<free port> --set
+// metrics.pprof.enable=true` (a broker started otherwise needs both set
+// and --profile-url http://host:port), kfake-serve --pprof. The CPU
+// profile is fetched in windows of --profile-window merged into one, the
+// allocations are the workload's (the allocs profile at its end minus the
+// one at its start), the heap is its end's (Profiler). Profiling costs the
+// broker a little CPU (sampling at 100 Hz, a profile built per window),
+// so a row measured with it is not a clean throughput figure.
+//
 // Every workload is a library call (RunProduce, RunConsume, RunE2E) taking a
 // bootstrap address, so tests and `make bench` drive the same code the CLI
 // does. The clients are franz-go kgo clients configured identically for every

@@ -30,6 +30,8 @@ type E2EConfig struct {
 	BrokerPID int
 	Proc      *ProcReader
 	Progress  io.Writer
+	// Profile, when set, fetches the broker's profiles over the workload.
+	Profile *Profiler
 }
 
 // stampBytes is the size of the send-time header in each value.
@@ -78,6 +80,7 @@ func RunE2E(ctx context.Context, cfg E2EConfig) (Result, error) {
 		brokerPID: cfg.BrokerPID,
 		proc:      cfg.Proc,
 		progress:  cfg.Progress,
+		profile:   cfg.Profile,
 		each: func(rec *kgo.Record) {
 			if len(rec.Value) < stampBytes {
 				return

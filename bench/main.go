@@ -167,6 +167,7 @@ func cmdProduce(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			Label:          b.Label,
 			BrokerPID:      b.PID,
 			Progress:       progress,
+			Profile:        b.Profile,
 		})
 		return []Result{r}, err
 	})
@@ -205,6 +206,7 @@ func cmdConsume(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			Label:          b.Label,
 			BrokerPID:      b.PID,
 			Progress:       progress,
+			Profile:        b.Profile,
 		})
 	})
 }
@@ -234,6 +236,7 @@ func cmdE2E(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			Label:          b.Label,
 			BrokerPID:      b.PID,
 			Progress:       progress,
+			Profile:        b.Profile,
 		})
 		return []Result{r}, err
 	})

@@ -25,8 +25,11 @@ type Broker struct {
 	PID int
 	// TLS is the clients' configuration when the broker listens with TLS,
 	// nil for plaintext.
-	TLS  *tls.Config
-	stop func() error
+	TLS *tls.Config
+	// Profile fetches its profiles during each workload when --profile
+	// asked for them; nil otherwise.
+	Profile *Profiler
+	stop    func() error
 }
 
 // Close stops the broker if this process started it.

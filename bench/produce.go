@@ -48,6 +48,8 @@ type ProduceConfig struct {
 	NodePIDs []int
 	Proc     *ProcReader
 	Progress io.Writer // nil: no progress line
+	// Profile, when set, fetches the broker's profiles over the workload.
+	Profile *Profiler
 
 	workload string // "produce" unless a wrapper names its phase
 	// valueFn, when set, builds record n's value (e2e stamps the send
@@ -110,6 +112,9 @@ func RunProduce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 	}
 	pool := newValuePool(cfg.Seed, cfg.RecordSize)
 
+	// Before the cost meters: its first request makes the broker GC.
+	prof := cfg.Profile.start(ctx, cfg.workload, cfg.Label)
+	defer prof.stopWindows()
 	cost, err := startCost(cfg.Proc, cfg.BrokerPID)
 	if err != nil {
 		return Result{}, err
@@ -145,6 +150,9 @@ func RunProduce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 		return res, err
 	}
 	if res.NodeCosts, err = nodes.finish(res.Bytes); err != nil {
+		return res, err
+	}
+	if res.Profiles, err = prof.finish(ctx); err != nil {
 		return res, err
 	}
 	return res, st.err(ctx)

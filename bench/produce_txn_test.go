@@ -93,18 +93,27 @@ func TestProduceTransactionalConfigErrors(t *testing.T) {
 	}
 }
 
+// straitServeCmd is a --target-cmd starting one strait node (this test
+// binary standing in for `strait serve`, see TestMain) on free loopback
+// ports, in a temporary directory, and the address it serves clients on.
+func straitServeCmd(t *testing.T) (addr, cmd string) {
+	t.Helper()
+	ports, err := freePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = fmt.Sprintf("127.0.0.1:%d", ports[0])
+	cmd = fmt.Sprintf("%s serve --set log.dirs=%s --set listeners=PLAINTEXT://%s,CONTROLLER://127.0.0.1:%d --set controller.quorum.voters=1@127.0.0.1:%d --set metrics.listener=",
+		os.Args[0], t.TempDir(), addr, ports[1], ports[1])
+	return addr, cmd
+}
+
 // TestCLIProduceTransactionalOnStrait runs `strait bench produce
 // --transactional` as `make bench` does: against a strait broker (this
 // test binary standing in for `strait serve`, see TestMain) and kfake,
 // side by side.
 func TestCLIProduceTransactionalOnStrait(t *testing.T) {
-	ports, err := freePorts(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	serve := fmt.Sprintf("%s serve --set log.dirs=%s --set listeners=PLAINTEXT://%s,CONTROLLER://127.0.0.1:%d --set controller.quorum.voters=1@127.0.0.1:%d --set metrics.listener=",
-		os.Args[0], t.TempDir(), addr, ports[1], ports[1])
+	addr, serve := straitServeCmd(t)
 	code, stdout, stderr := runMain(t, "produce", "--target", addr, "--target-cmd", serve,
 		"--peer", "kfake", "--peer-exec", os.Args[0]+" kfake-serve", "--transactional", "--txn-records", "50",
 		"--records", "400", "--partitions", "2", "--limits=false", "--quiet", "--json")

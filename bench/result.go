@@ -49,6 +49,9 @@ type Result struct {
 	// NodePIDs), in node order; CPU per GiB divides each node's CPU by
 	// the bytes the cluster acknowledged.
 	NodeCosts []BrokerCost `json:"node_costs,omitempty"`
+	// Profiles are the broker's profile files over the workload, when
+	// asked for (--profile DIR, Profiler).
+	Profiles *Profiles `json:"profiles,omitempty"`
 }
 
 // Latency summarises a Histogram of nanoseconds.

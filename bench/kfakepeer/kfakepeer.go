@@ -62,6 +62,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	brokers := fs.Int("brokers", 1, "kfake brokers")
 	watch := fs.Bool("exit-on-stdin-eof", false, "exit when stdin closes (set by the parent bench)")
 	keystore := fs.String("tls-keystore", "", "listen with TLS: a PEM file of the private key and certificate chain (set by the parent bench's --tls)")
+	pprofAddr := fs.String("pprof", "", "serve Go's profiles (net/http/pprof) under /debug/pprof/ on this host:port (set by the parent bench's --profile)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0
@@ -90,6 +91,14 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer c.Close()
+	if *pprofAddr != "" {
+		stopPprof, err := servePprof(*pprofAddr)
+		if err != nil {
+			fmt.Fprintf(stderr, "kfake-serve: %v\n", err)
+			return 1
+		}
+		defer stopPprof()
+	}
 	fmt.Fprintf(stdout, "%s%s\n", ListenPrefix, strings.Join(c.Addrs, ","))
 	eof := make(chan struct{})
 	if *watch {
