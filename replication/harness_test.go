@@ -23,7 +23,7 @@ const localNode = int32(1)
 // harness is a ReplicaManager over a real LogManager in t.TempDir(), fed
 // hand-built metadata images (no raft).
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	fs      vfs.FS
 	clock   *clock.Manual
@@ -37,12 +37,12 @@ type harness struct {
 
 type harnessOption func(*Config)
 
-func newHarness(t *testing.T, opts ...harnessOption) *harness {
+func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Helper()
 	return newHarnessFS(t, vfs.OS{}, t.TempDir(), opts...)
 }
 
-func newHarnessFS(t *testing.T, fsys vfs.FS, dir string, opts ...harnessOption) *harness {
+func newHarnessFS(t testing.TB, fsys vfs.FS, dir string, opts ...harnessOption) *harness {
 	t.Helper()
 	h := &harness{t: t, dir: dir, fs: fsys, clock: clock.NewManual(time.UnixMilli(1_700_000_000_000)),
 		metrics: &testMetrics{in: map[string]int64{}, out: map[string]int64{}, msgs: map[string]int64{}}, events: &eventLog{}}
@@ -304,7 +304,7 @@ type fetchedPartition struct {
 
 // decodeFetch checks the result's shape (Records nil, one slice per
 // partition) and decodes every partition's data.
-func decodeFetch(t *testing.T, res *FetchResult) []fetchedPartition {
+func decodeFetch(t testing.TB, res *FetchResult) []fetchedPartition {
 	t.Helper()
 	if len(res.Slices) != len(res.Resp.Topics) {
 		t.Fatalf("%d slice rows for %d topics", len(res.Slices), len(res.Resp.Topics))

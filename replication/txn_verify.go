@@ -34,11 +34,15 @@ type txnVerification struct {
 // verifyTransactional verifies the transactional partitions of req
 // (nothing when the request is not transactional or no verifier is set).
 func (r *ReplicaManager) verifyTransactional(ctx context.Context, req *kmsg.ProduceRequest, img *raftmeta.Image) txnVerification {
-	out := txnVerification{guards: map[storage.TopicPartition]*producer.VerificationGuard{}, errs: map[storage.TopicPartition]error{}}
+	// The maps are made only for a transactional request: every produce
+	// asks, and a nil map reads as empty (issue 29's allocation profile
+	// had these two maps as 3 of a plain produce request's ~44 objects).
+	var out txnVerification
 	if req.TransactionID == nil || r.cfg.TxnVerifier == nil ||
 		(r.cfg.TxnVerificationEnabled != nil && !r.cfg.TxnVerificationEnabled()) {
 		return out
 	}
+	out = txnVerification{guards: map[storage.TopicPartition]*producer.VerificationGuard{}, errs: map[storage.TopicPartition]error{}}
 	var ask []storage.TopicPartition
 	pid, epoch := int64(-1), int16(-1)
 	for i := range req.Topics {

@@ -40,7 +40,7 @@ func (h *harness) writeMarkers(markers ...kmsg.WriteTxnMarkersRequestMarker) map
 	return markerCodes(h.t, h.rm.WriteTxnMarkers(context.Background(), req))
 }
 
-func markerCodes(t *testing.T, resp *kmsg.WriteTxnMarkersResponse) map[string]int16 {
+func markerCodes(t testing.TB, resp *kmsg.WriteTxnMarkersResponse) map[string]int16 {
 	t.Helper()
 	out := map[string]int16{}
 	for _, m := range resp.Markers {
