@@ -27,7 +27,8 @@ func (v *Validator) ValidateAndAssignOffsets(buf []byte, origin record.AppendOri
 	if nextOffset < 0 {
 		return Info{}, fmt.Errorf("%w: next offset %d is negative", ErrBadNextOffset, nextOffset)
 	}
-	batches, err := splitBatches(buf)
+	var one [1]record.Batch
+	batches, err := splitBatches(buf, one[:0])
 	if err != nil {
 		return Info{}, err
 	}

@@ -30,7 +30,7 @@ import (
 // is accepted with an empty Info (FirstOffset -1), as a fetch may return no
 // records.
 func (v *Validator) ValidateReplicated(buf []byte, cfg Config, nextOffset int64) (Info, error) {
-	batches, err := splitBatches(buf)
+	batches, err := splitBatches(buf, nil)
 	if err != nil {
 		return Info{}, err
 	}
