@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -64,4 +65,21 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestReportTextNamesProfiles: the text report says where each result's
+// profiles are.
+func TestReportTextNamesProfiles(t *testing.T) {
+	rep := Report{Results: []Result{
+		{Workload: "produce", Broker: "strait", Profiles: &Profiles{CPU: "d/c.pb.gz", Allocs: "d/a.pb.gz", Heap: "d/h.pb.gz"}},
+		{Workload: "produce", Broker: "kfake"},
+	}}
+	var b strings.Builder
+	rep.WriteText(&b)
+	if want := "produce strait profiles: d/c.pb.gz d/a.pb.gz d/h.pb.gz\n"; !strings.Contains(b.String(), want) {
+		t.Fatalf("text report lacks %q:\n%s", want, b.String())
+	}
+	if strings.Count(b.String(), "profiles:") != 1 {
+		t.Fatalf("a result without profiles got a line:\n%s", b.String())
+	}
 }

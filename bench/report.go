@@ -141,6 +141,7 @@ func (r *Report) WriteText(w io.Writer) {
 	writeNodeCosts(w, r.Results)
 	writeClusterSummary(w, r.Cluster)
 	writeReassignSummary(w, r.Reassign)
+	writeProfiles(w, r.Results)
 	for _, res := range r.Results {
 		if res.FirstError != "" {
 			fmt.Fprintf(w, "%s %s: first error: %s\n", res.Workload, res.Broker, res.FirstError)
@@ -214,6 +215,15 @@ func writeTransactions(w io.Writer, results []Result) {
 			line += fmt.Sprintf(", begin to commit p50 %s p99 %s max %s", fmtDur(l.P50), fmtDur(l.P99), fmtDur(l.Max))
 		}
 		fmt.Fprintln(w, line)
+	}
+}
+
+// writeProfiles names the profile files of each result (--profile).
+func writeProfiles(w io.Writer, results []Result) {
+	for _, res := range results {
+		if p := res.Profiles; p != nil {
+			fmt.Fprintf(w, "%s %s profiles: %s %s %s\n", res.Workload, res.Broker, p.CPU, p.Allocs, p.Heap)
+		}
 	}
 }
 
