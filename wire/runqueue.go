@@ -65,6 +65,9 @@ func (r *request) runQueued() {
 func (r *request) handOff() {
 	r.handedOff = true
 	cn := r.cn
+	// Answers the runner held for this request to write with its own
+	// (conn.holdForNext) go out now: this one is about to wait.
+	cn.flushHeld(r)
 	cn.runMu.Lock()
 	if len(cn.runQueue) == 0 {
 		cn.running = false

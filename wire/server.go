@@ -52,6 +52,7 @@ type Server struct {
 	sendfile        bool            // Fetch data may go out with sendfile (sendfile.go)
 	sendfileMin     int             // least file data a response needs for sendfile
 	directSends     atomic.Int64    // Fetch responses written with sendfile
+	responseWrites  atomic.Int64    // writes of in-memory responses, one or more frames each (conn.writeFrames)
 	directFallbacks atomic.Int64    // sendfile-eligible responses the loop could not lend the socket for
 	socketsLent     atomic.Int64    // connections whose socket the loop lent to their writer
 	stalledWrites   atomic.Int64    // connections closed because a direct or TLS write made no progress for connections.max.idle.ms
