@@ -137,21 +137,31 @@ func heartbeatStandIn(p *probe) api {
 		case "noresp":
 			return nil, nil
 		case "sleep":
-			d, err := time.ParseDuration(parts[1])
-			if err != nil {
+			if err := standInSleep(ctx, parts); err != nil {
 				return nil, err
-			}
-			if len(parts) > 2 && parts[2] == "unmute" {
-				Unmute(ctx)
-			}
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
-				return nil, ctx.Err()
 			}
 		}
 		return resp, nil
 	}}
+}
+
+// standInSleep carries out a stand-in's "sleep:<duration>[:unmute]"
+// instruction, split on ':': Unmute first if asked, then sleep unless the
+// connection closes.
+func standInSleep(ctx context.Context, parts []string) error {
+	d, err := time.ParseDuration(parts[1])
+	if err != nil {
+		return err
+	}
+	if len(parts) > 2 && parts[2] == "unmute" {
+		Unmute(ctx)
+	}
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // bigStandIn answers SaslAuthenticate (key 36) with SASLAuthBytes as long

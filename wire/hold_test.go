@@ -19,18 +19,8 @@ func produceStandIn() api {
 		if req.TransactionID == nil {
 			return resp, nil
 		}
-		parts := strings.Split(*req.TransactionID, ":")
-		d, err := time.ParseDuration(parts[1])
-		if err != nil {
+		if err := standInSleep(ctx, strings.Split(*req.TransactionID, ":")); err != nil {
 			return nil, err
-		}
-		if len(parts) > 2 && parts[2] == "unmute" {
-			Unmute(ctx)
-		}
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return nil, ctx.Err()
 		}
 		return resp, nil
 	}}
