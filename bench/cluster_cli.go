@@ -23,7 +23,7 @@ func (s *setFlags) Set(v string) error {
 	return nil
 }
 
-// cmdCluster is `strait bench cluster`: issue 4's replication benchmark.
+// cmdCluster is `strait bench cluster`: the replication benchmark (issue 4, targets of issue 29).
 // It starts its own brokers, so it has no --target or --peer.
 func cmdCluster(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("strait bench cluster", flag.ContinueOnError)

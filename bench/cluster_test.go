@@ -82,8 +82,8 @@ func TestCLICluster(t *testing.T) {
 		t.Errorf("latency phase acknowledged %d records (%+v), want the %d due in %v at %.0f/s", paced.Records, paced.Latency, due, latency, sum.LatencyRate)
 	}
 	if sum.Nodes != 3 || sum.MinInsyncReplicas != 2 || sum.SingleMiBPerSec != single.MiBPerSec || sum.ClusterMiBPerSec != full.MiBPerSec ||
-		sum.Ratio != full.MiBPerSec/single.MiBPerSec || sum.RatioMet != (sum.Ratio >= 0.4) ||
-		sum.P50 != paced.Latency.P50 || sum.P99 != paced.Latency.P99 || sum.P99Met != (sum.P99 < 50*time.Millisecond) ||
+		sum.Ratio != full.MiBPerSec/single.MiBPerSec || sum.RatioMet != (sum.Ratio >= 0.5) ||
+		sum.P50 != paced.Latency.P50 || sum.P99 != paced.Latency.P99 || sum.P99Met != (sum.P99 < 20*time.Millisecond) ||
 		sum.SingleCPUSecPerGiB != single.Cost.CPUSecPerGiB ||
 		math.Abs(sum.ClusterCPUSecPerGiB-(full.NodeCosts[0].CPUSecPerGiB+full.NodeCosts[1].CPUSecPerGiB+full.NodeCosts[2].CPUSecPerGiB)) > 1e-9 {
 		t.Errorf("summary %+v does not match the results", sum)

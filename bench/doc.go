@@ -7,7 +7,7 @@
 // children: one node measured with acks=1 and three nodes in KRaft combined
 // mode measured with RF=3, min.insync.replicas=2 and acks=all, alternating in
 // rounds (the median round's ratio is reported), then the latency at half
-// the cluster's rate, against issue 4's targets.
+// the cluster's rate, against issue 29's targets.
 //
 // `strait bench mirror` (RunMirror) starts a source and a destination node
 // and measures, in one run, the destination's produce rate, the source's
