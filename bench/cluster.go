@@ -230,7 +230,7 @@ func RunCluster(ctx context.Context, cfg ClusterConfig) ([]Result, *ClusterSumma
 	pc.Records, pc.Bytes = 0, 0
 	pc.Duration = cfg.LatencyDuration
 	pc.Rate = sum.LatencyRate
-	paced, err := RunProduce(ctx, pc)
+	paced, err := cluster.runPhase(ctx, pc)
 	out = append(out, paced)
 	if paced.Latency != nil && paced.Latency.Count > 0 {
 		sum.P50, sum.P99 = paced.Latency.P50, paced.Latency.P99
@@ -268,7 +268,7 @@ func runRound(ctx context.Context, cfg *ClusterConfig, base string, single, clus
 	}
 	pc := cfg.phase(phaseSingle, single.label, single.addrs(), "1", 1)
 	pc.BrokerPID = single.pids()[0]
-	s, err := RunProduce(ctx, pc)
+	s, err := single.runPhase(ctx, pc)
 	var out []Result
 	if s.Workload != "" {
 		out = append(out, s)
@@ -281,7 +281,7 @@ func runRound(ctx context.Context, cfg *ClusterConfig, base string, single, clus
 	}
 	pc = cfg.phase(phaseCluster, cluster.label, cluster.addrs(), "all", int16(cfg.Nodes))
 	pc.NodePIDs = cluster.pids()
-	full, err := RunProduce(ctx, pc)
+	full, err := cluster.runPhase(ctx, pc)
 	return append(out, full), err
 }
 

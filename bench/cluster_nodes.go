@@ -261,3 +261,40 @@ func logTail(path string, lines int) string {
 	all = all[max(0, len(all)-lines):]
 	return "  " + strings.Join(all, "\n  ")
 }
+
+// whileRunning is ctx for a phase run on c: it ends, with an error naming
+// the node and the end of its log as its cause, as soon as a node exits.
+// A producer whose brokers are gone retries until its context ends, so
+// without it a phase whose nodes died (a full disk halts them all) went
+// on for ever. done releases the watch.
+func (c *serveCluster) whileRunning(ctx context.Context) (phase context.Context, done func()) {
+	phase, cancel := context.WithCancelCause(ctx)
+	for _, n := range c.nodes {
+		go func() {
+			select {
+			case <-n.done:
+				cancel(fmt.Errorf("bench: node %d exited during the phase (%v); its log ends:\n%s",
+					n.spec.id, n.err, logTail(n.spec.logFile, 20)))
+			case <-phase.Done():
+			}
+		}()
+	}
+	return phase, func() { cancel(nil) }
+}
+
+// phaseError is err of a phase run with whileRunning's ctx: the exited
+// node's error when one ended it.
+func phaseError(phase context.Context, err error) error {
+	if cause := context.Cause(phase); err != nil && cause != nil && !errors.Is(cause, phase.Err()) {
+		return cause
+	}
+	return err
+}
+
+// runPhase runs a produce phase on c, ended early by a node's exit.
+func (c *serveCluster) runPhase(ctx context.Context, pc ProduceConfig) (Result, error) {
+	phase, done := c.whileRunning(ctx)
+	defer done()
+	res, err := RunProduce(phase, pc)
+	return res, phaseError(phase, err)
+}

@@ -159,6 +159,29 @@ func TestClusterDataRemoved(t *testing.T) {
 	}
 }
 
+// TestClusterNodeExits: a node that exits during a phase ends the run
+// with an error naming it and quoting its log. Before, the phase's
+// producer retried against the dead nodes until its context ended (a
+// full disk once halted every node and the bench ran on for ever).
+func TestClusterNodeExits(t *testing.T) {
+	// The single node halts once the phases have begun (the cluster's
+	// start takes a few seconds); 100M records keep its phase going.
+	t.Setenv(standInHaltAfter, "6s:"+string(filepath.Separator)+"single"+string(filepath.Separator))
+	code, stdout, stderr := runMain(t, "cluster", "--serve-cmd", os.Args[0]+" serve", "--records", "100000000",
+		"--data-dir", t.TempDir(), "--limits=false", "--quiet", "--json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v in %s", err, stdout)
+	}
+	if len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0], "node 1 exited during the phase") ||
+		!strings.Contains(rep.Errors[0], "halting as told by "+standInHaltAfter) {
+		t.Fatalf("errors %q: want the exit of node 1 with its log", rep.Errors)
+	}
+}
+
 func TestMedianIndex(t *testing.T) {
 	for _, tc := range []struct {
 		v    []float64

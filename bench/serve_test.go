@@ -6,12 +6,29 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/strait-io/strait/broker"
 	"github.com/strait-io/strait/broker/config"
 )
+
+// standInHaltAfter, set in the environment to DURATION:TEXT, makes a serve
+// stand-in one of whose --set arguments contains TEXT exit that long after
+// it is ready, without stopping.
+const standInHaltAfter = "STRAIT_BENCH_STANDIN_HALT_AFTER"
+
+// haltAfter reads standInHaltAfter's value for a node with these sets.
+func haltAfter(v string, sets []string) (time.Duration, bool) {
+	dur, text, ok := strings.Cut(v, ":")
+	d, err := time.ParseDuration(dur)
+	if !ok || err != nil || !slices.ContainsFunc(sets, func(s string) bool { return strings.Contains(s, text) }) {
+		return 0, false
+	}
+	return d, true
+}
 
 // serveStandIn is `strait serve --set k=v ...` for the cluster tests: the
 // same configuration loading and broker.Node as cmd/strait's serve (which
@@ -38,6 +55,16 @@ func serveStandIn(args []string) int {
 	if err := node.Start(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "serve stand-in: %v\n", err)
 		return 1
+	}
+	if d, ok := haltAfter(os.Getenv(standInHaltAfter), sets); ok {
+		// A node halting under the bench, as one whose log directory
+		// failed does (TestClusterNodeExits).
+		select {
+		case <-time.After(d):
+			fmt.Fprintln(os.Stderr, "serve stand-in: halting as told by "+standInHaltAfter)
+			os.Exit(1)
+		case <-ctx.Done():
+		}
 	}
 	<-ctx.Done()
 	stopCtx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
