@@ -58,6 +58,7 @@ func (s *LogSegment) privatize(keep int64) error {
 		return err
 	}
 	s.retired = append(s.retired, s.file.Swap(&segmentFile{f}).File)
+	s.preallocEnd = 0 // the copy has reserved nothing
 	return nil
 }
 

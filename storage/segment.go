@@ -55,6 +55,11 @@ type LogSegment struct {
 
 	indexIntervalBytes       int32
 	bytesSinceLastIndexEntry int32
+	// preallocEnd is where the blocks reserved for appends end (0: none
+	// known), preallocOff set once reserving failed (segment_prealloc.go).
+	// Guarded by the Log's lock.
+	preallocEnd int64
+	preallocOff bool
 	// skipIndexWhenFull makes a full index skip entries instead of failing
 	// the append: a cleaned segment may need a few more entries than the
 	// segments it replaces had, and a sparser index only costs lookups.
@@ -252,6 +257,7 @@ func (s *LogSegment) read(startOffset int64, maxSize int32, maxPosition int64, m
 // what kafka-dump-log --verify-index-only checks).
 func (s *LogSegment) append(buf []byte, batches []record.Batch) error {
 	pos := s.size.Load()
+	s.preallocateFor(pos + int64(len(buf)))
 	if _, err := s.f().WriteAt(buf, pos); err != nil {
 		return err
 	}
@@ -410,6 +416,7 @@ func (s *LogSegment) markTruncated() {
 func (s *LogSegment) onBecomeInactive() error {
 	// Reads at the log end now go to the next segment.
 	s.tail.reset(true)
+	s.releasePreallocated()
 	ts, off := s.MaxTimestamp()
 	return s.appendFinalTimeEntry(ts, off)
 }
@@ -486,6 +493,7 @@ func (s *LogSegment) truncateTo(offset int64) (int64, error) {
 	if err := s.privatize(pos); err != nil {
 		return 0, err
 	}
+	s.preallocEnd = 0 // the truncation frees what was reserved past pos
 	if err := s.f().Truncate(pos); err != nil {
 		return 0, err
 	}
@@ -592,6 +600,7 @@ func (s *LogSegment) recover(fn recoverFunc) (recoverReport, error) {
 		if err := s.privatize(pos); err != nil {
 			return rep, err
 		}
+		s.preallocEnd = 0 // the truncation frees what was reserved past pos
 		if err := s.f().Truncate(pos); err != nil {
 			return rep, err
 		}
