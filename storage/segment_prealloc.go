@@ -12,7 +12,11 @@ import "github.com/strait-io/strait/storage/vfs"
 // 30% less (dd of 1 GiB in 16 KiB writes on this machine: 0.46-0.85 s of
 // system time plain, 0.33-0.39 s into a file preallocated with
 // fallocate(FALLOC_FL_KEEP_SIZE)). So the active segment reserves its
-// blocks a chunk ahead of its appends.
+// blocks a chunk ahead of its appends, as Redpanda's segment appender
+// does (its fallocation step). The filesystem still marks the reserved
+// blocks written once their pages reach the disk, in its writeback
+// threads, as it allocates delayed blocks there without preallocation:
+// the saving is the writer's, on the produce path.
 //
 // KEEP_SIZE leaves the file's size at the bytes written: readers,
 // sendfile, recovery and a crash see exactly what they saw before (Kafka's
