@@ -30,10 +30,12 @@ import (
 // a reserve for what the broker opens later (new segments and
 // partitions, connections to other brokers and to mirror sources):
 // max(256, a quarter of the limit), but never more than half of what
-// remains, so that a small limit still serves clients. A limit of 1024
-// with 60 descriptors open leaves 708 connections; the common 1048576
-// leaves about 786000. max.connections, when set, is honoured exactly;
-// the broker warns when it is above the budget.
+// remains, so that a small limit still serves clients; what is left is
+// divided by the descriptors a connection may hold (two on a plaintext
+// listener, three with TLS). A limit of 1024 with 60 descriptors open
+// leaves 354 connections; the common 1048576 leaves about 393000.
+// max.connections, when set, is honoured exactly; the broker warns when
+// it is above the budget.
 
 // minFDReserve is the least the derived limit keeps for the broker itself.
 const minFDReserve = 256
@@ -43,6 +45,13 @@ const minFDReserve = 256
 // event loops (wire/tls.go). A broker with an SSL listener divides the
 // derived budget by it, as any connection may be a TLS one.
 const tlsDescriptorsPerConn = 3
+
+// lentDescriptorsPerConn is what a connection to a plaintext listener
+// that produces or fetches holds: its TCP socket and the duplicate its
+// writer writes the answers on (wire/sendfile.go lends it at the first
+// Produce answer or Fetch sent from files). Any connection may become one,
+// so the derived budget is divided by it.
+const lentDescriptorsPerConn = 2
 
 // connectionBudget is the client connections a process whose soft
 // open-file limit is limit and which has open descriptors open may hold
@@ -77,9 +86,11 @@ func (n *Node) connectionLimits(ctx context.Context) (*wire.ConnectionLimits, er
 	if n.opts.OpenFileLimit > 0 {
 		open, known = openDescriptors()
 		budget = connectionBudget(n.opts.OpenFileLimit, open)
+		perConn := lentDescriptorsPerConn
 		if len(n.cfg.TLS) > 0 {
-			budget = max(budget/tlsDescriptorsPerConn, 1)
+			perConn = tlsDescriptorsPerConn
 		}
+		budget = max(budget/perConn, 1)
 	}
 	src := n.sources(n.quorum.Image())
 	lim, err := n.connectionLimitsFrom(ctx, src)

@@ -334,3 +334,49 @@ func listeningSocketOf(t *testing.T, pid, port int) int {
 	t.Fatalf("process %d has no socket listening on port %d", pid, port)
 	return -1
 }
+
+// TestProducingConnectionsWithinOpenFileLimit: a connection that
+// produces holds two descriptors, its socket and the duplicate its
+// answers are written on (wire/sendfile.go), so the connection limit
+// derived from the open-file limit counts two a connection. As many
+// producing connections as that limit lets in leave the broker short of
+// no descriptor; before, the limit counted one a connection and its
+// producers could take every descriptor the logs need.
+func TestProducingConnectionsWithinOpenFileLimit(t *testing.T) {
+	const limit = 512
+	n := newNode(t)
+	n.via = []string{prlimitBin(t), fmt.Sprintf("--nofile=%d:%d", limit, limit), "--"}
+	p := n.start()
+	const topic = "lent"
+	createTopic(t, newAdmin(t, n.kafkaAddr()), topic, 1)
+	attrs := logAttrs(firstLine(t, p, "client connections limited by the open-file limit"))
+	maxConns, err := strconv.Atoi(attrs["max.connections"])
+	if err != nil || maxConns <= 0 {
+		t.Fatalf("derived max.connections %q: %v", attrs["max.connections"], err)
+	}
+	// The admin client's connections count too; leave room for them.
+	conns := make([]*rawconn.Conn, 0, maxConns)
+	for range maxConns - 4 {
+		rc := rawconn.Dial(t, n.kafkaAddr())
+		req := kmsg.NewPtrProduceRequest()
+		req.Version, req.Acks, req.TimeoutMillis = 9, 1, 5000
+		rt := kmsg.NewProduceRequestTopic()
+		rt.Topic = "no-such-topic" // any Produce answer lends the socket
+		rp := kmsg.NewProduceRequestTopicPartition()
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		rc.RoundTrip(req)
+		conns = append(conns, rc)
+	}
+	if fds := openFDs(t, p.cmd.Process.Pid); fds >= limit-16 {
+		t.Fatalf("%d producing connections hold the broker at %d descriptors of its %d", len(conns), fds, limit)
+	}
+	for _, rc := range conns {
+		rc.C.Close()
+	}
+	produceOne(t, n.kafkaAddr(), topic)
+	if p.exited() {
+		t.Fatalf("the broker exited:\n%s", tail(p.stderr(), 3000))
+	}
+	t.Logf("open-file limit %d: max.connections derived %d, %d producing connections", limit, maxConns, len(conns))
+}
