@@ -426,5 +426,5 @@ func appendThenWrite(d *datadriven.TestData, f *entryFile, err error) error {
 	}
 	f.wmu.Lock()
 	defer f.wmu.Unlock()
-	return f.writeBackLocked()
+	return f.writeBackNowLocked()
 }

@@ -44,9 +44,14 @@ type entryFile struct {
 	createOnLoad bool
 
 	wmu sync.Mutex
-	// f is nil until loaded, and stays nil while a lazily created file does
-	// not exist yet. Guarded by wmu.
-	f vfs.File
+	// exists says the file is on disk: false until loaded, and while a
+	// lazily created file does not exist yet. No handle is kept open
+	// between changes: the entries live in buf, and the file is opened
+	// only to write them back, truncate or sync it, so a broker's
+	// thousands of loaded indexes hold no file descriptors (Kafka's
+	// AbstractIndex likewise closes its file once it has mapped it).
+	// Guarded by wmu.
+	exists bool
 	// dirDirty is set when we created the file: its name is durable only
 	// once the parent directory is synced, which Flush then does once.
 	// Guarded by wmu.
@@ -133,11 +138,13 @@ func (x *entryFile) loadLocked() error {
 		return fmt.Errorf("index: open %s: %w", path, err)
 	}
 	buf, err := x.readAll(f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("index: close %s: %w", path, cerr)
+	}
 	if err != nil {
-		f.Close()
 		return err
 	}
-	x.f = f
+	x.exists = true
 	x.dirDirty = created
 	x.written = len(buf)
 	x.publish(func() {
@@ -176,27 +183,66 @@ func (x *entryFile) publish(change func()) {
 // exist yet (a transaction index appears with its first entry); the entry
 // reaches the file at the next Flush or Close. Requires wmu and loaded.
 func (x *entryFile) appendLocked(entry []byte) error {
-	if x.f == nil {
+	if !x.exists {
 		f, err := x.fsys.Create(x.path)
 		if err != nil {
 			return fmt.Errorf("index: create %s: %w", x.path, err)
 		}
-		x.f = f
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("index: close %s: %w", x.path, err)
+		}
+		x.exists = true
 		x.dirDirty = true
 	}
 	x.publish(func() { x.buf = append(x.buf, entry...) })
 	return nil
 }
 
-// writeBackLocked writes the entries not yet in the file. Requires wmu.
-func (x *entryFile) writeBackLocked() error {
-	if x.f == nil || x.written >= len(x.buf) {
+// openLocked opens the file for a change; the caller closes it. Requires
+// wmu and exists.
+func (x *entryFile) openLocked() (vfs.File, error) {
+	f, err := x.fsys.OpenReadWrite(x.path)
+	if err != nil {
+		return nil, fmt.Errorf("index: open %s: %w", x.path, err)
+	}
+	return f, nil
+}
+
+// closeFile closes f after a change, keeping the change's error first.
+func closeFile(f vfs.File, err error) error {
+	if cerr := f.Close(); err == nil && cerr != nil {
+		return fmt.Errorf("index: close %s: %w", f.Name(), cerr)
+	}
+	return err
+}
+
+// pendingLocked says whether entries wait to be written back. Requires
+// wmu.
+func (x *entryFile) pendingLocked() bool { return x.exists && x.written < len(x.buf) }
+
+// writeBackNowLocked opens the file and writes the pending entries, if
+// any. Requires wmu.
+func (x *entryFile) writeBackNowLocked() error {
+	if !x.pendingLocked() {
 		return nil
 	}
-	if _, err := x.f.WriteAt(x.buf[x.written:], int64(x.written)); err != nil {
+	f, err := x.openLocked()
+	if err != nil {
+		return err
+	}
+	return closeFile(f, x.writeBackLocked(f))
+}
+
+// writeBackLocked writes the entries not yet in the file to f, the file
+// opened by openLocked. Requires wmu.
+func (x *entryFile) writeBackLocked(f vfs.File) error {
+	if !x.pendingLocked() {
+		return nil
+	}
+	if _, err := f.WriteAt(x.buf[x.written:], int64(x.written)); err != nil {
 		// Best effort: cut a partial write so the file does not carry a
 		// stray entry the next load would trust.
-		_ = x.f.Truncate(int64(x.written))
+		_ = f.Truncate(int64(x.written))
 		return fmt.Errorf("index: write %s: %w", x.path, err)
 	}
 	x.written = len(x.buf)
@@ -212,8 +258,12 @@ func (x *entryFile) truncateLocked(n int) error {
 	if size >= len(x.buf) {
 		return nil
 	}
-	if x.f != nil && x.written > size {
-		if err := x.f.Truncate(int64(size)); err != nil {
+	if x.exists && x.written > size {
+		f, err := x.openLocked()
+		if err != nil {
+			return err
+		}
+		if err := closeFile(f, f.Truncate(int64(size))); err != nil {
 			return fmt.Errorf("index: truncate %s: %w", x.path, err)
 		}
 		x.written = size
@@ -260,17 +310,25 @@ func (x *entryFile) Flush() error {
 	case closed:
 		return fmt.Errorf("%w: %s", ErrClosed, x.path)
 	}
-	if x.f == nil {
+	if !x.exists {
 		return nil
 	}
-	if err := x.writeBackLocked(); err != nil {
-		return err
-	}
-	if x.dirty {
-		if err := x.f.Sync(); err != nil {
-			return fmt.Errorf("index: sync %s: %w", x.path, err)
+	if x.pendingLocked() || x.dirty {
+		f, err := x.openLocked()
+		if err != nil {
+			return err
 		}
-		x.dirty = false
+		err = x.writeBackLocked(f)
+		if err == nil && x.dirty {
+			if err = f.Sync(); err != nil {
+				err = fmt.Errorf("index: sync %s: %w", x.path, err)
+			} else {
+				x.dirty = false
+			}
+		}
+		if err := closeFile(f, err); err != nil {
+			return err
+		}
 	}
 	if x.dirDirty {
 		if err := x.fsys.SyncDir(filepath.Dir(x.path)); err != nil {
@@ -290,14 +348,8 @@ func (x *entryFile) Close() error {
 }
 
 func (x *entryFile) closeLocked() error {
-	var err error
-	if x.f != nil {
-		err = x.writeBackLocked()
-		if cerr := x.f.Close(); cerr != nil {
-			err = fmt.Errorf("index: close %s: %w", x.path, cerr)
-		}
-		x.f = nil
-	}
+	err := x.writeBackNowLocked()
+	x.exists = false
 	x.publish(func() {
 		x.state = closed
 		x.buf = nil
