@@ -73,7 +73,14 @@ func (m *LogManager) loadLogDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	found := 0
+	// Which directories hold which logs is read first; the logs then open
+	// recoveryThreads at a time (Kafka's loadLogs).
+	type found struct {
+		path   string
+		tp     TopicPartition
+		future bool
+	}
+	var todo []found
 	for _, name := range names {
 		path := filepath.Join(dir, name)
 		if strings.HasSuffix(name, "-delete") {
@@ -87,25 +94,11 @@ func (m *LogManager) loadLogDir(dir string) error {
 		if err != nil || !st.IsDir {
 			continue
 		}
-		o := func(tp TopicPartition) Options {
-			return m.logOptions(tp.Topic, TopicID{}, Options{
-				RecoveryPoint:     recovery[tp],
-				LogStartOffset:    starts[tp],
-				HighWatermark:     hws[tp],
-				HadCleanShutdown:  clean,
-				CleanerCheckpoint: cleaned[tp],
-			})
-		}
 		if tp, ok := parseFutureDirName(name); ok {
 			if other, dup := m.futures[tp]; dup {
 				return fmt.Errorf("storage: duplicate future log directories for %s are found in both %s and %s", tp, other.Dir(), path)
 			}
-			l, _, err := Open(path, o(tp))
-			if err != nil {
-				return err
-			}
-			m.futures[tp] = l
-			found++
+			todo = append(todo, found{path, tp, true})
 			continue
 		}
 		topic, part, ok := ParsePartitionDirName(name)
@@ -118,12 +111,38 @@ func (m *LogManager) loadLogDir(dir string) error {
 				"a log directory failed while a replica moved between them? Delete one of the two (the one "+
 				"in the directory known to have failed) and start again", tp, other.Dir(), path)
 		}
-		l, rep, err := Open(path, o(tp))
+		todo = append(todo, found{path, tp, false})
+	}
+	logs := make([]*Log, len(todo))
+	reports := make([]*RecoveryReport, len(todo))
+	errs := inParallel(m.opts.recoveryThreads(), len(todo), func(i int) error {
+		tp := todo[i].tp
+		var err error
+		logs[i], reports[i], err = Open(todo[i].path, m.logOptions(tp.Topic, TopicID{}, Options{
+			RecoveryPoint:     recovery[tp],
+			LogStartOffset:    starts[tp],
+			HighWatermark:     hws[tp],
+			HadCleanShutdown:  clean,
+			CleanerCheckpoint: cleaned[tp],
+		}))
+		return err
+	})
+	// Every log that opened is kept, so that closing the manager after
+	// an error closes it too; the first error in directory order fails
+	// the load.
+	for i, f := range todo {
+		switch {
+		case errs[i] != nil:
+		case f.future:
+			m.futures[f.tp] = logs[i]
+		default:
+			m.logs[f.tp], m.reports[f.tp] = logs[i], reports[i]
+		}
+	}
+	for _, err := range errs {
 		if err != nil {
 			return err
 		}
-		m.logs[tp], m.reports[tp] = l, rep
-		found++
 	}
 	if clean {
 		if err := fsys.Remove(filepath.Join(dir, CleanShutdownFile)); err != nil {
@@ -133,7 +152,8 @@ func (m *LogManager) loadLogDir(dir string) error {
 			return err
 		}
 	}
-	m.logger.Info("log directory loaded", "logDir", dir, "logs", found, "cleanShutdown", clean)
+	m.logger.Info("log directory loaded", "logDir", dir, "logs", len(todo), "cleanShutdown", clean,
+		"recoveryThreads", m.opts.recoveryThreads())
 	return nil
 }
 

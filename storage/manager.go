@@ -29,6 +29,10 @@ type ManagerOptions struct {
 	// OnFailure is every log's Options.OnFailure: it hears once per log
 	// that an IO error took the log offline.
 	OnFailure func(*StorageError)
+	// RecoveryThreadsPerDataDir is num.recovery.threads.per.data.dir: how
+	// many logs of each directory open at start-up and flush and close at
+	// shutdown at once; 0 is DefaultRecoveryThreadsPerDataDir.
+	RecoveryThreadsPerDataDir int
 }
 
 // LogManager owns the log directories (log.dirs, Kafka's JBOD): the
@@ -300,12 +304,11 @@ func (m *LogManager) Close() error {
 	return m.markCleanShutdown()
 }
 
+// closeLogs flushes and closes every log, recoveryThreads of each log
+// directory at once, as Kafka's LogManager.shutdown does.
 func (m *LogManager) closeLogs() error {
-	var errs []error
-	for _, l := range m.allLogs() {
-		errs = append(errs, l.Close())
-	}
-	return errors.Join(errs...)
+	logs := m.allLogs()
+	return errors.Join(inParallel(m.opts.recoveryThreads()*len(m.dirs), len(logs), func(i int) error { return logs[i].Close() })...)
 }
 
 // Abandon stops the manager the way a killed process stops, for crash
