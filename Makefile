@@ -113,7 +113,10 @@ BENCH_SERVE_TLS = ./$(BIN) serve --set log.dirs=$(BENCH_DATA) --set listeners=SS
 # between two single nodes, catch-up and lag at half the slower rate (issue
 # 5's); produce (RF=3, acks=all) to three nodes of four, steady, then while
 # a reassignment moves BENCH_MOVE_BYTES to the fourth node, then while it
-# moves them back throttled at BENCH_MOVE_THROTTLE (issue 32's). BENCH_BYTES
+# moves them back throttled at BENCH_MOVE_THROTTLE (issue 32's); one node
+# at 100, 1,000 and 10,000 partitions with 1,000 connections, Strait and
+# kfake, producing to every partition for BENCH_SCALE_SECS against 8, and
+# Strait restarted (issue 29's scale rows). BENCH_BYTES
 # and BENCH_SECS keep the whole target under 10 minutes on a 2-core machine;
 # a failing command is noted in $(BENCH_OUT)/FAILED and the rest still run,
 # so the report shows its errors; the target then fails.
@@ -124,6 +127,7 @@ BENCH_MOVE_BYTES ?= 1GiB
 BENCH_MOVE_THROTTLE ?= 32MiB
 BENCH_MOVE_SECS ?= 5s
 BENCH_STORAGE_TIME ?= 1s
+BENCH_SCALE_SECS ?= 5s
 BENCH_LOAD = --record-size 1KiB --batch-bytes 16KiB --limits=false --json
 BENCH_PEERS = --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE)" --peer kfake
 BENCH_PEERS_TLS = --tls --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE_TLS)" --peer kfake
@@ -182,6 +186,9 @@ bench: build bench-peer
 	./$(BIN) bench reassign --data-dir $(BENCH_DATA) $(BENCH_LOAD) --partitions 8 \
 		--move-bytes $(BENCH_MOVE_BYTES) --throttle $(BENCH_MOVE_THROTTLE) --duration $(BENCH_MOVE_SECS) > $(BENCH_OUT)/45-reassign.json \
 		|| echo 45-reassign >> $(BENCH_OUT)/FAILED
+	rm -rf $(BENCH_DATA)
+	./$(BIN) bench scale --data-dir $(BENCH_DATA) $(BENCH_LOAD) --peer kfake --produce-duration $(BENCH_SCALE_SECS) \
+		> $(BENCH_OUT)/50-scale.json || echo 50-scale >> $(BENCH_OUT)/FAILED
 	rm -rf $(BENCH_DATA)
 	./$(BIN) bench report --out bench/RESULTS.md --chart bench/results.png $(BENCH_OUT)/*.json $(BENCH_OUT)/*.txt
 	@if [ -e $(BENCH_OUT)/FAILED ]; then echo "bench: failed:" $$(cat $(BENCH_OUT)/FAILED) "(reports in $(BENCH_OUT))"; exit 1; fi

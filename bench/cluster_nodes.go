@@ -114,8 +114,10 @@ type serveNode struct {
 	spec  nodeSpec
 	cmd   *exec.Cmd
 	ready chan struct{} // closed when readyLine was logged
-	done  chan struct{} // closed when the process exited
-	err   error         // cmd.Wait's, once done
+	// readyText is the ready line, set before ready closes.
+	readyText string
+	done      chan struct{} // closed when the process exited
+	err       error         // cmd.Wait's, once done
 }
 
 func (n *serveNode) addr() string { return fmt.Sprintf("127.0.0.1:%d", n.spec.port) }
@@ -158,6 +160,7 @@ func startServe(argv []string, spec nodeSpec, extra []string) (*serveNode, error
 			fmt.Fprintln(logf, line)
 			if !seen && strings.Contains(line, readyLine) {
 				seen = true
+				n.readyText = line
 				close(n.ready)
 			}
 		}
@@ -232,11 +235,16 @@ func (c *serveCluster) pids() []int {
 
 // stop sends SIGTERM to every node at once, the way an operator stops a
 // cluster, and kills those still running after childStopWait.
-func (c *serveCluster) stop() {
+func (c *serveCluster) stop() { c.stopWithin(childStopWait) }
+
+// stopWithin is stop with its own wait; it reports whether a node had to
+// be killed.
+func (c *serveCluster) stopWithin(wait time.Duration) (killed bool) {
 	for _, n := range c.nodes {
 		_ = n.cmd.Process.Signal(syscall.SIGTERM)
 	}
-	deadline := time.Now().Add(childStopWait)
+	deadline := time.Now().Add(wait)
+	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, n := range c.nodes {
 		wg.Go(func() {
@@ -245,10 +253,14 @@ func (c *serveCluster) stop() {
 			case <-time.After(time.Until(deadline)):
 				_ = n.cmd.Process.Kill()
 				<-n.done
+				mu.Lock()
+				killed = true
+				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
+	return killed
 }
 
 // logTail is the last lines of a node's log file, indented.

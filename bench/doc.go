@@ -15,6 +15,18 @@
 // the mirror lag while the source takes half the slower of those rates,
 // against issue 5's targets.
 //
+// `strait bench scale` (RunScale) measures one node at growing partition
+// counts (--partitions-steps, 10 partitions a topic), each step on a fresh
+// `strait serve` child and a fresh kfake: topic creation, idle RSS and open
+// file descriptors (/proc/<pid>), Metadata latency for all topics and for
+// one from a kgo client, RSS and descriptors with --connections clients that
+// each sent ApiVersions and Metadata and stay connected, produce throughput
+// to every partition against the same broker's 8-partition run, and for
+// Strait a clean shutdown (SIGTERM) and restart: exec until the broker
+// answers Metadata with a topic led, the startup= of its ready line, RSS and
+// every partition's end offset kept. RESULTS.md judges issue 29's targets at
+// 10,000 partitions.
+//
 // `strait bench produce --transactional` (ProduceConfig.TxnRecords) sends
 // each client's records in transactions of --txn-records (100 in `make
 // bench`): begin, produce, flush, commit. The client is the same for both

@@ -32,6 +32,10 @@ workloads:
   reassign  produce to a three-node RF=3 cluster steady, then while a
             reassignment moves a prefilled topic to a fourth node, then
             while it moves back throttled
+  scale     one node at 100, 1,000 and 10,000 partitions (--partitions-steps):
+            topic creation, idle RSS and open files, Metadata latency, RSS
+            with 1,000 connections, produce to every partition against 8,
+            and the restart after a clean shutdown
   limits    this machine's ceilings: file append, fsync, loopback TCP, sendfile
   report    read the --json reports of the others and write RESULTS.md and
             a PNG chart: strait bench report --out F.md --chart F.png R.json... [storage-bench.txt]
@@ -70,6 +74,8 @@ func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return cmdMirror(ctx, args[1:], stdout, stderr)
 	case "reassign":
 		return cmdReassign(ctx, args[1:], stdout, stderr)
+	case "scale":
+		return cmdScale(ctx, args[1:], stdout, stderr)
 	case "limits":
 		return cmdLimits(ctx, args[1:], stdout, stderr)
 	case "report":

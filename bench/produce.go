@@ -55,6 +55,10 @@ type ProduceConfig struct {
 	// valueFn, when set, builds record n's value (e2e stamps the send
 	// time into it); the default reuses the value pool's bytes.
 	valueFn func(pool *valuePool, n int64, sent time.Time) []byte
+	// place, when set, gives record n its topic and partition (kgo's
+	// ManualPartitioner); the topics must exist. Unset, every record goes
+	// to Topic, created when missing, partitioned by kgo's default.
+	place func(n int64, r *kgo.Record)
 }
 
 // limit is the record count to stop at, 0 for a duration-bounded run.
@@ -94,8 +98,10 @@ func RunProduce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 			cfg.workload = WorkloadProduceTxn
 		}
 	}
-	if _, err := EnsureTopic(ctx, cfg.seeds(), cfg.Topic, cfg.Partitions, cfg.ReplicationFactor); err != nil {
-		return Result{}, err
+	if cfg.place == nil {
+		if _, err := EnsureTopic(ctx, cfg.seeds(), cfg.Topic, cfg.Partitions, cfg.ReplicationFactor); err != nil {
+			return Result{}, err
+		}
 	}
 	clients := make([]*kgo.Client, 0, cfg.Producers)
 	defer func() {
@@ -104,7 +110,11 @@ func RunProduce(ctx context.Context, cfg ProduceConfig) (Result, error) {
 		}
 	}()
 	for i := range cfg.Producers {
-		cl, err := kgo.NewClient(append(cfg.producerOpts(), cfg.txnOpts(i)...)...)
+		opts := append(cfg.producerOpts(), cfg.txnOpts(i)...)
+		if cfg.place != nil {
+			opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		}
+		cl, err := kgo.NewClient(opts...)
 		if err != nil {
 			return Result{}, fmt.Errorf("bench: producer client: %w", err)
 		}
@@ -208,7 +218,11 @@ func (st *produceState) produceLoop(ctx context.Context, cl *kgo.Client, cfg *Pr
 		if cfg.valueFn != nil {
 			v = cfg.valueFn(pool, n, sent)
 		}
-		cl.Produce(ctx, &kgo.Record{Value: v}, func(_ *kgo.Record, err error) {
+		rec := &kgo.Record{Value: v}
+		if cfg.place != nil {
+			cfg.place(n, rec)
+		}
+		cl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
 			if err != nil {
 				st.fail(err)
 				return

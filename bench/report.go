@@ -23,7 +23,9 @@ type Report struct {
 	Cluster *ClusterSummary `json:"cluster,omitempty"`
 	// Reassign is the figures of `strait bench reassign`.
 	Reassign *ReassignSummary `json:"reassign,omitempty"`
-	Errors   []string         `json:"errors,omitempty"`
+	// Scale is the figures of `strait bench scale`.
+	Scale  *ScaleSummary `json:"scale,omitempty"`
+	Errors []string      `json:"errors,omitempty"`
 }
 
 // Ratio compares one workload between two brokers: Of / To. A field is 0
@@ -142,6 +144,7 @@ func (r *Report) WriteText(w io.Writer) {
 	writeClusterSummary(w, r.Cluster)
 	writeReassignSummary(w, r.Reassign)
 	writeProfiles(w, r.Results)
+	writeScaleSummary(w, r.Scale)
 	for _, res := range r.Results {
 		if res.FirstError != "" {
 			fmt.Fprintf(w, "%s %s: first error: %s\n", res.Workload, res.Broker, res.FirstError)

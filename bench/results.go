@@ -33,6 +33,8 @@ type Results struct {
 	Mirror  *MirrorSummary
 	// Reassign is `strait bench reassign`'s figures.
 	Reassign *ReassignSummary
+	// Scale is `strait bench scale`'s figures.
+	Scale *ScaleSummary
 	// Storage are the benchmarks of the .txt files, in file order;
 	// StorageConfig is the first such file's goos, goarch and cpu.
 	Storage       []GoBench
@@ -110,6 +112,9 @@ func (res *Results) add(rep *MirrorReport, file string) {
 	}
 	if rep.Reassign != nil {
 		res.Reassign = rep.Reassign
+	}
+	if rep.Scale != nil {
+		res.Scale = rep.Scale
 	}
 	for _, e := range rep.Errors {
 		res.Errors = append(res.Errors, file+": "+e)

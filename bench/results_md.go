@@ -69,6 +69,7 @@ func (res *Results) WriteMarkdown(w io.Writer, chart string) {
 	res.writeClusterMarkdown(w)
 	res.writeMirrorMarkdown(w)
 	res.writeReassignMarkdown(w)
+	res.writeScaleMarkdown(w)
 	res.writeStorageMarkdown(w)
 	if chart != "" {
 		res.writeChartMarkdown(w, chart)

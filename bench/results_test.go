@@ -371,3 +371,47 @@ func TestResultsTargetsMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleMarkdown: the Scale section of RESULTS.md from a `strait bench
+// scale` report: a row per step with Strait's and kfake's figures ("-"
+// where one is missing, n/a restart columns for kfake), the targets judged
+// at 10,000 partitions, and a step's error.
+func TestScaleMarkdown(t *testing.T) {
+	res, err := LoadResults([]string{"testdata/report/scale.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	res.WriteMarkdown(&md, "")
+	got := md.String()
+	for _, want := range []string{
+		"## Scale\n",
+		"8-partition run in the same invocation; Strait 300.0 MiB/s; kfake 150.0 MiB/s.\n",
+		"| 1000 | 100 | 2.50s | 500ms (520ms) | 60 | 90 | 55 | 1023 / 2023 | 2.00ms / 200µs | 270.0 | 0.90 | 300ms | 40 | 80 | 12 / 1012 | 4.00ms / 300µs | 120.0 | 0.80 |\n",
+		"| 10000 | 1000 | 30.0s | 1.50s (1.6s) | 210 | 300 | 180 | 10023 / 11023 | 25.0ms / 300µs | 180.0 | 0.60 | 4.00s | 100 | 200 | 12 / 1012 | 40.0ms / 300µs | - | - |\n",
+		"Targets at 10000 partitions:\n",
+		"- start-up: 1.50s (target < 5.00s): met\n",
+		"- RSS (largest of idle, 1000 connections, restarted): 300 MiB (target < 1 GiB): met\n",
+		"- Metadata p99, all topics: 25.0ms (target < 20.0ms): NOT met\n",
+		"- Metadata p99, one topic: 300µs (target < 20.0ms): met\n",
+		"- produce to all partitions / 8 partitions: 0.60 (target >= 0.7): NOT met\n",
+		"- kfake at 10000 partitions: error: bench: produce: 3 records failed, first: context deadline exceeded\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, got)
+		}
+	}
+
+	// The text report says the same.
+	rep := &Report{Scale: res.Scale}
+	var txt bytes.Buffer
+	rep.WriteText(&txt)
+	for _, want := range []string{
+		"strait p=10000 (1000 topics): create 30.0s; start-up 1.50s (logged 1.6s, shutdown 7.00s); idle rss 210 MiB, 10023 fds;",
+		"at 10000 partitions produce to all partitions / 8 partitions: 0.60 (target >= 0.7: NOT met)\n",
+	} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, txt.String())
+		}
+	}
+}
