@@ -108,34 +108,12 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 		}
 	}
 
-	addTopic := func(t *raftmeta.Topic) {
-		mt := kmsg.NewMetadataResponseTopic()
-		mt.Topic = kmsg.StringPtr(t.Name)
-		mt.TopicID = t.ID
-		mt.IsInternal = s.isInternalTopic(t.Name)
+	addTopic := func(mt kmsg.MetadataResponseTopic) {
 		if req.IncludeTopicAuthorizedOperations {
 			mt.AuthorizedOperations = allTopicOperations
-			if ops, ok := c.authorizedOps(resTopic, t.Name); ok {
+			if ops, ok := c.authorizedOps(resTopic, *mt.Topic); ok {
 				mt.AuthorizedOperations = ops
 			}
-		}
-		for _, p := range t.Partitions {
-			mp := kmsg.NewMetadataResponseTopicPartition()
-			mp.Partition, mp.Leader, mp.LeaderEpoch = p.Index, p.Leader, p.LeaderEpoch
-			mp.Replicas = append([]int32{}, p.Replicas...)
-			mp.ISR = append([]int32{}, p.ISR...)
-			for _, r := range p.Replicas {
-				if !alive[r] {
-					mp.OfflineReplicas = append(mp.OfflineReplicas, r)
-				}
-			}
-			if mp.OfflineReplicas == nil {
-				mp.OfflineReplicas = []int32{}
-			}
-			if p.Leader < 0 || !alive[p.Leader] {
-				mp.ErrorCode = kerr.LeaderNotAvailable.Code
-			}
-			mt.Partitions = append(mt.Partitions, mp)
 		}
 		resp.Topics = append(resp.Topics, mt)
 	}
@@ -148,10 +126,13 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 
 	if all {
 		// All topics: the ones the client may not describe are left
-		// out silently (KafkaApis.handleTopicMetadataRequest).
-		for _, name := range img.TopicNames() {
-			if c.allowed(resTopic, name, opDescribe) {
-				addTopic(img.Topics[name])
+		// out silently (KafkaApis.handleTopicMetadataRequest). Their
+		// answer is built once per metadata image and listener.
+		cached := s.metadataTopics.all(s, img, info.Listener, alive)
+		resp.Topics = make([]kmsg.MetadataResponseTopic, 0, len(cached.topics))
+		for i := range cached.topics {
+			if c.allowed(resTopic, *cached.topics[i].Topic, opDescribe) {
+				addTopic(cached.topics[i])
 			}
 		}
 		return resp, nil
@@ -202,7 +183,7 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 			topicError(kmsg.StringPtr(t.Name), t.ID, kerr.LeaderNotAvailable.Code)
 			continue
 		}
-		addTopic(t)
+		addTopic(s.metadataTopics.one(s, img, info.Listener, alive, t))
 	}
 	return resp, nil
 }

@@ -45,6 +45,9 @@ type Server struct {
 	producing  atomic.Int64
 	nextConnID atomic.Uint64
 
+	// metadataTopics caches Metadata's answer per image and listener
+	// (metadata_topics.go).
+	metadataTopics  metadataTopicCache
 	bufs            bufferPool      // response buffers and Produce frames (bufpool.go)
 	reqMem          *requestMemory  // queued.max.request.bytes (reqmem.go)
 	frames          frameLimits     // how request frames are read (frame.go)
