@@ -33,9 +33,9 @@ func cmdScale(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Var(&sets, "set", "key=value passed to strait serve --set; repeatable")
 	dataDir := fs.String("data-dir", "", "where the nodes keep their data and logs (default: a temporary directory)")
 	keep := fs.Bool("keep-data", false, "keep the nodes' data and logs after the run")
-	// The producer's defaults for this workload: acks=1, topics named
-	// scale-NNNNN.
-	_ = fs.Set("acks", "1")
+	// The producer's settings for this workload: acks=1 (as issue 29's
+	// produce rows), topics named scale-NNNNN by default.
+	c.acks = "1"
 	_ = fs.Set("topic", "scale")
 	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
 		return code

@@ -28,8 +28,8 @@ func TestCLIScale(t *testing.T) {
 		t.Fatalf("%v in %s", err, stdout)
 	}
 	s := rep.Scale
-	if len(rep.Errors) != 0 || s == nil || len(s.Steps) != 2 || s.Baseline == nil || s.PeerBaseline == nil {
-		t.Fatalf("errors %q, summary %+v: want two steps and both baselines", rep.Errors, s)
+	if len(rep.Errors) != 0 || s == nil || len(s.Steps) != 2 || s.Baseline == nil || s.PeerBaseline == nil || s.Acks != "1" {
+		t.Fatalf("errors %q, summary %+v: want two steps, both baselines and acks=1", rep.Errors, s)
 	}
 	for i, st := range s.Steps {
 		if want := []int{20, 40}[i]; st.Partitions != want || st.Topics != want/10 || st.Strait == nil || st.Peer == nil {
