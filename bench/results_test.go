@@ -386,9 +386,9 @@ func TestScaleMarkdown(t *testing.T) {
 	got := md.String()
 	for _, want := range []string{
 		"## Scale\n",
-		"8-partition run in the same invocation; Strait 300.0 MiB/s; kfake 150.0 MiB/s.\n",
-		"| 1000 | 100 | 2.50s | 500ms (520ms) | 60 | 90 | 55 | 1023 / 2023 | 2.00ms / 200µs | 270.0 | 0.90 | 300ms | 40 | 80 | 12 / 1012 | 4.00ms / 300µs | 120.0 | 0.80 |\n",
-		"| 10000 | 1000 | 30.0s | 1.50s (1.6s) | 210 | 300 | 180 | 10023 / 11023 | 25.0ms / 300µs | 180.0 | 0.60 | 4.00s | 100 | 200 | 12 / 1012 | 40.0ms / 300µs | - | - |\n",
+		"of 8 partitions just before it (MiB/s all / p8, and their ratio).\n",
+		"| 1000 | 100 | 2.50s | 500ms (520ms) | 60 | 90 | 55 | 1023 / 2023 | 2.00ms / 200µs | 270.0 / 300.0 | 0.90 | 300ms | 40 | 80 | 12 / 1012 | 4.00ms / 300µs | 120.0 / 150.0 | 0.80 |\n",
+		"| 10000 | 1000 | 30.0s | 1.50s (1.6s) | 210 | 300 | 180 | 10023 / 11023 | 25.0ms / 300µs | 180.0 / 300.0 | 0.60 | 4.00s | 100 | 200 | 12 / 1012 | 40.0ms / 300µs | - | - |\n",
 		"Targets at 10000 partitions:\n",
 		"- start-up: 1.50s (target < 5.00s): met\n",
 		"- RSS (largest of idle, 1000 connections, restarted): 300 MiB (target < 1 GiB): met\n",

@@ -46,7 +46,7 @@ type ScaleConfig struct {
 	// figures, so the restart has segments to recover.
 	PrefillRecords int
 	// ProduceDuration is the length of each produce phase: to every
-	// partition of a step, and the 8-partition baseline.
+	// partition of a step, and to 8 partitions before it.
 	ProduceDuration time.Duration
 	// Settle is how long a broker is left alone before each reading of
 	// its memory and open files, so a reading is not of the work just
@@ -78,11 +78,7 @@ type ScaleSummary struct {
 	Acks             string        `json:"acks"`
 	ProduceDuration  time.Duration `json:"produce_duration_ns"`
 	Settle           time.Duration `json:"settle_ns"`
-	// Baseline is each broker's 8-partition produce run, the ratio's
-	// denominator.
-	Baseline     *Result     `json:"baseline,omitempty"`
-	PeerBaseline *Result     `json:"peer_baseline,omitempty"`
-	Steps        []ScaleStep `json:"steps"`
+	Steps            []ScaleStep   `json:"steps"`
 }
 
 // ScaleStep is one partition count on both brokers.
@@ -104,9 +100,12 @@ type ScaleFigures struct {
 	// ConnRSS and ConnFDs are with Connections idle clients connected.
 	ConnRSS int64 `json:"conn_rss_bytes"`
 	ConnFDs int   `json:"conn_fds"`
-	// Produce is the run to every partition; Ratio its throughput over
-	// the same broker's 8-partition baseline.
+	// Produce is the run to every partition, P8 the same broker's run to
+	// a topic of 8 partitions just before it, and Ratio the first's
+	// throughput over the second's: measured side by side, so the
+	// machine's load at the moment weighs on both.
 	Produce *Result `json:"produce,omitempty"`
+	P8      *Result `json:"p8,omitempty"`
 	Ratio   float64 `json:"ratio"`
 	// ShutdownTook is SIGTERM to exit; StartupTook exec to the broker
 	// answering Metadata with every partition led; StartupLogged the
@@ -195,20 +194,6 @@ func RunScale(ctx context.Context, cfg ScaleConfig) (*ScaleSummary, error) {
 			first = err
 		}
 	}
-	if len(cfg.ServeCommand) > 0 {
-		r, err := cfg.straitBaseline(ctx, filepath.Join(base, "scale", "p8"))
-		sum.Baseline = r
-		if err != nil && first == nil {
-			first = err
-		}
-	}
-	if cfg.StartPeer != nil {
-		r, err := cfg.peerBaseline(ctx)
-		sum.PeerBaseline = r
-		if err != nil && first == nil {
-			first = err
-		}
-	}
 	for _, p := range cfg.Steps {
 		if ctx.Err() != nil {
 			break
@@ -216,11 +201,11 @@ func RunScale(ctx context.Context, cfg ScaleConfig) (*ScaleSummary, error) {
 		st := ScaleStep{Partitions: p, Topics: p / cfg.TopicPartitions}
 		if len(cfg.ServeCommand) > 0 {
 			st.Strait = &ScaleFigures{}
-			keep(st.Strait, cfg.straitStep(ctx, filepath.Join(base, "scale", fmt.Sprintf("p%d", p)), st, st.Strait, sum.Baseline))
+			keep(st.Strait, cfg.straitStep(ctx, filepath.Join(base, "scale", fmt.Sprintf("p%d", p)), st, st.Strait))
 		}
 		if cfg.StartPeer != nil {
 			st.Peer = &ScaleFigures{}
-			keep(st.Peer, cfg.peerStep(ctx, st, st.Peer, sum.PeerBaseline))
+			keep(st.Peer, cfg.peerStep(ctx, st, st.Peer))
 		}
 		sum.Steps = append(sum.Steps, st)
 	}

@@ -36,27 +36,9 @@ func (c *ScaleConfig) straitNode(ctx context.Context, dir string) (*serveCluster
 	return startCluster(ctx, c.ServeCommand, specs, c.Sets)
 }
 
-// straitBaseline is Strait's 8-partition produce run, on a node of its own.
-func (c *ScaleConfig) straitBaseline(ctx context.Context, dir string) (*Result, error) {
-	node, err := c.straitNode(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	defer node.stop()
-	return c.baseline(ctx, &Broker{Label: "strait", Addrs: node.addrs(), PID: node.pids()[0]})
-}
-
-// peerBaseline is kfake's.
-func (c *ScaleConfig) peerBaseline(ctx context.Context) (*Result, error) {
-	b, err := c.StartPeer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer b.Close()
-	return c.baseline(ctx, b)
-}
-
-func (c *ScaleConfig) baseline(ctx context.Context, b *Broker) (*Result, error) {
+// produceP8 is the broker's run to a topic of 8 partitions, the
+// denominator of the step's ratio.
+func (c *ScaleConfig) produceP8(ctx context.Context, b *Broker) (*Result, error) {
 	pc := c.ProducerConfig
 	pc.Bootstrap, pc.TLS, pc.Topic, pc.Partitions = b.Addrs, b.TLS, c.Topic+"-p8", 8
 	res, err := RunProduce(ctx, ProduceConfig{
@@ -68,7 +50,7 @@ func (c *ScaleConfig) baseline(ctx context.Context, b *Broker) (*Result, error) 
 
 // straitStep measures one step on a fresh Strait node, then stops it
 // with SIGTERM and measures its restart.
-func (c *ScaleConfig) straitStep(ctx context.Context, dir string, st ScaleStep, f *ScaleFigures, baseline *Result) error {
+func (c *ScaleConfig) straitStep(ctx context.Context, dir string, st ScaleStep, f *ScaleFigures) error {
 	node, err := c.straitNode(ctx, dir)
 	if err != nil {
 		return err
@@ -76,7 +58,7 @@ func (c *ScaleConfig) straitStep(ctx context.Context, dir string, st ScaleStep, 
 	defer func() { node.stop() }()
 	b := &Broker{Label: "strait", Addrs: node.addrs(), PID: node.pids()[0]}
 	topics := c.topicNames(st.Topics)
-	if err := c.measure(ctx, b, st, topics, f, baseline); err != nil {
+	if err := c.measure(ctx, b, st, topics, f); err != nil {
 		return err
 	}
 	before, err := allEndOffsets(ctx, b.Addrs, topics)
@@ -131,19 +113,19 @@ func (c *ScaleConfig) straitStep(ctx context.Context, dir string, st ScaleStep, 
 }
 
 // peerStep measures one step on a fresh kfake.
-func (c *ScaleConfig) peerStep(ctx context.Context, st ScaleStep, f *ScaleFigures, baseline *Result) error {
+func (c *ScaleConfig) peerStep(ctx context.Context, st ScaleStep, f *ScaleFigures) error {
 	b, err := c.StartPeer(ctx)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	return c.measure(ctx, b, st, c.topicNames(st.Topics), f, baseline)
+	return c.measure(ctx, b, st, c.topicNames(st.Topics), f)
 }
 
 // measure is the part of a step both brokers run: create the topics,
 // prefill every partition, then the idle, Metadata, connection and
 // produce figures.
-func (c *ScaleConfig) measure(ctx context.Context, b *Broker, st ScaleStep, topics []string, f *ScaleFigures, baseline *Result) error {
+func (c *ScaleConfig) measure(ctx context.Context, b *Broker, st ScaleStep, topics []string, f *ScaleFigures) error {
 	var err error
 	if f.CreateTook, err = c.createTopics(ctx, b, topics); err != nil {
 		return err
@@ -165,11 +147,14 @@ func (c *ScaleConfig) measure(ctx context.Context, b *Broker, st ScaleStep, topi
 		return err
 	}
 	c.progressf("%s p=%d: %d connections: rss %.0f MiB, %d fds", b.Label, st.Partitions, c.Connections, float64(f.ConnRSS)/mib, f.ConnFDs)
+	if f.P8, err = c.produceP8(ctx, b); err != nil {
+		return err
+	}
 	res, err := c.produceAll(ctx, b, topics, "produce-all")
 	f.Produce = &res
-	if baseline != nil {
-		f.Ratio = div(res.MiBPerSec, baseline.MiBPerSec)
-	}
+	f.Ratio = div(res.MiBPerSec, f.P8.MiBPerSec)
+	c.progressf("%s p=%d: produce to all %.1f MiB/s, to 8 partitions %.1f MiB/s (%.2f)", b.Label, st.Partitions,
+		res.MiBPerSec, f.P8.MiBPerSec, f.Ratio)
 	return err
 }
 
