@@ -58,7 +58,7 @@ func (c *ScaleConfig) straitStep(ctx context.Context, dir string, st ScaleStep, 
 	defer func() { node.stop() }()
 	b := &Broker{Label: "strait", Addrs: node.addrs(), PID: node.pids()[0]}
 	topics := c.topicNames(st.Topics)
-	if err := c.measure(ctx, b, st, topics, f); err != nil {
+	if err := c.measure(ctx, b, st, topics, f, dir); err != nil {
 		return err
 	}
 	before, err := allEndOffsets(ctx, b.Addrs, topics)
@@ -119,13 +119,13 @@ func (c *ScaleConfig) peerStep(ctx context.Context, st ScaleStep, f *ScaleFigure
 		return err
 	}
 	defer b.Close()
-	return c.measure(ctx, b, st, c.topicNames(st.Topics), f)
+	return c.measure(ctx, b, st, c.topicNames(st.Topics), f, "")
 }
 
 // measure is the part of a step both brokers run: create the topics,
 // prefill every partition, then the idle, Metadata, connection and
-// produce figures.
-func (c *ScaleConfig) measure(ctx context.Context, b *Broker, st ScaleStep, topics []string, f *ScaleFigures) error {
+// produce figures. dir is the broker's data directory, "" for kfake.
+func (c *ScaleConfig) measure(ctx context.Context, b *Broker, st ScaleStep, topics []string, f *ScaleFigures, dir string) error {
 	var err error
 	if f.CreateTook, err = c.createTopics(ctx, b, topics); err != nil {
 		return err
@@ -147,7 +147,22 @@ func (c *ScaleConfig) measure(ctx context.Context, b *Broker, st ScaleStep, topi
 		return err
 	}
 	c.progressf("%s p=%d: %d connections: rss %.0f MiB, %d fds", b.Label, st.Partitions, c.Connections, float64(f.ConnRSS)/mib, f.ConnFDs)
+	// Each produce run starts with the previous phase's dirty pages
+	// written back, so the run to every partition does not pay for the
+	// 8-partition run's writeback (as bench cluster's phases).
+	settle := func() error {
+		if dir == "" {
+			return nil
+		}
+		return settleWriteback(dir, c.Progress)
+	}
+	if err := settle(); err != nil {
+		return err
+	}
 	if f.P8, err = c.produceP8(ctx, b); err != nil {
+		return err
+	}
+	if err := settle(); err != nil {
 		return err
 	}
 	res, err := c.produceAll(ctx, b, topics, "produce-all")
