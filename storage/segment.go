@@ -655,10 +655,19 @@ func (s *LogSegment) readBatchForRecovery(pos, fileSize int64, hdr []byte, buf *
 // is written first, as Kafka's LogSegment.close does.
 func (s *LogSegment) close(clean bool) error {
 	var errs []error
-	if clean {
-		if ts, off := s.MaxTimestamp(); ts >= 0 {
-			errs = append(errs, s.appendFinalTimeEntry(ts, off))
-		}
+	if !clean {
+		// The indexes open their files by path to write back (they hold
+		// no descriptor), and an unclean close is of a log being dropped
+		// (failed, or replaced by its future log, whose files may now be
+		// at these paths) or of one that recovery repairs: what they hold
+		// beyond their files is not written.
+		s.offsetIndex.Discard()
+		s.timeIndex.Discard()
+		s.txnIndex.Discard()
+		return errors.Join(s.f().Close(), s.closeRetired())
+	}
+	if ts, off := s.MaxTimestamp(); ts >= 0 {
+		errs = append(errs, s.appendFinalTimeEntry(ts, off))
 	}
 	errs = append(errs, s.offsetIndex.Close(), s.timeIndex.Close(), s.txnIndex.Close(), s.f().Close(), s.closeRetired())
 	return errors.Join(errs...)

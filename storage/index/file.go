@@ -357,6 +357,20 @@ func (x *entryFile) closeLocked() error {
 	return err
 }
 
+// Discard closes the index and drops the entries not yet written back,
+// for a segment whose log is being dropped (a failed log, or one a future
+// log replaced, whose directory may already hold the replacing log's files
+// under this path) or whose unflushed tail recovery rebuilds.
+func (x *entryFile) Discard() {
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	x.exists = false
+	x.publish(func() {
+		x.state = closed
+		x.buf = nil
+	})
+}
+
 // Rename moves the file, as Kafka does when a segment becomes .deleted,
 // .cleaned or .swap. A file that does not exist yet (never loaded and never
 // created, or a transaction index without entries) is not an error: the

@@ -210,6 +210,10 @@ func (x *OffsetIndex) Flush() error { return x.file.Flush() }
 // Close releases the file. The index is unusable afterwards.
 func (x *OffsetIndex) Close() error { return x.file.Close() }
 
+// Discard closes the index without writing the entries not yet in its
+// file; see entryFile.Discard.
+func (x *OffsetIndex) Discard() { x.file.Discard() }
+
 // Rename moves the file to newPath.
 func (x *OffsetIndex) Rename(newPath string) error { return x.file.Rename(newPath) }
 

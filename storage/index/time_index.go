@@ -214,6 +214,10 @@ func (x *TimeIndex) Flush() error { return x.file.Flush() }
 // Close releases the file. The index is unusable afterwards.
 func (x *TimeIndex) Close() error { return x.file.Close() }
 
+// Discard closes the index without writing the entries not yet in its
+// file; see entryFile.Discard.
+func (x *TimeIndex) Discard() { x.file.Discard() }
+
 // Rename moves the file to newPath.
 func (x *TimeIndex) Rename(newPath string) error { return x.file.Rename(newPath) }
 

@@ -181,6 +181,10 @@ func (x *TxnIndex) Flush() error { return x.file.Flush() }
 // Close releases the file. The index is unusable afterwards.
 func (x *TxnIndex) Close() error { return x.file.Close() }
 
+// Discard closes the index without writing the entries not yet in its
+// file; see entryFile.Discard.
+func (x *TxnIndex) Discard() { x.file.Discard() }
+
 // Rename moves the file to newPath; a file never created is not an error.
 func (x *TxnIndex) Rename(newPath string) error { return x.file.Rename(newPath) }
 
