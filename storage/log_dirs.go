@@ -153,7 +153,7 @@ func (m *LogManager) loadLogDir(dir string) error {
 		}
 	}
 	m.logger.Info("log directory loaded", "logDir", dir, "logs", len(todo), "cleanShutdown", clean,
-		"recoveryThreads", m.opts.recoveryThreads())
+		"loadThreads", m.opts.recoveryThreads())
 	return nil
 }
 
