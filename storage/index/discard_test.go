@@ -59,3 +59,45 @@ func TestDiscardLeavesTheFileAlone(t *testing.T) {
 		}
 	}
 }
+
+// An index whose file went with its segment (removed while entries waited
+// to be written back) closes without an error, and Delete writes nothing
+// before removing: the index holds no descriptor, so a write-back would
+// reopen the path (a broker's graceful stop failed on the .deleted
+// segments of a topic whose retention had just run).
+func TestCloseAfterTheFileWent(t *testing.T) {
+	mem := vfs.NewMem()
+	if err := mem.MkdirAll("/d"); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []string{"close", "delete"} {
+		path := "/d/" + op + ".index"
+		x, err := OpenOffsetIndex(mem, path, 100, 1024)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Append(101, 10); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Append(102, 20); err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		if op == "close" {
+			err = x.Close()
+		} else {
+			err = x.Delete()
+		}
+		if err != nil {
+			t.Fatalf("%s of an index whose file was removed: %v", op, err)
+		}
+		if _, err := mem.Stat(path); !vfs.IsNotExist(err) {
+			t.Fatalf("%s brought the removed file back: %v", op, err)
+		}
+	}
+}

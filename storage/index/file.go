@@ -349,6 +349,14 @@ func (x *entryFile) Close() error {
 
 func (x *entryFile) closeLocked() error {
 	err := x.writeBackNowLocked()
+	if vfs.IsNotExist(err) {
+		// The file went with its segment (a segment deleted after its
+		// rename to .deleted, a log directory removed): nothing is left
+		// to write the entries back to, and nothing will read them.
+		// Before 3ab9782 the index kept its file open and wrote into
+		// the unlinked inode, with the same outcome.
+		err = nil
+	}
 	x.exists = false
 	x.publish(func() {
 		x.state = closed
@@ -391,6 +399,8 @@ func (x *entryFile) Rename(newPath string) error {
 func (x *entryFile) Delete() error {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
+	// The entries not yet written back are not written: the file goes.
+	x.written = len(x.buf)
 	cerr := x.closeLocked()
 	if err := x.fsys.Remove(x.path); err != nil && !vfs.IsNotExist(err) {
 		return errors.Join(cerr, fmt.Errorf("index: remove %s: %w", x.path, err))
