@@ -38,10 +38,9 @@ func TestConnectionStormHeldAtOpenFileLimit(t *testing.T) {
 	createTopic(t, newAdmin(t, n.kafkaAddr()), topic, 1)
 
 	conns := dialStorm(t, n.kafkaAddr(), 2*limit)
-	attrs := logAttrs(firstLine(t, p, "client connections limited by the open-file limit"))
-	maxConns, err := strconv.Atoi(attrs["max.connections"])
-	if err != nil || maxConns <= 0 || maxConns >= limit {
-		t.Fatalf("derived max.connections %q, want 1..%d: %v", attrs["max.connections"], limit-1, err)
+	maxConns := derivedMaxConnections(t, p)
+	if maxConns >= limit {
+		t.Fatalf("derived max.connections %d, want 1..%d", maxConns, limit-1)
 	}
 	// The broker takes the storm up to its limit and no further.
 	waitUntil(t, 30*time.Second, "the broker to hold max.connections connections", func() (bool, string) {
@@ -288,6 +287,19 @@ func openFDs(t *testing.T, pid int) int {
 	return len(ents)
 }
 
+// derivedMaxConnections is the max.connections the broker logged having
+// derived from its open-file limit; it fails the test unless it is a
+// positive number.
+func derivedMaxConnections(t *testing.T, p *proc) int {
+	t.Helper()
+	raw := logAttrs(firstLine(t, p, "client connections limited by the open-file limit"))["max.connections"]
+	n, err := strconv.Atoi(raw)
+	if err != nil || n <= 0 {
+		t.Fatalf("derived max.connections %q, want a positive number: %v", raw, err)
+	}
+	return n
+}
+
 func firstLine(t *testing.T, p *proc, s string) string {
 	t.Helper()
 	lines := p.linesWith(s)
@@ -349,11 +361,7 @@ func TestProducingConnectionsWithinOpenFileLimit(t *testing.T) {
 	p := n.start()
 	const topic = "lent"
 	createTopic(t, newAdmin(t, n.kafkaAddr()), topic, 1)
-	attrs := logAttrs(firstLine(t, p, "client connections limited by the open-file limit"))
-	maxConns, err := strconv.Atoi(attrs["max.connections"])
-	if err != nil || maxConns <= 0 {
-		t.Fatalf("derived max.connections %q: %v", attrs["max.connections"], err)
-	}
+	maxConns := derivedMaxConnections(t, p)
 	// The admin client's connections count too; leave room for them.
 	conns := make([]*rawconn.Conn, 0, maxConns)
 	for range maxConns - 4 {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -106,10 +105,9 @@ func TestSSLConnectionStormHeldAtOpenFileLimit(t *testing.T) {
 	)
 	n.via = []string{prlimitBin(t), fmt.Sprintf("--nofile=%d:%d", limit, limit), "--"}
 	p := n.start()
-	attrs := logAttrs(firstLine(t, p, "client connections limited by the open-file limit"))
-	maxConns, err := strconv.Atoi(attrs["max.connections"])
-	if err != nil || maxConns <= 0 || 3*maxConns >= limit {
-		t.Fatalf("derived max.connections %q, want 1..%d (three descriptors per TLS connection): %v", attrs["max.connections"], limit/3, err)
+	maxConns := derivedMaxConnections(t, p)
+	if 3*maxConns >= limit {
+		t.Fatalf("derived max.connections %d, want 1..%d (three descriptors per TLS connection)", maxConns, limit/3)
 	}
 	clientCfg := tlstest.ClientConfig(ca, nil)
 
