@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -31,8 +30,9 @@ import (
 // SslTransportLayer cannot transferTo either).
 //
 // The price: every request byte is copied once more through the
-// socketpair, by one relay goroutine per connection (a second one waits
-// for gnet's end to close). Requests are small next to Fetch responses,
+// socketpair, by one relay goroutine per connection, a whole request
+// frame per write (tls_relay.go); a second goroutine waits for gnet's
+// end to close. Requests are small next to Fetch responses,
 // which is why only the write direction was taken off the relay (issue 25:
 // on a TLS catch-up the relayed responses cost ~40% of the broker's CPU
 // and buffered most of each response in gnet). Still left: crypto/tls
@@ -105,11 +105,11 @@ func (l *listener) serveTLS(c net.Conn, ip netip.Addr) {
 		return
 	}
 	opened = true
-	go relayTLS(tc, outer)
+	go relayTLS(tc, outer, &l.srv.bufs)
 }
 
 // relayTLS copies the client's bytes from the TLS connection to the
-// relay's end of the socketpair, for gnet to frame, until either side
+// relay's end of the socketpair, whole frames at a time, for gnet to frame, until either side
 // ends, then closes both: a client gone closes the gnet connection
 // (OnClose), and the gnet connection closed (idle, a failed request,
 // shutdown) closes the client's. Responses do not come this way: the
@@ -117,7 +117,7 @@ func (l *listener) serveTLS(c net.Conn, ip netip.Addr) {
 // gnet's side the relay only waits for the end, which comes after the
 // responses before a close have been written (the loop closes once
 // cn.unsent is 0).
-func relayTLS(tc *tls.Conn, outer net.Conn) {
+func relayTLS(tc *tls.Conn, outer net.Conn, pool *bufferPool) {
 	var once sync.Once
 	closeBoth := func() {
 		once.Do(func() {
@@ -126,7 +126,7 @@ func relayTLS(tc *tls.Conn, outer net.Conn) {
 		})
 	}
 	go func() {
-		_, _ = io.Copy(outer, tc)
+		_ = newFrameRelay(outer, tc, pool).run() // frame by frame (tls_relay.go)
 		closeBoth()
 	}()
 	// Nothing writes to gnet's end, so this read returns at its close.
