@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"time"
 )
@@ -17,11 +16,8 @@ func cmdMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	c.registerOutput(fs)
 	destTopic := fs.String("dest-topic", "", `the destination's topic of the produce phase (default: --topic + "-dest")`)
 	mirrorName := fs.String("mirror-name", "strait-bench", "name of the mirror created on the destination")
-	serveCmd := fs.String("serve-cmd", "", `command line reaching "strait serve", split on spaces (default: this executable + " serve")`)
-	var sets setFlags
-	fs.Var(&sets, "set", "key=value passed to both nodes' strait serve --set; repeatable")
-	dataDir := fs.String("data-dir", "", "where the nodes keep their data and logs (default: a temporary directory)")
-	keep := fs.Bool("keep-data", false, "keep the nodes' data and logs (source/node1.log, destination/node1.log) after the run")
+	var nf nodeFlags
+	nf.register(fs, "both nodes'", " (source/node1.log, destination/node1.log)")
 	records := fs.Int64("records", 0, "records of each throughput phase (destination produce, source produce and fetch, mirror catch-up)")
 	var bytes sizeFlag
 	fs.Var(&bytes, "bytes", "value bytes of each throughput phase (default 1GiB without --records)")
@@ -37,7 +33,7 @@ func cmdMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *records == 0 && bytes == 0 {
 		bytes = gib
 	}
-	argv, progress, code := c.serveArgs(fs, *serveCmd, stderr)
+	argv, progress, code := nf.serveArgs(fs, &c, stderr)
 	if code >= 0 {
 		return code
 	}
@@ -47,9 +43,9 @@ func cmdMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		ProducerConfig: p,
 		Fetch:          fc.config(),
 		ServeCommand:   argv,
-		Sets:           sets,
-		DataDir:        *dataDir,
-		KeepData:       *keep,
+		Sets:           nf.sets,
+		DataDir:        nf.dataDir,
+		KeepData:       nf.keep,
 		Records:        *records,
 		Bytes:          int64(bytes),
 		DestTopic:      *destTopic,
@@ -60,10 +56,7 @@ func cmdMirror(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		StallTimeout:   *stall,
 		Progress:       progress,
 	}
-	check := cfg
-	check.fill()
-	if err := check.validate(); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+	if !checkConfig(fs, cfg, stderr) {
 		return 2
 	}
 

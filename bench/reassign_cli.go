@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"time"
 )
@@ -15,11 +14,8 @@ func cmdReassign(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	var c commonFlags
 	c.registerProducer(fs, false)
 	c.registerOutput(fs)
-	serveCmd := fs.String("serve-cmd", "", `command line reaching "strait serve", split on spaces (default: this executable + " serve")`)
-	var sets setFlags
-	fs.Var(&sets, "set", "key=value passed to every node's strait serve --set; repeatable")
-	dataDir := fs.String("data-dir", "", "where the nodes keep their data and logs (default: a temporary directory)")
-	keep := fs.Bool("keep-data", false, "keep the nodes' data and logs (node<N>.log) after the run")
+	var nf nodeFlags
+	nf.register(fs, "every node's", " (node<N>.log)")
 	moveTopic := fs.String("move-topic", "", `the prefilled topic that moves (default: --topic + "-moving")`)
 	movePartitions := fs.Int("move-partitions", 6, "partitions of the moving topic")
 	moveBytes := sizeFlag(gib)
@@ -30,16 +26,16 @@ func cmdReassign(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
 		return code
 	}
-	argv, progress, code := c.serveArgs(fs, *serveCmd, stderr)
+	argv, progress, code := nf.serveArgs(fs, &c, stderr)
 	if code >= 0 {
 		return code
 	}
 	cfg := ReassignConfig{
 		ProducerConfig: c.producer(&Broker{}),
 		ServeCommand:   argv,
-		Sets:           sets,
-		DataDir:        *dataDir,
-		KeepData:       *keep,
+		Sets:           nf.sets,
+		DataDir:        nf.dataDir,
+		KeepData:       nf.keep,
 		MoveTopic:      *moveTopic,
 		MovePartitions: int32(*movePartitions),
 		MoveBytes:      int64(moveBytes),
@@ -47,10 +43,7 @@ func cmdReassign(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		Duration:       *duration,
 		Progress:       progress,
 	}
-	check := cfg
-	check.fill()
-	if err := check.validate(); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+	if !checkConfig(fs, cfg, stderr) {
 		return 2
 	}
 	rep := &Report{Command: "reassign", Config: map[string]any{}}

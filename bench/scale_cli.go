@@ -28,11 +28,8 @@ func cmdScale(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	prefill := fs.Int("prefill-records", 2, "records written to every partition before the idle figures")
 	produceFor := fs.Duration("produce-duration", 10*time.Second, "length of each produce phase (to all partitions, and the 8-partition baseline)")
 	settle := fs.Duration("settle", 2*time.Second, "how long a broker is left alone before each reading of its memory and open files")
-	serveCmd := fs.String("serve-cmd", "", `command line reaching "strait serve", split on spaces (default: this executable + " serve")`)
-	var sets setFlags
-	fs.Var(&sets, "set", "key=value passed to strait serve --set; repeatable")
-	dataDir := fs.String("data-dir", "", "where the nodes keep their data and logs (default: a temporary directory)")
-	keep := fs.Bool("keep-data", false, "keep the nodes' data and logs after the run")
+	var nf nodeFlags
+	nf.register(fs, "every node's", "")
 	// The producer's settings for this workload: acks=1 (as issue 29's
 	// produce rows), topics named scale-NNNNN by default.
 	c.acks = "1"
@@ -49,7 +46,7 @@ func cmdScale(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "%s: --peer %q: the only peer is kfake\n", fs.Name(), c.peer)
 		return 2
 	}
-	argv, progress, code := c.serveArgs(fs, *serveCmd, stderr)
+	argv, progress, code := nf.serveArgs(fs, &c, stderr)
 	if code >= 0 {
 		return code
 	}
@@ -66,18 +63,15 @@ func cmdScale(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		ProduceDuration:  *produceFor,
 		Settle:           *settle,
 		ServeCommand:     argv,
-		Sets:             sets,
-		DataDir:          *dataDir,
-		KeepData:         *keep,
+		Sets:             nf.sets,
+		DataDir:          nf.dataDir,
+		KeepData:         nf.keep,
 		Progress:         progress,
 	}
 	if c.peer == "kfake" {
 		cfg.StartPeer = func(ctx context.Context) (*Broker, error) { return c.startKfake(ctx, stderr) }
 	}
-	check := cfg
-	check.fill()
-	if err := check.validate(); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+	if !checkConfig(fs, cfg, stderr) {
 		return 2
 	}
 	rep := &Report{Command: "scale", Config: map[string]any{}}
