@@ -472,20 +472,37 @@ func (cn *conn) quiet() bool {
 
 // responseSocket is the socket the writer writes frames on itself: the
 // lent one, or nil to hand them to gnet. A connection that may have it
-// asks for it with its first Produce answer, as with its first Fetch
-// sent from files (sendfile.go): from then on its answers cost no trip
-// through gnet's task queue and no wake-up of the event loop each, which
-// for a producer's small answers was a large part of a request's cost.
-// Connections that never produce or fetch (Metadata, group traffic) keep
-// writing through gnet and hold no second descriptor.
+// asks for it with its first producer's answer (lendsSocket), as with its
+// first Fetch sent from files (sendfile.go): from then on its answers
+// cost no trip through gnet's task queue and no wake-up of the event loop
+// each, which for a producer's small answers was a large part of a
+// request's cost. Connections that never produce or fetch (Metadata,
+// group traffic) keep writing through gnet and hold no second descriptor.
 func (cn *conn) responseSocket(frames []*outFrame) *directSocket {
 	if sock := cn.sock.Load(); sock != nil || !cn.direct {
 		return sock
 	}
 	for _, o := range frames {
-		if o.key == int16(kmsg.Produce) {
+		if lendsSocket(o.key) {
 			return cn.lentSocket()
 		}
 	}
 	return nil
+}
+
+// lendsSocket reports whether an answer to key asks for the lent socket:
+// Produce, and the transaction coordinator's requests a transactional
+// producer sends every transaction (AddPartitionsToTxn, AddOffsetsToTxn,
+// EndTxn, TxnOffsetCommit). Clients send those on a connection of their
+// own (kgo's non-produce connection, the Java producer's to the
+// coordinator), two or more answers per transaction; through gnet each
+// cost an eventfd wake-up of the loop and a writev there. The descriptor
+// budget already counts two a plaintext connection (broker's
+// connection_limits.go: any connection may come to hold the duplicate).
+func lendsSocket(key int16) bool {
+	switch kmsg.Key(key) {
+	case kmsg.Produce, kmsg.AddPartitionsToTxn, kmsg.AddOffsetsToTxn, kmsg.EndTxn, kmsg.TxnOffsetCommit:
+		return true
+	}
+	return false
 }
