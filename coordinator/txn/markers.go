@@ -108,17 +108,29 @@ func (s *shard) sendMarkers(job markerJob, pending map[storage.TopicPartition]st
 		}
 	}
 	var mu sync.Mutex
+	mark := func(leader int32, tps []storage.TopicPartition) {
+		done, fence := s.markLeader(job, leader, tps)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, tp := range done {
+			delete(pending, tp)
+		}
+		fenced = fenced || fence
+	}
+	if len(byLeader) == 1 {
+		// One leader (every partition on one broker, as with one
+		// partition or one broker): its markers are written here. A
+		// goroutine for it, with this one parked until it ended, ran
+		// nothing in parallel and cost every transaction a wake-up of an
+		// idle thread and a fresh stack grown through the append path.
+		for leader, tps := range byLeader {
+			mark(leader, tps)
+		}
+		return fenced
+	}
 	var wg sync.WaitGroup
 	for leader, tps := range byLeader {
-		wg.Go(func() {
-			done, fence := s.markLeader(job, leader, tps)
-			mu.Lock()
-			defer mu.Unlock()
-			for _, tp := range done {
-				delete(pending, tp)
-			}
-			fenced = fenced || fence
-		})
+		wg.Go(func() { mark(leader, tps) })
 	}
 	wg.Wait()
 	return fenced
