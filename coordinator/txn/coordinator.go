@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -24,6 +25,13 @@ type Coordinator struct {
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // marker senders and scans
+
+	// idleSenders hands a prepared transaction to a marker sender
+	// waiting for one (senders.go); sendersStarted counts the senders
+	// started, sendersIdle those waiting.
+	idleSenders    chan func()
+	sendersStarted atomic.Int64
+	sendersIdle    atomic.Int64
 }
 
 // New returns a coordinator that serves no partition until OnElection,
@@ -33,7 +41,7 @@ func New(cfg Config) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Coordinator{cfg: cfg, log: cfg.Logger.With("component", "txn-coordinator")}
+	c := &Coordinator{cfg: cfg, log: cfg.Logger.With("component", "txn-coordinator"), idleSenders: make(chan func())}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.reg = runtime.New(func(p, epoch int32, _ *shard) *shard { return newShard(c, p, epoch) }, runtime.Options{
 		Loading: func(p, epoch int32) {

@@ -200,7 +200,7 @@ func (s *shard) completeLocked(id string, m *Metadata) {
 	}
 	job := markerJob{id: id, producerID: m.ProducerID, epoch: m.ProducerEpoch, commit: m.State == PrepareCommit,
 		partitions: sortedPartitions(m.Partitions), complete: t}
-	s.c.wg.Go(func() { s.finish(job) })
+	s.c.goSend(func() { s.finish(job) })
 }
 
 // whileConcurrentLocked runs decide, with mu held, until it answers
