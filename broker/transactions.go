@@ -110,6 +110,17 @@ func (v txnVerifier) VerifyTransaction(ctx context.Context, id string, pid int64
 	if !ok || p.Leader < 0 {
 		return nil, kerr.CoordinatorNotAvailable
 	}
+	if p.Leader == n.cfg.NodeID {
+		// This broker's own coordinator answers in-process, without the
+		// request a remote one is sent.
+		codes := make([]int16, len(tps))
+		c.VerifyPartitions(id, pid, epoch, tps, codes)
+		out := make(map[storage.TopicPartition]error, len(tps))
+		for i, tp := range tps {
+			out[tp] = kerr.ErrorForCode(codes[i])
+		}
+		return out, nil
+	}
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.Version = 5
 	rt := kmsg.NewAddPartitionsToTxnRequestTransaction()
@@ -127,16 +138,11 @@ func (v txnVerifier) VerifyTransaction(ctx context.Context, id string, pid int64
 		rt.Topics[i].Partitions = append(rt.Topics[i].Partitions, tp.Partition)
 	}
 	req.Transactions = append(req.Transactions, rt)
-	var resp *kmsg.AddPartitionsToTxnResponse
-	if p.Leader == n.cfg.NodeID {
-		resp = c.AddPartitionsToTxn(ctx, req)
-	} else {
-		r, err := n.peers.request(ctx, p.Leader, req)
-		if err != nil {
-			return nil, err
-		}
-		resp = r.(*kmsg.AddPartitionsToTxnResponse)
+	r, err := n.peers.request(ctx, p.Leader, req)
+	if err != nil {
+		return nil, err
 	}
+	resp := r.(*kmsg.AddPartitionsToTxnResponse)
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 		return nil, err
 	}

@@ -91,78 +91,123 @@ func (c *Coordinator) AddOffsetsToTxn(ctx context.Context, req *kmsg.AddOffsetsT
 // addPartitions adds (or, verifyOnly, checks) partitions of a transaction
 // and returns each partition's error code.
 func (c *Coordinator) addPartitions(ctx context.Context, id string, pid int64, epoch int16, verifyOnly bool, parts []storage.TopicPartition) map[storage.TopicPartition]int16 {
+	codes := make([]int16, len(parts))
+	if verifyOnly {
+		c.VerifyPartitions(id, pid, epoch, parts, codes)
+	} else {
+		c.addPartitionsInto(ctx, id, pid, epoch, parts, codes)
+	}
 	out := make(map[storage.TopicPartition]int16, len(parts))
-	all := func(e *kerr.Error) map[storage.TopicPartition]int16 {
-		for _, tp := range parts {
-			out[tp] = e.Code
-		}
-		return out
+	for i, tp := range parts {
+		out[tp] = codes[i]
 	}
-	if id == "" {
-		return all(kerr.InvalidRequest)
+	return out
+}
+
+// VerifyPartitions is a verification (AddPartitionsToTxn with VerifyOnly,
+// KIP-890) asked in-process by a partition leader on this broker: codes[i]
+// is set to parts[i]'s error code, 0 when it is in the transaction. The
+// produce path asks it for the first transactional batch of every
+// transaction on a partition; building an AddPartitionsToTxn request and
+// reading its answer back, for a question this broker answers itself,
+// cost about as much as the answer.
+func (c *Coordinator) VerifyPartitions(id string, pid int64, epoch int16, parts []storage.TopicPartition, codes []int16) {
+	s := c.partitionsShard(id, parts, codes)
+	if s == nil {
+		return
 	}
-	// Partitions of unknown topics fail the request before the
-	// coordinator looks at it.
-	img := c.cfg.Image()
-	unknown := false
-	for _, tp := range parts {
-		if _, ok := img.Partition(tp.Topic, tp.Partition); !ok {
-			out[tp], unknown = kerr.UnknownTopicOrPartition.Code, true
-		}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.txns[id]
+	var e *kerr.Error
+	switch {
+	case s.closed:
+		e = kerr.NotCoordinator
+	case m == nil:
+		e = kerr.InvalidProducerIDMapping
+	default:
+		e = verifyLocked(m, pid, epoch)
 	}
-	if unknown {
-		for _, tp := range parts {
-			if out[tp] == 0 {
-				out[tp] = kerr.OperationNotAttempted.Code
-			}
-		}
-		return out
-	}
-	s, e := c.shardOf(id)
 	if e != nil {
-		return all(e)
+		fill(codes, e)
+		return
+	}
+	for i, tp := range parts {
+		if !m.HasPartition(tp) {
+			codes[i] = kerr.TransactionAbortable.Code
+		}
+	}
+}
+
+// addPartitionsInto adds parts to id's transaction, setting codes[i] to
+// parts[i]'s error code.
+func (c *Coordinator) addPartitionsInto(ctx context.Context, id string, pid int64, epoch int16, parts []storage.TopicPartition, codes []int16) {
+	s := c.partitionsShard(id, parts, codes)
+	if s == nil {
+		return
 	}
 	var t Transit
 	write := false
 	s.mu.Lock()
-	if verifyOnly {
+	e := s.whileConcurrentLocked(ctx, func() *kerr.Error {
 		m := s.txns[id]
 		switch {
 		case s.closed:
-			e = kerr.NotCoordinator
+			return kerr.NotCoordinator
 		case m == nil:
-			e = kerr.InvalidProducerIDMapping
-		default:
-			if e = verifyLocked(m, pid, epoch); e == nil {
-				for _, tp := range parts {
-					if !m.HasPartition(tp) {
-						out[tp] = kerr.TransactionAbortable.Code
-					}
-				}
-			}
+			return kerr.InvalidProducerIDMapping
 		}
-	} else {
-		e = s.whileConcurrentLocked(ctx, func() *kerr.Error {
-			m := s.txns[id]
-			switch {
-			case s.closed:
-				return kerr.NotCoordinator
-			case m == nil:
-				return kerr.InvalidProducerIDMapping
-			}
-			var e *kerr.Error
-			t, write, e = s.prepareAddLocked(m, pid, epoch, parts)
-			return e
-		})
-	}
+		var e *kerr.Error
+		t, write, e = s.prepareAddLocked(m, pid, epoch, parts)
+		return e
+	})
 	s.mu.Unlock()
 	if e == nil && write {
 		e = s.write(id, t)
 	}
 	if e != nil {
-		return all(e)
+		fill(codes, e)
 	}
-	return out
+}
+
+// partitionsShard makes the checks before the coordinator looks at a
+// request and returns id's shard, or nil when codes hold the answer: an
+// id must be named; partitions of topics the cluster does not have are
+// UNKNOWN_TOPIC_OR_PARTITION and the others then OPERATION_NOT_ATTEMPTED;
+// every partition has the error of a shard that does not serve (shardOf).
+func (c *Coordinator) partitionsShard(id string, parts []storage.TopicPartition, codes []int16) *shard {
+	if id == "" {
+		fill(codes, kerr.InvalidRequest)
+		return nil
+	}
+	img := c.cfg.Image()
+	unknown := false
+	for i, tp := range parts {
+		if _, ok := img.Partition(tp.Topic, tp.Partition); !ok {
+			codes[i], unknown = kerr.UnknownTopicOrPartition.Code, true
+		}
+	}
+	if unknown {
+		for i := range codes {
+			if codes[i] == 0 {
+				codes[i] = kerr.OperationNotAttempted.Code
+			}
+		}
+		return nil
+	}
+	s, e := c.shardOf(id)
+	if e != nil {
+		fill(codes, e)
+		return nil
+	}
+	return s
+}
+
+// fill sets every code to e's.
+func fill(codes []int16, e *kerr.Error) {
+	for i := range codes {
+		codes[i] = e.Code
+	}
 }
 
 // verifyLocked checks a verification's producer against m: the checks of

@@ -298,6 +298,23 @@ func TestVerifyOnly(t *testing.T) {
 	if got := codes(1); got[0] != kerr.ProducerFenced.Code || got[1] != kerr.ProducerFenced.Code {
 		t.Fatalf("verify with another epoch: %v", got)
 	}
+	// The in-process question a partition leader on this broker asks
+	// answers the same, partition by partition.
+	parts := []storage.TopicPartition{tp("a", 0), tp("a", 1), tp("nope", 0)}
+	got := make([]int16, len(parts))
+	e.c.VerifyPartitions("v", pid, epoch, parts[:2], got[:2])
+	if got[0] != 0 || got[1] != kerr.TransactionAbortable.Code {
+		t.Fatalf("VerifyPartitions: %v", got[:2])
+	}
+	e.c.VerifyPartitions("v", pid, epoch+1, parts[:2], got[:2])
+	if got[0] != kerr.ProducerFenced.Code || got[1] != kerr.ProducerFenced.Code {
+		t.Fatalf("VerifyPartitions with another epoch: %v", got[:2])
+	}
+	clear(got)
+	e.c.VerifyPartitions("v", pid, epoch, parts, got)
+	if got[0] != kerr.OperationNotAttempted.Code || got[2] != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("VerifyPartitions with an unknown topic: %v", got)
+	}
 	if got := e.describe("v"); got != "Ongoing pid=1001 epoch=0 a[0]" {
 		t.Fatalf("verification changed the transaction: %s", got)
 	}
