@@ -16,9 +16,16 @@ import (
 // it, after allocating n blocks at a call site of its own.
 func allocsProfile(t *testing.T, n int) []byte {
 	t.Helper()
+	// The runtime samples about one allocation in 512 KiB
+	// (runtime.MemProfileRate): n MiB make about 2n samples, so a
+	// profile taken after more of them has grown (64 KiB allocations
+	// were sometimes all missed, under make test's load). The profile
+	// shows what the last completed collection published: two GCs make
+	// sure these allocations are in it.
 	for range n {
-		sink = append(sink, make([]byte, 64<<10))
+		sink = make([]byte, 1<<20)
 	}
+	runtime.GC()
 	runtime.GC()
 	var b bytes.Buffer
 	if err := pprof.Lookup("allocs").WriteTo(&b, 0); err != nil {
@@ -27,7 +34,7 @@ func allocsProfile(t *testing.T, n int) []byte {
 	return b.Bytes()
 }
 
-var sink [][]byte
+var sink []byte
 
 // profileCheck decodes a merged profile: the sum of each sample value
 // column, and an error when a sample names a location, a line a
