@@ -211,7 +211,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 
 	n.logs, err = storage.OpenManagerDirs(cfg.LogDirs, storage.ManagerOptions{
 		FS: n.fs, Clock: n.clock, Logger: n.logger, DefaultConfig: cfg.Log, Cleaner: cfg.LogCleaner(),
-		OnFailure: n.logDirFailed,
+		OnFailure: n.logDirFailed, RecoveryThreadsPerDataDir: int(cfg.RecoveryThreadsPerDataDir),
 	})
 	if err != nil {
 		return fmt.Errorf("opening the log directories: %w", err)

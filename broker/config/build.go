@@ -101,6 +101,7 @@ func (c *Config) build(v values) error {
 		}
 	}
 	c.NumNetworkThreads = v.i32("num.network.threads")
+	c.RecoveryThreadsPerDataDir = v.i32("num.recovery.threads.per.data.dir")
 	c.QuotaWindowNum, c.QuotaWindowSizeSeconds = v.i32("quota.window.num"), v.i32("quota.window.size.seconds")
 	c.MetricsListener = v.str("metrics.listener")
 	c.MetricsPprofEnable = v.boolean("metrics.pprof.enable")

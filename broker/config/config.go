@@ -78,6 +78,9 @@ type Config struct {
 	// NumNetworkThreads is the number of event loops per listener; 0
 	// (num.network.threads unset) means GOMAXPROCS.
 	NumNetworkThreads int32
+	// RecoveryThreadsPerDataDir is num.recovery.threads.per.data.dir: how
+	// many logs of a log directory open, or flush and close, at once.
+	RecoveryThreadsPerDataDir int32
 	// QuotaWindowNum and QuotaWindowSizeSeconds are quota.window.num and
 	// quota.window.size.seconds: how client quota rates are sampled.
 	QuotaWindowNum, QuotaWindowSizeSeconds int32

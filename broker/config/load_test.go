@@ -50,6 +50,7 @@ func TestDefaults(t *testing.T) {
 		MaxRequestPartitionSizeLimit:            2000,
 		ConnectionsMaxIdleMs:                    600000,
 		MetricsListener:                         "127.0.0.1:9644",
+		RecoveryThreadsPerDataDir:               2,
 		QuotaWindowNum:                          11,
 		QuotaWindowSizeSeconds:                  1,
 		MaxConnections:                          -1,
@@ -184,12 +185,14 @@ log.cleaner.enable=true
 	if c.NumNetworkThreads != 3 {
 		t.Fatalf("num.network.threads %d, want the file's 3", c.NumNetworkThreads)
 	}
+	if c.RecoveryThreadsPerDataDir != 1 {
+		t.Fatalf("num.recovery.threads.per.data.dir %d, want the file's 1", c.RecoveryThreadsPerDataDir)
+	}
 	if c.Txn.StateLogReplicationFactor != 1 || c.Txn.StateLogMinISR != 1 {
 		t.Fatalf("transaction state log RF %d, min ISR %d: want the file's 1 and 1", c.Txn.StateLogReplicationFactor, c.Txn.StateLogMinISR)
 	}
 	wantIgnored := []string{
-		"num.io.threads", "num.recovery.threads.per.data.dir",
-		"socket.receive.buffer.bytes", "socket.send.buffer.bytes",
+		"num.io.threads", "socket.receive.buffer.bytes", "socket.send.buffer.bytes",
 	}
 	if !slices.Equal(c.Ignored, wantIgnored) {
 		t.Fatalf("ignored\n got %q\nwant %q", c.Ignored, wantIgnored)

@@ -118,6 +118,16 @@ var brokerDefs = append([]Def{
 		Doc:      `The number of event loops per listener that read requests and write responses; unset means half of GOMAXPROCS, at least 1.`,
 	},
 	{
+		// Kafka's LogManager opens (and recovers) the logs at start-up
+		// and flushes and closes them at shutdown on this many threads per
+		// log directory; 2 since Kafka 4.0 (KIP-1030). Strait reads it when
+		// the log directories open, before the metadata image is there, so
+		// only server.properties (or --set) counts (staticOnlyBrokerKeys).
+		Name: "num.recovery.threads.per.data.dir", Type: Int, Default: str("2"),
+		Validate: atLeast(1),
+		Doc:      `The number of logs of one log directory opened (and recovered after an unclean shutdown) at once at start-up, and flushed and closed at once at shutdown.`,
+	},
+	{
 		Name: "connections.max.idle.ms", Type: Long, Default: str("600000"),
 		Doc: `Close a connection that has been idle this long; a negative value never closes idle connections.`,
 	},

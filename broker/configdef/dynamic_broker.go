@@ -27,7 +27,7 @@ import (
 //     that it ignores them, with the reason.
 var kafkaDynamicBrokerKeys = setOf(slices.Concat(dynamicListenerKeyNames, listenerOnlySecurityKeyNames, []string{
 	// DynamicThreadPool.
-	"num.io.threads", "num.replica.fetchers", "num.recovery.threads.per.data.dir", "background.threads",
+	"num.io.threads", "num.replica.fetchers", "background.threads",
 	// LogCleaner.ReconfigurableConfigs (Strait reads whole batches).
 	"log.cleaner.io.buffer.size",
 	// DynamicLogConfig: a log default Kafka 4.0 keeps for old files.
@@ -49,11 +49,17 @@ var kafkaDynamicBrokerKeys = setOf(slices.Concat(dynamicListenerKeyNames, listen
 // and removes listeners at runtime) and implemented by Strait, which
 // reads them from server.properties only: a value set at runtime is
 // stored and described but changes nothing, now or at the next start.
-// Kafka takes them per broker only (DynamicBrokerConfig.PerBrokerConfigs).
+// Kafka takes the listener keys per broker only
+// (DynamicBrokerConfig.PerBrokerConfigs).
 var staticOnlyBrokerKeys = map[string]string{
 	"listeners":                      listenersReason,
 	"advertised.listeners":           listenersReason,
 	"listener.security.protocol.map": listenersReason,
+	// Kafka's DynamicThreadPool sets the thread count of the next
+	// shutdown and start; Strait's log directories take it when they
+	// open, before the metadata image (and the dynamic configs in it) is
+	// read.
+	"num.recovery.threads.per.data.dir": "the log directories read it from server.properties when they open, before the dynamic configs are known",
 }
 
 const listenersReason = "Strait opens its listeners from server.properties at start and does not open or close listeners at runtime"
@@ -177,8 +183,10 @@ func ValidateBrokerConfigs(perBroker bool, configs map[string]*string) error {
 		if listenerOnlySecurityKeys[k] {
 			needPrefix = append(needPrefix, k)
 		}
-		_, staticOnly := staticOnlyBrokerKeys[k]
-		if base, ok := listenerOverrideBase(k); (ok && !clusterLevelListenerKeys[base]) || dynamicListenerKeys[k] || listenerOnlySecurityKeys[k] || staticOnly {
+		// The listener keys are per broker only in Kafka; the thread pool
+		// keys may be set cluster-wide.
+		listenerKey := staticOnlyBrokerKeys[k] == listenersReason
+		if base, ok := listenerOverrideBase(k); (ok && !clusterLevelListenerKeys[base]) || dynamicListenerKeys[k] || listenerOnlySecurityKeys[k] || listenerKey {
 			needBroker = append(needBroker, k)
 		}
 	}

@@ -71,7 +71,6 @@ var kafkaBrokerKeys = map[string]Type{
 	"metrics.recording.level":                              String,
 	"metrics.sample.window.ms":                             Long,
 	"num.io.threads":                                       Int,
-	"num.recovery.threads.per.data.dir":                    Int,
 	"num.replica.alter.log.dirs.threads":                   Int,
 	"num.replica.fetchers":                                 Int,
 	"password.encoder.cipher.algorithm":                    String,
