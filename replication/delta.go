@@ -60,6 +60,7 @@ func (r *ReplicaManager) applyDeltaLocked(d *raftmeta.Delta, img *raftmeta.Image
 		removed []*Partition
 		touched []*Partition
 		changes []partitionChange
+		creates []replicaToCreate
 	)
 	remove := func(tp storage.TopicPartition, p *Partition) {
 		delete(next.byTP, tp)
@@ -117,17 +118,16 @@ func (r *ReplicaManager) applyDeltaLocked(d *raftmeta.Delta, img *raftmeta.Image
 				delete(next.offline, tp)
 				continue
 			}
-			var err error
-			if p, err = r.createPartition(tp, pp, img); err != nil {
-				r.logger.Error("cannot create the partition log; the replica is offline", "partition", tp.String(), "err", err)
-				next.offline[tp] = err
-				continue
-			}
-			delete(next.offline, tp)
-			next.byTP[tp] = p
+			// Created below with the delta's other new replicas.
+			creates = append(creates, replicaToCreate{tp: tp, pp: pp, at: len(changes)})
+			p = nil // placed by placeNewReplicas
 		}
 		touched = append(touched, p)
 		changes = append(changes, partitionChange{p, pp})
+	}
+	if len(creates) > 0 {
+		removed = r.deleteLogs(removed)
+		touched, changes = r.placeNewReplicas(creates, img, next, touched, changes)
 	}
 
 	startFetching := r.applyRoles(changes, img, func(p *Partition) {
@@ -179,33 +179,6 @@ func (r *ReplicaManager) applyDeltaLocked(d *raftmeta.Delta, img *raftmeta.Image
 			fn(ev.tp, ev.leader, ev.epoch)
 		}
 	}
-}
-
-// createPartition opens or creates the log of a new local replica. A log
-// left on disk by an older topic of the same name (deleted while this
-// broker was down) is deleted first, as Kafka does with stray logs whose
-// topic id no longer matches.
-func (r *ReplicaManager) createPartition(tp storage.TopicPartition, pp *raftmeta.Partition, img *raftmeta.Image) (*Partition, error) {
-	cfg, err := r.cfg.LogConfigFor(tp.Topic, img)
-	if err != nil {
-		return nil, err
-	}
-	id := storage.TopicID(pp.TopicID)
-	if l, ok := r.logs.Log(tp); ok && !l.TopicID().IsZero() && l.TopicID() != id {
-		r.logger.Warn("deleting a log left by an older topic of the same name", "partition", tp.String(),
-			"logTopicId", l.TopicID().String(), "topicId", id.String())
-		if err := r.logs.DeleteLog(tp); err != nil {
-			return nil, err
-		}
-	}
-	l, err := r.openLog(tp, id, cfg, img)
-	if err != nil {
-		return nil, err
-	}
-	// A log found on disk was opened with the config its LogManager knew;
-	// the image's is authoritative.
-	l.SetConfig(cfg)
-	return newPartition(tp, id, r, l), nil
 }
 
 // deleteLogs fences removed partitions and deletes their logs; it returns

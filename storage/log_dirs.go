@@ -162,20 +162,7 @@ func (m *LogManager) loadLogDir(dir string) error {
 // LogManager.nextLogDirs counts the logs by parent directory). m.mu is
 // held.
 func (m *LogManager) nextLogDirLocked() string {
-	counts := make(map[string]int, len(m.dirs))
-	for _, l := range m.logs {
-		counts[filepath.Dir(l.Dir())]++
-	}
-	for _, l := range m.futures {
-		counts[filepath.Dir(l.Dir())]++
-	}
-	best := m.dirs[0]
-	for _, d := range m.dirs[1:] {
-		if counts[d] < counts[best] {
-			best = d
-		}
-	}
-	return best
+	return m.fewestLogs(m.logCountsLocked())
 }
 
 // LogDir returns the log directory holding the partition's log.

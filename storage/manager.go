@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"sort"
 	"sync"
 
@@ -47,11 +46,14 @@ type LogManager struct {
 	comp   *record.Compressor
 	logger *slog.Logger
 
-	mu      sync.Mutex
-	logs    map[TopicPartition]*Log
-	reports map[TopicPartition]*RecoveryReport
-	futures map[TopicPartition]*Log // future_log.go
-	closed  bool
+	// createMu is held while logs are being created (GetOrCreateLogs) or
+	// deleted, without mu, which is held only to look up and insert.
+	createMu sync.Mutex
+	mu       sync.Mutex
+	logs     map[TopicPartition]*Log
+	reports  map[TopicPartition]*RecoveryReport
+	futures  map[TopicPartition]*Log // future_log.go
+	closed   bool
 
 	// checkpointMu serialises writes of the checkpoint files.
 	checkpointMu sync.Mutex
@@ -162,19 +164,8 @@ func (m *LogManager) RecoveryReport(tp TopicPartition) (*RecoveryReport, bool) {
 // GetOrCreateLog returns the partition's log, creating it empty with the
 // given topic id and config if it does not exist.
 func (m *LogManager) GetOrCreateLog(tp TopicPartition, id TopicID, cfg LogConfig) (*Log, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if l, ok, err := m.existingLogLocked(tp, id); ok || err != nil {
-		return l, err
-	}
-	o := m.logOptions(tp.Topic, id, Options{HadCleanShutdown: true})
-	o.Config = cfg
-	l, rep, err := Open(filepath.Join(m.nextLogDirLocked(), tp.String()), o)
-	if err != nil {
-		return nil, err
-	}
-	m.logs[tp], m.reports[tp] = l, rep
-	return l, nil
+	logs, errs := m.GetOrCreateLogs([]NewLog{{TP: tp, ID: id, Config: cfg}})
+	return logs[0], errs[0]
 }
 
 // existingLogLocked returns the open log of tp (ok), or an error when the
@@ -193,6 +184,8 @@ func (m *LogManager) existingLogLocked(tp TopicPartition, id TopicID) (l *Log, o
 // renamed to "<topic>-<partition>.<id>-delete" (durably), so a crash midway
 // finishes the deletion at the next start, as Kafka does.
 func (m *LogManager) DeleteLog(tp TopicPartition) error {
+	m.createMu.Lock()
+	defer m.createMu.Unlock()
 	// The future first: a future log without its current one is taken
 	// for a finished move at the next start (promoteOrphanFutures).
 	if err := m.DeleteFutureLog(tp); err != nil {
