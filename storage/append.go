@@ -185,13 +185,15 @@ func (l *Log) appendValidatedLocked(buf []byte, info validator.Info, origin reco
 
 	// The epoch cache learns each new epoch before the data is written;
 	// recovery trims it back to the log end offset if the write is lost.
+	// Its checkpoint is written by the next flush, before the recovery
+	// point passes the new entry (AssignDeferred).
 	for _, b := range info.Batches {
 		e := b.PartitionLeaderEpoch()
 		if e < 0 {
 			continue
 		}
 		if latest, ok := l.epochs.LatestEpoch(); !ok || e > latest {
-			if err := l.epochs.Assign(e, b.BaseOffset()); err != nil {
+			if err := l.epochs.AssignDeferred(e, b.BaseOffset()); err != nil {
 				return out, 0, l.fail("epoch checkpoint", err)
 			}
 		}

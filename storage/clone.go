@@ -171,6 +171,9 @@ func (l *Log) copyPrefixTo(dir string, upTo int64) (logStart, recoverFrom int64,
 		return 0, 0, err
 	}
 	src := filepath.Join(l.dir, epoch.CheckpointFileName)
+	if err := l.epochs.Flush(); err != nil { // the file has every entry
+		return 0, 0, err
+	}
 	if _, err := l.fsys.Stat(src); err == nil {
 		if err := copyFilePrefix(l.fsys, src, filepath.Join(dir, epoch.CheckpointFileName), -1); err != nil {
 			return 0, 0, err

@@ -104,6 +104,11 @@ func (l *Log) flushUpTo(target int64) error {
 	goal := l.logEndOffset()
 	err := l.syncNewDirs()
 	if err == nil {
+		// The recovery point may pass an epoch entry only once it is
+		// in the checkpoint (epoch.Cache.AssignDeferred).
+		err = l.epochs.Flush()
+	}
+	if err == nil {
 		err = l.syncSegments(from, goal)
 	}
 
@@ -152,6 +157,9 @@ func (l *Log) syncSegments(from, to int64) error {
 // flushAllLocked flushes every segment; used by Close. mu is held.
 func (l *Log) flushAllLocked() error {
 	if err := l.syncNewDirs(); err != nil {
+		return l.fail("flush", err)
+	}
+	if err := l.epochs.Flush(); err != nil {
 		return l.fail("flush", err)
 	}
 	for _, s := range l.segs() {

@@ -286,6 +286,10 @@ type logModel struct {
 	hw       int64
 	rp       int64
 	epochs   []epoch.Entry
+	// epochsOnDisk is the epoch checkpoint file: an append's new epoch
+	// (AssignDeferred) reaches it with the next flush or the next other
+	// change of the cache, which are written at once.
+	epochsOnDisk []epoch.Entry
 	// ongoing maps a producer id to the first offset of its open
 	// transaction; unrepl holds ended transactions whose marker the high
 	// watermark has not passed (Kafka prunes it only when the high
@@ -305,6 +309,7 @@ func (m *logModel) clone() *logModel {
 		c.segs[i] = s.clone()
 	}
 	c.epochs = slices.Clone(m.epochs)
+	c.epochsOnDisk = slices.Clone(m.epochsOnDisk)
 	c.ongoing = make(map[int64]int64, len(m.ongoing))
 	for k, v := range m.ongoing {
 		c.ongoing[k] = v
@@ -383,13 +388,24 @@ func (m *logModel) assignEpoch(e int32, off int64) {
 	m.epochs = append(m.epochs, epoch.Entry{Epoch: e, StartOffset: off})
 }
 
+// wroteEpochs is a change of the epoch cache other than an append's: the
+// checkpoint is written with it, the append's new epochs included, if it
+// changed anything.
+func (m *logModel) wroteEpochs(before []epoch.Entry) {
+	if !slices.Equal(before, m.epochs) {
+		m.epochsOnDisk = slices.Clone(m.epochs)
+	}
+}
+
 func (m *logModel) epochsFromEnd(off int64) {
+	defer m.wroteEpochs(slices.Clone(m.epochs))
 	for n := len(m.epochs); n > 0 && m.epochs[n-1].StartOffset >= off; n = len(m.epochs) {
 		m.epochs = m.epochs[:n-1]
 	}
 }
 
 func (m *logModel) epochsFromStart(off int64) {
+	defer m.wroteEpochs(slices.Clone(m.epochs))
 	n := 0
 	for n < len(m.epochs) && m.epochs[n].StartOffset <= off {
 		n++
@@ -436,7 +452,9 @@ func (m *logModel) recoverEpoch(b *mBatch) {
 		m.epochsFromEnd(m.epochs[next].StartOffset)
 	}
 	if e, ok := m.latestEpoch(); !ok || b.epoch > e {
+		before := slices.Clone(m.epochs)
 		m.assignEpoch(b.epoch, b.base)
+		m.wroteEpochs(before)
 	}
 }
 
@@ -527,6 +545,7 @@ func (m *logModel) flushUpTo(target int64) {
 	if m.rp >= target {
 		return
 	}
+	m.epochsOnDisk = slices.Clone(m.epochs)
 	m.syncRange(m.rp, m.leo)
 	m.rp = max(m.rp, m.leo)
 }
@@ -578,7 +597,7 @@ func (m *logModel) appendBatches(bs []*mBatch, size int64, nowMs int64) error {
 
 func (m *logModel) truncateFully(off, nowMs int64) {
 	m.segs = []*mSeg{newMSeg(off, nowMs)}
-	m.epochs = nil
+	m.epochs, m.epochsOnDisk = nil, nil // Clear writes the empty file
 	m.ongoing = map[int64]int64{}
 	m.unrepl = nil
 	m.leo, m.logStart, m.hw, m.rp = off, off, off, off
@@ -707,6 +726,7 @@ func (m *logModel) close() {
 	for _, s := range m.segs {
 		s.sync()
 	}
+	m.epochsOnDisk = slices.Clone(m.epochs)
 	m.rp = max(m.rp, m.leo)
 	for _, s := range m.segs {
 		s.loadMax()
@@ -729,6 +749,7 @@ func (m *logModel) reopen(o reopenOpts) (dropped []int64, err error) {
 	start := max(m.floorSeg(o.rp), 0)
 	rescanFrom := m.segs[start].base
 	if !o.clean {
+		m.epochs = slices.Clone(m.epochsOnDisk)
 		for i, s := range m.segs {
 			if i < start && !slices.Equal(s.synced, s.batches) {
 				return nil, fmt.Errorf("model: segment %d below the recovery point %d was not synced", s.base, o.rp)

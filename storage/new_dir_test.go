@@ -93,15 +93,24 @@ func TestNewLogSyncsInTheBackground(t *testing.T) {
 	if id, err := readPartitionMetadata(e.fs, e.dir); err != nil || id != (TopicID{2}) {
 		t.Fatalf("partition.metadata after the background task: %v, %v", id, err)
 	}
-	// The first append of an epoch writes the leader epoch checkpoint,
-	// which syncs the partition directory itself; the flush adds none.
+	// The first append of an epoch leaves the leader epoch checkpoint to
+	// the flush, which syncs the partition directory for it (the rename
+	// of its temporary file) and for nothing else.
 	appendOne(t, e, l)
 	_, before := c.get()
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
+	if _, d := c.get(); d != before+1 {
+		t.Fatalf("a flush after the background task synced %d directories, want 1 (the epoch checkpoint's)", d-before)
+	}
+	appendOne(t, e, l)
+	_, before = c.get()
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	if _, d := c.get(); d != before {
-		t.Fatalf("a flush after the background task synced %d directories", d-before)
+		t.Fatalf("a second flush synced %d directories", d-before)
 	}
 }
 

@@ -20,6 +20,45 @@ func (c *Cache) Assign(epoch int32, startOffset int64) error {
 	})
 }
 
+// AssignDeferred is Assign without the checkpoint write: the entry is in
+// the cache at once and reaches the file with the next Flush (or with any
+// other change, which writes the whole cache). The log appends with it, so
+// the first batch of a new leader epoch (every partition's first after a
+// restart, when the controller has bumped every epoch) costs no fsyncs in
+// the produce path, and flushes before its recovery point passes the
+// entry's start offset; until then a crash loses the entry together with
+// what recovery re-reads: recovery starts at the recovery point, at or
+// below the entry's start offset, and assigns the epochs of the batches it
+// finds again. Kafka writes the new epoch when a replica becomes leader
+// (Partition.makeLeader's maybeAssignEpochStartOffset), with two fsyncs
+// per partition on its metadata thread.
+func (c *Cache) AssignDeferred(epoch int32, startOffset int64) error {
+	e := Entry{Epoch: epoch, StartOffset: startOffset}
+	if err := e.validate(); err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	next, changed := withAssigned(c.entries, e)
+	if changed {
+		c.publish(next)
+		c.unwritten = true
+	}
+	return nil
+}
+
+// Flush writes the checkpoint if AssignDeferred changed the cache since it
+// was last written. On an error the file is as before and a later Flush
+// tries again.
+func (c *Cache) Flush() error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if !c.unwritten {
+		return nil
+	}
+	return c.write(c.entries)
+}
+
 // AssignAll assigns entries in order and writes the checkpoint once (Kafka's
 // assign(List), used when rebuilding the cache from remote storage). All
 // entries are validated first: on ErrInvalidEntry nothing changes, where

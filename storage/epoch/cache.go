@@ -15,8 +15,9 @@ import (
 // LeaderEpochFileCache). Both epochs and start offsets are strictly
 // increasing; Assign and the truncations keep it so.
 //
-// Every change is written to the checkpoint file synchronously, before it
-// becomes visible. Kafka flushes truncations asynchronously and relies on log
+// Every change but AssignDeferred's is written to the checkpoint file
+// synchronously, before it becomes visible; AssignDeferred's is written by
+// the next Flush or the next other change. Kafka flushes truncations asynchronously and relies on log
 // recovery to repeat them after a crash; flushing them synchronously is
 // simpler and equally correct, and truncations are rare.
 //
@@ -37,6 +38,10 @@ type Cache struct {
 	// writeMu serializes mutations, so checkpoint writes happen in the order
 	// the states they hold were made.
 	writeMu sync.Mutex
+
+	// unwritten: AssignDeferred changed the entries since the checkpoint
+	// was last written. writeMu guards it.
+	unwritten bool
 
 	mu sync.RWMutex
 	// entries is never modified in place: a mutation publishes a new slice.
@@ -120,13 +125,27 @@ func (c *Cache) mutate(f func(cur []Entry) (next []Entry, changed bool)) error {
 	if !changed {
 		return nil
 	}
-	if err := vfs.WriteFileAtomic(c.fsys, c.dir, CheckpointFileName, encodeCheckpoint(next)); err != nil {
+	if err := c.write(next); err != nil {
+		return err
+	}
+	c.publish(next)
+	return nil
+}
+
+// write writes entries to the checkpoint, durably. writeMu is held.
+func (c *Cache) write(entries []Entry) error {
+	if err := vfs.WriteFileAtomic(c.fsys, c.dir, CheckpointFileName, encodeCheckpoint(entries)); err != nil {
 		return fmt.Errorf("epoch: writing %s: %w", c.Path(), err)
 	}
-	c.mu.Lock()
-	c.entries = next
-	c.mu.Unlock()
+	c.unwritten = false
 	return nil
+}
+
+// publish makes entries the cache's. writeMu is held.
+func (c *Cache) publish(entries []Entry) {
+	c.mu.Lock()
+	c.entries = entries
+	c.mu.Unlock()
 }
 
 // snapshot returns the current entries; callers must not modify them.
