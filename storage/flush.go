@@ -162,8 +162,14 @@ func (l *Log) flushAllLocked() error {
 	if err := l.epochs.Flush(); err != nil {
 		return l.fail("flush", err)
 	}
+	deferred := l.syncsDeferred != nil && l.syncsDeferred()
 	for _, s := range l.segs() {
-		if err := s.flush(); err != nil {
+		flush := s.flush
+		if deferred {
+			// The owner syncs the file system after closing every log.
+			flush = s.writeBackIndexes
+		}
+		if err := flush(); err != nil {
 			return l.fail("flush", err)
 		}
 	}

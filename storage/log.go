@@ -70,6 +70,11 @@ type Options struct {
 	// LogDirFailureChannel.maybeAddOfflineLogDir). It runs with the log's
 	// lock held, so it must not block or call the log.
 	OnFailure func(*StorageError)
+	// SyncsDeferred, when set and true, makes Close leave the .log
+	// files' data to a sync of the whole file system by the owner
+	// (LogManager.closeLogs); the other files it writes go through an FS
+	// whose syncs are deferred too (vfs.WithDeferredSyncs).
+	SyncsDeferred func() bool
 }
 
 // Log is one partition's log: UnifiedLog over LocalLog in Kafka's terms. All
@@ -115,8 +120,10 @@ type Log struct {
 	// count is stale (forgetPositionsLocked).
 	positionsGen atomic.Uint64
 	failed       atomic.Pointer[StorageError]
-	onFailure    func(*StorageError)
-	closed       atomic.Bool
+	// syncsDeferred is Options.SyncsDeferred.
+	syncsDeferred func() bool
+	onFailure     func(*StorageError)
+	closed        atomic.Bool
 	// logEnd is the log end offset with the segment and byte position
 	// where it lies (Kafka's nextOffsetMetadata); Read bounds its data by
 	// it. setLogEndOffsetLocked publishes it, logEndOffset reads it.
@@ -206,6 +213,8 @@ func Open(dir string, o Options) (*Log, *RecoveryReport, error) {
 		config:    o.Config,
 		topicID:   o.TopicID,
 		onFailure: o.OnFailure,
+
+		syncsDeferred: o.SyncsDeferred,
 	}
 	l.logEnd.Store(&logEndPosition{}) // until load publishes the real one
 	l.flush.init()

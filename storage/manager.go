@@ -55,8 +55,13 @@ type LogManager struct {
 	futures  map[TopicPartition]*Log // future_log.go
 	closed   bool
 
-	// checkpointMu serialises writes of the checkpoint files.
+	// checkpointMu serialises writes of the checkpoint files. Close holds
+	// it from before the logs are closed until the file system is synced,
+	// so no recovery point reaches a checkpoint file before the data.
 	checkpointMu sync.Mutex
+	// syncDeferral turns the syncs of opts.FS off while Close writes the
+	// logs' last files (closeLogs).
+	syncDeferral *vfs.SyncDeferral
 	// ctx ends with Close, stopping a cleaning in progress.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -90,15 +95,18 @@ func OpenManagerDirs(dirs []string, o ManagerOptions) (*LogManager, error) {
 	if err != nil {
 		return nil, err
 	}
+	var deferral *vfs.SyncDeferral
+	o.FS, deferral = vfs.WithDeferredSyncs(o.FS)
 	m := &LogManager{
-		dirs:    dirs,
-		opts:    o,
-		decomp:  record.NewDecompressor(),
-		comp:    record.NewCompressor(),
-		logger:  o.Logger,
-		logs:    map[TopicPartition]*Log{},
-		reports: map[TopicPartition]*RecoveryReport{},
-		futures: map[TopicPartition]*Log{},
+		syncDeferral: deferral,
+		dirs:         dirs,
+		opts:         o,
+		decomp:       record.NewDecompressor(),
+		comp:         record.NewCompressor(),
+		logger:       o.Logger,
+		logs:         map[TopicPartition]*Log{},
+		reports:      map[TopicPartition]*RecoveryReport{},
+		futures:      map[TopicPartition]*Log{},
 		cleaner: cleanerManager{
 			inProgress:  map[TopicPartition]bool{},
 			uncleanable: map[TopicPartition]bool{},
@@ -128,6 +136,7 @@ func (m *LogManager) logOptions(topic string, id TopicID, o Options) Options {
 	o.FS, o.Clock, o.Logger, o.Scheduler = m.opts.FS, m.opts.Clock, m.opts.Logger, m.opts.Scheduler
 	o.Config, o.Decompressor, o.Compressor, o.TopicID = cfg, m.decomp, m.comp, id
 	o.OnFailure = m.opts.OnFailure
+	o.SyncsDeferred = m.syncDeferral.Deferred
 	return o
 }
 
@@ -221,6 +230,11 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 func (m *LogManager) Checkpoint() error {
 	m.checkpointMu.Lock()
 	defer m.checkpointMu.Unlock()
+	return m.checkpointLocked()
+}
+
+// checkpointLocked is Checkpoint with checkpointMu held.
+func (m *LogManager) checkpointLocked() error {
 	var errs []error
 	for dir, logs := range m.logsByDir() {
 		if err := m.writeCheckpoints(dir, logs); err != nil {
@@ -289,19 +303,76 @@ func (m *LogManager) Close() error {
 	m.mu.Unlock()
 	m.cancel()
 	m.stopCleaner()
-	errs := []error{m.closeLogs()}
-	errs = append(errs, m.Checkpoint())
-	if err := errors.Join(errs...); err != nil {
+	m.checkpointMu.Lock()
+	defer m.checkpointMu.Unlock()
+	durable, closeErr := m.closeLogs()
+	if !durable {
+		// The recovery points the closes moved are not known durable:
+		// the checkpoints keep the ones of before, and the next start
+		// recovers from them.
+		return closeErr
+	}
+	if err := errors.Join(closeErr, m.checkpointLocked()); err != nil {
 		return err
 	}
 	return m.markCleanShutdown()
 }
 
 // closeLogs flushes and closes every log, recoveryThreads of each log
-// directory at once, as Kafka's LogManager.shutdown does.
-func (m *LogManager) closeLogs() error {
+// directory at once, as Kafka's LogManager.shutdown does, and reports
+// whether what the closes wrote is durable.
+//
+// Where the file system can be synced whole (syncfs(2)), the logs are
+// closed with their syncs deferred (vfs.WithDeferredSyncs: the .log data,
+// the index write-backs, the producer snapshots and epoch checkpoints are
+// written but not fsynced, file by file) and each log directory's file
+// system is then synced once: a shutdown of 10,000 logs that took writes
+// made five to seven fsyncs a log, two at a time, 10-25 s on this
+// machine's disk. Kafka's LogManager.shutdown flushes and closes each log
+// (log.flush(true); log.close()), fsyncing each file. What a clean
+// shutdown guarantees is unchanged: the recovery points are checkpointed
+// and the clean shutdown marker written only after the sync succeeded
+// (checkpointMu is held meanwhile, so no periodic checkpoint writes one
+// earlier), so the next start trusts only what is durable; if the sync
+// fails, the checkpoints and the marker are not written and the next start
+// recovers from the recovery points of before.
+func (m *LogManager) closeLogs() (durable bool, err error) {
+	syncs := m.openFSSyncs()
+	if syncs != nil {
+		m.syncDeferral.Defer(true)
+	}
 	logs := m.allLogs()
-	return errors.Join(inParallel(m.opts.recoveryThreads()*len(m.dirs), len(logs), func(i int) error { return logs[i].Close() })...)
+	closeErr := errors.Join(inParallel(m.opts.recoveryThreads()*len(m.dirs), len(logs), func(i int) error { return logs[i].Close() })...)
+	if syncs == nil {
+		return true, closeErr
+	}
+	m.syncDeferral.Defer(false)
+	var syncErrs []error
+	for _, s := range syncs {
+		syncErrs = append(syncErrs, s.Sync(), s.Close())
+	}
+	if err := errors.Join(syncErrs...); err != nil {
+		return false, errors.Join(closeErr, fmt.Errorf("storage: syncing the log directories' file systems at shutdown: %w", err))
+	}
+	return true, closeErr
+}
+
+// openFSSyncs opens an FSSync of each log directory's file system, or
+// returns nil when one cannot be synced whole: then every file is synced
+// as it is written.
+func (m *LogManager) openFSSyncs() []vfs.FSSync {
+	var syncs []vfs.FSSync
+	for _, d := range m.dirs {
+		s, err := vfs.OpenFSSync(m.opts.FS, d)
+		if err != nil {
+			for _, o := range syncs {
+				o.Close()
+			}
+			return nil
+		}
+		syncs = append(syncs, s)
+	}
+	return syncs
 }
 
 // Abandon stops the manager the way a killed process stops, for crash

@@ -97,13 +97,15 @@ func TestLogManagerOpensAndClosesLogsInParallel(t *testing.T) {
 		e.produce(l, i+1)
 	}
 
-	syncs := newOverlapProbe(vfs.OpSync)
-	efs.SetInjector(syncs.inject)
+	// The file system is synced whole after the closes (closeLogs), so
+	// the probe holds the .log files' closes.
+	closes := newOverlapProbe(vfs.OpClose)
+	efs.SetInjector(closes.inject)
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if !syncs.overlapped() {
-		t.Error("shutdown fsynced the logs one after the other: no two .log syncs overlapped")
+	if !closes.overlapped() {
+		t.Error("shutdown closed the logs one after the other: no two .log closes overlapped")
 	}
 
 	opens := newOverlapProbe(vfs.OpOpen)

@@ -455,6 +455,12 @@ func (s *LogSegment) flush() error {
 	if err := s.flushLog(); err != nil {
 		return err
 	}
+	return s.writeBackIndexes()
+}
+
+// writeBackIndexes writes the indexes' new entries to their files and
+// fsyncs them (through the segment's FS, which may defer the syncs).
+func (s *LogSegment) writeBackIndexes() error {
 	if err := s.offsetIndex.Flush(); err != nil {
 		return err
 	}
