@@ -342,8 +342,11 @@ func (m *LogManager) closeLogs() (durable bool, err error) {
 		m.syncDeferral.Defer(true)
 	}
 	logs := m.allLogs()
+	start := m.opts.Clock.Now()
 	closeErr := errors.Join(inParallel(m.opts.recoveryThreads()*len(m.dirs), len(logs), func(i int) error { return logs[i].Close() })...)
+	closed := m.opts.Clock.Now()
 	if syncs == nil {
+		m.logger.Info("logs closed", "logs", len(logs), "took", closed.Sub(start), "fileSystemSync", false)
 		return true, closeErr
 	}
 	m.syncDeferral.Defer(false)
@@ -351,6 +354,10 @@ func (m *LogManager) closeLogs() (durable bool, err error) {
 	for _, s := range syncs {
 		syncErrs = append(syncErrs, s.Sync(), s.Close())
 	}
+	// The sync writes back whatever is dirty on the file system, the
+	// other processes' data too: on a shared disk it can take the longer.
+	m.logger.Info("logs closed", "logs", len(logs), "took", closed.Sub(start), "fileSystemSync", true,
+		"syncTook", m.opts.Clock.Now().Sub(closed))
 	if err := errors.Join(syncErrs...); err != nil {
 		return false, errors.Join(closeErr, fmt.Errorf("storage: syncing the log directories' file systems at shutdown: %w", err))
 	}
