@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -19,7 +20,13 @@ import (
 // SIGKILL of the very broker a write was sent to leaves its outcome
 // unknown to the client (it may have happened), which no client can
 // retry exactly; a broker forwarding it to the killed controller can, and
-// must.
+// must. One outcome stays unknown whichever broker the CLI talks to: a
+// pause or resume whose __mirror_state write waits for the killed node,
+// still in that partition's ISR, times out, and the retry meets the
+// write's own effect (MIRROR_TOPIC_ALREADY_PAUSED, MIRROR_TOPIC_NOT_PAUSED:
+// the topic is in the state asked for), as Kafka's AdminClient meets
+// TopicExistsException retrying a CreateTopics. Only a command that was
+// under way when the SIGKILL came may answer so; it is logged, not failed.
 func TestMirrorCLIWhileTheControllerMoves(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -45,6 +52,7 @@ func TestMirrorCLIWhileTheControllerMoves(t *testing.T) {
 		phase     = "before"
 	)
 	setPhase := func(p string) { mu.Lock(); phase = p; mu.Unlock() }
+	var kills atomic.Int32 // SIGKILLs sent so far
 	run := func(args ...string) (int, string) {
 		mu.Lock()
 		all := append([]string{"mirror", "--bootstrap-server", bootstrap, "--timeout", "30s"}, args...)
@@ -78,10 +86,13 @@ func TestMirrorCLIWhileTheControllerMoves(t *testing.T) {
 				default:
 				}
 				start := time.Now()
+				killsBefore := kills.Load()
 				code, stderr := run(args...)
 				mu.Lock()
 				ran++
-				if code != 0 {
+				if code != 0 && kills.Load() != killsBefore && metItsOwnEffect(args[0], stderr) {
+					t.Logf("%v spanned the SIGKILL and met its own effect: %s", args, strings.TrimSpace(stderr))
+				} else if code != 0 {
 					failures = append(failures, fmt.Sprintf("%v (after %v): exit %d: %s", args, time.Since(start).Round(time.Millisecond), code, strings.TrimSpace(stderr)))
 				}
 				mu.Unlock()
@@ -142,6 +153,7 @@ func TestMirrorCLIWhileTheControllerMoves(t *testing.T) {
 	waitMore(3)
 	t.Logf("killing the active controller, node %d", second.id)
 	setPhase("killing")
+	kills.Add(1)
 	second.kill()
 	setPhase("killed")
 	waitMore(6)
@@ -154,4 +166,16 @@ func TestMirrorCLIWhileTheControllerMoves(t *testing.T) {
 	for _, f := range failures {
 		t.Error(f)
 	}
+}
+
+// metItsOwnEffect reports whether a failed pause or resume answered that
+// the topic is already in the state the command asks for.
+func metItsOwnEffect(command, stderr string) bool {
+	switch command {
+	case "pause":
+		return strings.Contains(stderr, "MIRROR_TOPIC_ALREADY_PAUSED")
+	case "resume":
+		return strings.Contains(stderr, "MIRROR_TOPIC_NOT_PAUSED")
+	}
+	return false
 }
