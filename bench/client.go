@@ -64,6 +64,15 @@ func DefaultProducerConfig() ProducerConfig {
 	}
 }
 
+// fillForOwnNodes is fill for a command that starts its own nodes
+// (cluster, mirror, reassign, scale): each phase sets Bootstrap once its
+// nodes are up, so a placeholder stands in for it meanwhile and passes
+// validate.
+func (c *ProducerConfig) fillForOwnNodes() {
+	c.Bootstrap = []string{"-"}
+	c.fill()
+}
+
 func (c *ProducerConfig) fill() {
 	d := DefaultProducerConfig()
 	if c.Topic == "" {

@@ -118,9 +118,7 @@ func (c *ClusterConfig) fill() {
 	if c.Rounds == 0 {
 		c.Rounds = 1
 	}
-	// Bootstrap is each phase's; a placeholder passes Validate.
-	c.Bootstrap = []string{"-"}
-	c.ProducerConfig.fill()
+	c.ProducerConfig.fillForOwnNodes()
 }
 
 func (c *ClusterConfig) validate() error {

@@ -155,7 +155,7 @@ func (c *MirrorConfig) fill() {
 	if c.ReplicationFactor == 0 {
 		c.ReplicationFactor = 1
 	}
-	c.ProducerConfig.fill()
+	c.ProducerConfig.fillForOwnNodes()
 	if c.DestTopic == "" {
 		c.DestTopic = c.Topic + "-dest"
 	}
@@ -171,8 +171,6 @@ func (c *MirrorConfig) fill() {
 	if c.StallTimeout == 0 {
 		c.StallTimeout = 60 * time.Second
 	}
-	// Bootstrap is each phase's; a placeholder passes Validate.
-	c.Bootstrap = []string{"-"}
 }
 
 func (c *MirrorConfig) validate() error {

@@ -77,9 +77,7 @@ const reassignNodes = 4
 func (c *ReassignConfig) fill() {
 	c.ReplicationFactor = 3
 	c.Acks = "all"
-	// Bootstrap is the nodes' once started; a placeholder passes Validate.
-	c.Bootstrap = []string{"-"}
-	c.ProducerConfig.fill()
+	c.ProducerConfig.fillForOwnNodes()
 	if c.MoveTopic == "" {
 		c.MoveTopic = c.Topic + "-moving"
 	}

@@ -126,8 +126,7 @@ func (c *ScaleConfig) fill() {
 	if c.Acks == "" {
 		c.Acks = "1"
 	}
-	c.Bootstrap = []string{"-"}
-	c.ProducerConfig.fill()
+	c.ProducerConfig.fillForOwnNodes()
 	if len(c.Steps) == 0 {
 		c.Steps = []int{100, 1000, ScaleTargetPartitions}
 	}
