@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/broker/brokertest"
-	"github.com/strait-io/strait/storage/record"
 )
 
 // initTxnProducer starts a transactional producer for txnID.
@@ -34,14 +33,7 @@ func initTxnProducer(ctx context.Context, t *testing.T, cl *kgo.Client, txnID st
 func strayTxnProduce(ctx context.Context, t *testing.T, cl *kgo.Client, topic, txnID string) error {
 	t.Helper()
 	initResp := initTxnProducer(ctx, t, cl, txnID)
-	batch, err := record.Build(record.BatchSpec{
-		ProducerID: initResp.ProducerID, ProducerEpoch: initResp.ProducerEpoch, BaseSequence: 0, Transactional: true,
-		PartitionLeaderEpoch: -1, BaseTimestamp: time.Now().UnixMilli(),
-	}, []record.Record{{KeyLen: -1, ValueLen: 1, Value: []byte("v")}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = sendProduceTxn(ctx, t, cl, kmsg.StringPtr(txnID), topic, 0, batch)
+	_, err := sendProduceTxn(ctx, t, cl, kmsg.StringPtr(txnID), topic, 0, txnBatch(t, initResp.ProducerID, initResp.ProducerEpoch, 0))
 	return err
 }
 
@@ -71,13 +63,15 @@ func strayTxnOffsetCommit(ctx context.Context, t *testing.T, cl *kgo.Client, top
 // default), a transactional write to a partition not in its transaction is
 // refused (KIP-890); turned off for broker 1 it is appended unverified, and
 // still after a restart; turned on again for every broker it is refused.
+// The writes are the classic protocol's (Produce v11, TxnOffsetCommit v4):
+// under transaction.version 2 a Produce v12 adds its partition itself.
 func TestDynamicTxnPartitionVerification(t *testing.T) {
 	const topic = "txn-verify"
 	b := brokertest.Start(t)
 	adm := b.Admin(t)
 	ctx := testCtx(t, 90*time.Second)
 	createTopic(t, adm, topic, 1)
-	cl := b.Client(t)
+	cl := b.Client(t, classicTxnVersions())
 
 	if err := strayTxnProduce(ctx, t, cl, topic, "tv-0"); err == nil {
 		t.Fatal("with verification on, a write to a partition not in its transaction was appended")
@@ -119,7 +113,7 @@ func TestDynamicTxnPartitionVerification(t *testing.T) {
 	}
 
 	b.Restart(t)
-	adm, cl = b.Admin(t), b.Client(t)
+	adm, cl = b.Admin(t), b.Client(t, classicTxnVersions())
 	if err := strayTxnProduce(ctx, t, cl, topic, "tv-restarted"); err != nil {
 		t.Fatalf("after a restart with verification off dynamically, a stray write answered %v", err)
 	}

@@ -117,8 +117,8 @@ func TestUpdateFeatures(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	const wantSupported = "eligible.leader.replicas.version=0-0 group.version=0-1 kraft.version=0-1 metadata.version=25-25 share.version=1-1 transaction.version=0-0 "
-	const bootstrapped = "group.version=1 kraft.version=1 metadata.version=25 share.version=1 "
+	const wantSupported = "eligible.leader.replicas.version=0-0 group.version=0-1 kraft.version=0-1 metadata.version=25-25 share.version=1-1 transaction.version=0-2 "
+	const bootstrapped = "group.version=1 kraft.version=1 metadata.version=25 share.version=1 transaction.version=2 "
 	for _, id := range c.Running() {
 		if s, f := featuresSeen(t, cl, id); s != wantSupported || f != bootstrapped {
 			t.Fatalf("node %d: supported %q finalized %q,\nwant %q and %q", id, s, f, wantSupported, bootstrapped)
@@ -134,9 +134,7 @@ func TestUpdateFeatures(t *testing.T) {
 		upgradeType int8
 		why         string
 	}{
-		// Finalizing transaction.version 2 would switch Java producers to
-		// KIP-890 part 2, which Strait does not serve.
-		{"transaction.version", 2, upgrade, "Invalid update version 2 for feature transaction.version. Local controller %d does not support this feature."},
+		{"transaction.version", 3, upgrade, "Invalid update version 3 for feature transaction.version. Local controller %d only supports versions 0-2"},
 		{"metadata.version", 24, safe, "Invalid update version 24 for feature metadata.version. Local controller %d only supports versions 25-25"},
 		{"share.version", 2, upgrade, "Invalid update version 2 for feature share.version. Local controller %d only supports versions 1-1"},
 		{"eligible.leader.replicas.version", 1, upgrade, "Invalid update version 1 for feature eligible.leader.replicas.version. Local controller %d does not support this feature."},
@@ -165,7 +163,7 @@ func TestUpdateFeatures(t *testing.T) {
 	}
 	waitFeatureLevel(t, c, "group.version", 0)
 	for _, id := range c.Running() {
-		if _, f := featuresSeen(t, cl, id); f != "kraft.version=1 metadata.version=25 share.version=1 " {
+		if _, f := featuresSeen(t, cl, id); f != "kraft.version=1 metadata.version=25 share.version=1 transaction.version=2 " {
 			t.Errorf("node %d after the downgrade: finalized %q", id, f)
 		}
 		if got := kafkaGoKeys(t, c.Node(id).Addr(), 57, 68, 69, 75, 94); got != "57:0-2 68:- 69:- 75:0-0 94:-" {
@@ -204,9 +202,9 @@ func TestUpdateFeatures(t *testing.T) {
 		}
 	}
 	// kadm reports a refusal as the feature's error.
-	res, err = c.Admin(t).UpdateFeatures(testCtx(t, 20*time.Second), false, kadm.FeatureUpdate{Feature: "transaction.version", MaxVersionLevel: 2, UpgradeType: upgrade})
+	res, err = c.Admin(t).UpdateFeatures(testCtx(t, 20*time.Second), false, kadm.FeatureUpdate{Feature: "transaction.version", MaxVersionLevel: 3, UpgradeType: upgrade})
 	if err != nil || res["transaction.version"].Err != kerr.InvalidUpdateVersion {
-		t.Errorf("kadm transaction.version=2: %v %+v, want INVALID_UPDATE_VERSION", err, res)
+		t.Errorf("kadm transaction.version=3: %v %+v, want INVALID_UPDATE_VERSION", err, res)
 	}
 }
 

@@ -22,13 +22,15 @@ import (
 // RequireStable fetch, until the transaction coordinator's COMMIT marker;
 // the next transaction's offsets, still pending after a restart of the
 // broker, are dropped by its abort. A commit whose group partition is not
-// in the transaction (no AddOffsetsToTxn) is refused (KIP-890).
+// in the transaction (no AddOffsetsToTxn) is refused (KIP-890). The client
+// speaks the classic protocol (TxnOffsetCommit v4, EndTxn v4); KIP-890
+// part 2's is TestTransactionVersion2OverTheWire's.
 func TestTxnOffsetCommitOverTheWire(t *testing.T) {
 	b := brokertest.Start(t)
 	adm := b.Admin(t)
 	const topic, group, txnID = "txn-offsets-in", "etl", "etl-tx"
 	createTopic(t, adm, topic, 2)
-	cl := b.Client(t)
+	cl := b.Client(t, classicTxnVersions())
 	ctx := testCtx(t, 30*time.Second)
 
 	initReq := kmsg.NewPtrInitProducerIDRequest()
@@ -68,7 +70,7 @@ func TestTxnOffsetCommitOverTheWire(t *testing.T) {
 			t.Fatalf("TxnOffsetCommit: %v", err)
 		}
 		if resp.Version != 4 {
-			t.Errorf("TxnOffsetCommit answered at v%d, want v4 (the highest advertised)", resp.Version)
+			t.Errorf("TxnOffsetCommit answered at v%d, want v4 (the client's highest)", resp.Version)
 		}
 		for _, rt := range resp.Topics {
 			for _, rp := range rt.Partitions {

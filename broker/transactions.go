@@ -94,13 +94,14 @@ func (m txnMarkers) WriteTxnMarkers(ctx context.Context, broker int32, req *kmsg
 }
 
 // txnVerifier is replication's TxnVerifier (KIP-890): AddPartitionsToTxn
-// with VerifyOnly to the coordinator of the transactional id, which is
+// with VerifyOnly (or, to add the partitions for a transaction version 2
+// producer, without) to the coordinator of the transactional id, which is
 // this broker's own transaction coordinator or another broker's.
 type txnVerifier struct{ n *Node }
 
 var _ replication.TxnVerifier = txnVerifier{}
 
-func (v txnVerifier) VerifyTransaction(ctx context.Context, id string, pid int64, epoch int16, tps []storage.TopicPartition) (map[storage.TopicPartition]error, error) {
+func (v txnVerifier) VerifyTransaction(ctx context.Context, id string, pid int64, epoch int16, tps []storage.TopicPartition, add bool) (map[storage.TopicPartition]error, error) {
 	n := v.n
 	c := n.txns
 	if c == nil {
@@ -114,7 +115,11 @@ func (v txnVerifier) VerifyTransaction(ctx context.Context, id string, pid int64
 		// This broker's own coordinator answers in-process, without the
 		// request a remote one is sent.
 		codes := make([]int16, len(tps))
-		c.VerifyPartitions(id, pid, epoch, tps, codes)
+		if add {
+			c.AddPartitions(ctx, id, pid, epoch, tps, codes)
+		} else {
+			c.VerifyPartitions(id, pid, epoch, tps, codes)
+		}
 		out := make(map[storage.TopicPartition]error, len(tps))
 		for i, tp := range tps {
 			out[tp] = kerr.ErrorForCode(codes[i])
@@ -124,7 +129,7 @@ func (v txnVerifier) VerifyTransaction(ctx context.Context, id string, pid int64
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.Version = 5
 	rt := kmsg.NewAddPartitionsToTxnRequestTransaction()
-	rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly = id, pid, epoch, true
+	rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly = id, pid, epoch, !add
 	byTopic := map[string]int{}
 	for _, tp := range tps {
 		i, ok := byTopic[tp.Topic]
@@ -206,11 +211,12 @@ func (p producerIDsService) InitProducerID(ctx context.Context, req *kmsg.InitPr
 
 // txnOffsetVerifier is the group coordinator's verifier of transactional
 // offset commits (KIP-890), asked while
-// transaction.partition.verification.enable is on.
+// transaction.partition.verification.enable is on, and its adder of the
+// group's partition for a TxnOffsetCommit v5 under transaction.version 2.
 func (n *Node) txnOffsetVerifier() coordinator.TxnVerifier {
 	v := txnVerifier{n}
-	return func(ctx context.Context, id string, pid int64, epoch int16, tp storage.TopicPartition) error {
-		errs, err := v.VerifyTransaction(ctx, id, pid, epoch, []storage.TopicPartition{tp})
+	return func(ctx context.Context, id string, pid int64, epoch int16, tp storage.TopicPartition, add bool) error {
+		errs, err := v.VerifyTransaction(ctx, id, pid, epoch, []storage.TopicPartition{tp}, add)
 		if err != nil {
 			return err
 		}

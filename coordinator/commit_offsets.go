@@ -26,7 +26,11 @@ type offsetCommit struct {
 	// (TxnOffsetCommit).
 	transactional   bool
 	transactionalID string
-	producer        runtime.Producer
+	// addToTxn: the commit adds the group's partition to the transaction
+	// (TxnOffsetCommit v5 under transaction.version 2, KIP-890 part 2)
+	// rather than verifying it is in it.
+	addToTxn bool
+	producer runtime.Producer
 	// forwardOnly is a mirror's group offset sync writing into a group
 	// that may have live members (mirrormsg.ForwardOnlyCommitTag): no
 	// member checks, and each partition is written only if its offset is

@@ -62,7 +62,7 @@ func (c *GroupCoordinator) CompleteTransaction(ctx context.Context, tp storage.T
 func (s *shard) appendEndTxnMarker(p runtime.Producer, commit bool, coordinatorEpoch int32, done chan<- error) {
 	at := s.takeRecordOffset()
 	s.pending.marking(p.ID, at)
-	s.txnGuards.markerDecided(p.ID)
+	s.txnGuards.markerDecided(p.ID, p.Epoch)
 	s.writer.AppendEndTxnMarker(p, commit, coordinatorEpoch, false, func(err error) {
 		switch {
 		case err == nil:

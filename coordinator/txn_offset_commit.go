@@ -6,9 +6,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/coordinator/runtime"
+	"github.com/strait-io/strait/raftmeta"
 )
 
-// TxnOffsetCommit: v0-4
+// TxnOffsetCommit: v0-5
 //
 // Behavior (KafkaApis.handleTxnOffsetCommitRequest,
 // GroupCoordinatorService.commitTransactionalOffsets,
@@ -37,10 +38,11 @@ import (
 // Version notes:
 //   - v2: per-partition CommittedLeaderEpoch (KIP-320).
 //   - v3: GenerationID, MemberID, GroupInstanceID (KIP-447); flexible.
-//   - v4: TRANSACTION_ABORTABLE (KIP-890), never answered here: the
-//     transaction is not verified with its coordinator.
-//   - v5 (KIP-890 part 2: the commit adds the group's partition to the
-//     transaction itself, with transaction.version 2) is not served.
+//   - v4: TRANSACTION_ABORTABLE (KIP-890).
+//   - v5 (KIP-890 part 2): with transaction.version 2 finalized, the
+//     group's partition is added to the transaction by the commit itself
+//     (the producer sends no AddOffsetsToTxn), whether or not
+//     transaction.partition.verification.enable is on (txn_verify.go).
 func (c *GroupCoordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
 	oc := offsetCommit{
 		group:           req.Group,
@@ -50,6 +52,7 @@ func (c *GroupCoordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOff
 		transactional:   true,
 		transactionalID: req.TransactionalID,
 		producer:        runtime.Producer{ID: req.ProducerID, Epoch: req.ProducerEpoch},
+		addToTxn:        req.Version >= 5 && c.cfg.Image().FeatureLevel(raftmeta.FeatureTransaction) >= 2,
 	}
 	if req.Version >= 3 {
 		oc.generation, oc.memberID, oc.instanceID = req.Generation, req.MemberID, req.InstanceID

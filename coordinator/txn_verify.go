@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -28,40 +29,62 @@ import (
 // TxnVerifier confirms a partition is in a producer's ongoing transaction:
 // nil when it is, else the transaction coordinator's error
 // (TRANSACTION_ABORTABLE when it is not, PRODUCER_FENCED, ...) or why it
-// could not be asked. The broker adapts it to its transaction coordinator.
-type TxnVerifier func(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, tp storage.TopicPartition) error
+// could not be asked. With add it adds the partition to the transaction
+// instead (KIP-890 part 2: TxnOffsetCommit v5 under transaction.version 2,
+// whose producer sends no AddOffsetsToTxn). The broker adapts it to its
+// transaction coordinator.
+type TxnVerifier func(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16, tp storage.TopicPartition, add bool) error
 
-// txnGuard is one producer's commits waiting for the coordinator.
+// txnGuard is one producer's commits waiting for the coordinator, at an
+// epoch.
 type txnGuard struct {
+	epoch int16
+	// bumps: the commits add the partition under transaction version 2,
+	// whose markers carry the epoch after the transaction's. The add
+	// waits for the previous transaction's markers, one of which (at this
+	// guard's epoch) may be decided meanwhile; only a later epoch's marker
+	// ends such a guard (as the partition leader's storage guard).
+	bumps  bool
 	users  int
-	marked bool // a marker of the producer was decided since
+	marked bool // a marker of the producer that ends the guard was decided since
 }
 
 // txnGuards are a shard's guards by producer id, kept only while a
 // verification is under way. Under the shard's mutex.
-type txnGuards map[int64]*txnGuard
+type txnGuards map[int64][]*txnGuard
 
-func (g txnGuards) take(pid int64) *txnGuard {
-	t := g[pid]
-	if t == nil {
-		t = &txnGuard{}
-		g[pid] = t
+func (g txnGuards) take(pid int64, epoch int16, bumps bool) *txnGuard {
+	for _, t := range g[pid] {
+		if t.epoch == epoch && t.bumps == bumps && !t.marked {
+			t.users++
+			return t
+		}
 	}
-	t.users++
+	t := &txnGuard{epoch: epoch, bumps: bumps, users: 1}
+	g[pid] = append(g[pid], t)
 	return t
 }
 
 func (g txnGuards) release(pid int64, t *txnGuard) {
-	if t.users--; t.users == 0 && g[pid] == t {
+	if t.users--; t.users > 0 {
+		return
+	}
+	ts := slices.DeleteFunc(g[pid], func(o *txnGuard) bool { return o == t })
+	if len(ts) == 0 {
 		delete(g, pid)
+	} else {
+		g[pid] = ts
 	}
 }
 
-// markerDecided marks pid's guards: its transaction ended, a commit
-// verified before that is not part of the next one.
-func (g txnGuards) markerDecided(pid int64) {
-	if t := g[pid]; t != nil {
-		t.marked = true
+// markerDecided marks the guards of pid a marker at epoch ends: its
+// transaction ended, a commit verified before that is not part of the
+// next one.
+func (g txnGuards) markerDecided(pid int64, epoch int16) {
+	for _, t := range g[pid] {
+		if !t.bumps || epoch > t.epoch {
+			t.marked = true
+		}
 	}
 }
 
@@ -78,17 +101,17 @@ type verifiedCommit struct {
 // with.
 func (c *GroupCoordinator) verifyTxnCommit(ctx context.Context, oc *offsetCommit) (*verifiedCommit, int16) {
 	if c.cfg.VerifyTransaction == nil || !oc.transactional ||
-		(c.cfg.VerifyTransactionEnabled != nil && !c.cfg.VerifyTransactionEnabled()) {
+		(!oc.addToTxn && c.cfg.VerifyTransactionEnabled != nil && !c.cfg.VerifyTransactionEnabled()) {
 		return nil, 0
 	}
 	s, code := c.lockShard(oc.group)
 	if code != 0 {
 		return nil, code
 	}
-	v := &verifiedCommit{s: s, guard: s.txnGuards.take(oc.producer.ID)}
+	v := &verifiedCommit{s: s, guard: s.txnGuards.take(oc.producer.ID, oc.producer.Epoch, oc.addToTxn)}
 	s.mu.Unlock()
 	tp := storage.TopicPartition{Topic: OffsetsTopic, Partition: PartitionFor(oc.group, c.cfg.NumPartitions)}
-	if err := c.cfg.VerifyTransaction(ctx, oc.transactionalID, oc.producer.ID, oc.producer.Epoch, tp); err != nil {
+	if err := c.cfg.VerifyTransaction(ctx, oc.transactionalID, oc.producer.ID, oc.producer.Epoch, tp, oc.addToTxn); err != nil {
 		v.done(oc.producer.ID)
 		return nil, txnVerificationCode(err)
 	}

@@ -50,7 +50,7 @@ func TestUpdateFeaturesController(t *testing.T) {
 
 	// One bad update fails them all; nothing is written.
 	before = log.proposals()
-	r = update(2, false, featureUpdate(FeatureGroup, 1, upgradeTypeUpgrade), featureUpdate(FeatureTransaction, 2, upgradeTypeUpgrade))
+	r = update(2, false, featureUpdate(FeatureGroup, 1, upgradeTypeUpgrade), featureUpdate(FeatureTransaction, 3, upgradeTypeUpgrade))
 	if r.ErrorCode != kerr.InvalidUpdateVersion.Code || level() != 0 || log.proposals() != before || r.Results != nil {
 		t.Fatalf("a batch with a refused update: %+v, level %d, %d writes", r, level(), log.proposals()-before)
 	}
@@ -73,7 +73,8 @@ func TestUpdateFeaturesController(t *testing.T) {
 // and a level this node does not support is refused on replay.
 func TestFeatureLevelsReplay(t *testing.T) {
 	img := EmptyImage()
-	if got := img.FinalizedFeatures(); !maps.Equal(got, map[string]int16{FeatureMetadataVersion: MetadataVersion4_0IV3, FeatureKRaftVersion: 1, FeatureGroup: 1, FeatureShare: 1}) {
+	if got := img.FinalizedFeatures(); !maps.Equal(got, map[string]int16{FeatureMetadataVersion: MetadataVersion4_0IV3, FeatureKRaftVersion: 1, FeatureGroup: 1, FeatureShare: 1,
+		FeatureTransaction: 2}) {
 		t.Fatalf("bootstrap levels %v", got)
 	}
 	b := newBuilder(img, 1)
@@ -95,7 +96,7 @@ func TestFeatureLevelsReplay(t *testing.T) {
 		t.Fatalf("restored features %v", restored.Features)
 	}
 	for _, r := range []*FeatureLevelRecord{
-		{Name: FeatureTransaction, FeatureLevel: 2},
+		{Name: FeatureTransaction, FeatureLevel: 3},
 		{Name: "streams.version", FeatureLevel: 1},
 		{Name: FeatureMetadataVersion, FeatureLevel: 24},
 	} {

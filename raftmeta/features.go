@@ -41,11 +41,16 @@ type FeatureRange struct{ Min, Max int16 }
 //     quorum_membership.go): a new cluster starts at 1. At 0 (a static
 //     quorum, set explicitly) the voter changes answer UNSUPPORTED_VERSION,
 //     as Kafka's, until kafka-features upgrades it; it is never downgraded.
-//   - transaction.version: 0 only. Level 1 writes flexible
-//     __transaction_state values and level 2 is KIP-890 part 2 (EndTxn v5,
-//     Produce v12's implicit partition adds), which the coordinator does
-//     not do: a Java 4.x producer switches to the new protocol as soon as
-//     2 is finalized.
+//   - transaction.version: 0-2. Level 2 is KIP-890 part 2: a producer on
+//     Produce v12+, TxnOffsetCommit v5+ and EndTxn v5+ sends no
+//     AddPartitionsToTxn or AddOffsetsToTxn (the partition leader and the
+//     group coordinator add the partitions), and every EndTxn bumps its
+//     epoch. A new cluster starts at 2, as Kafka 4.0's kafka-storage
+//     format does; the Java 4.x producer and franz-go switch to the new
+//     protocol when they see it finalized, and back when it is lowered.
+//     Level 1 (flexible __transaction_state values) changes nothing a
+//     client sees: the coordinator writes each transaction's values at its
+//     client's version.
 //   - group.version: 0-1. 1 enables KIP-848 consumer groups
 //     (ConsumerGroupHeartbeat and ConsumerGroupDescribe); at 0 they are
 //     neither advertised nor served, as in Kafka.
@@ -56,7 +61,7 @@ type FeatureRange struct{ Min, Max int16 }
 var supportedFeatures = map[string]FeatureRange{
 	FeatureMetadataVersion: {MetadataVersion4_0IV3, MetadataVersion4_0IV3},
 	FeatureKRaftVersion:    {0, 1},
-	FeatureTransaction:     {0, 0},
+	FeatureTransaction:     {0, 2},
 	FeatureGroup:           {0, 1},
 	FeatureShare:           {1, 1},
 	FeatureELR:             {0, 0},
@@ -69,6 +74,7 @@ var supportedFeatures = map[string]FeatureRange{
 var bootstrapFeatureLevels = map[string]int16{
 	FeatureMetadataVersion: MetadataVersion4_0IV3,
 	FeatureKRaftVersion:    1,
+	FeatureTransaction:     2,
 	FeatureGroup:           1,
 	FeatureShare:           1,
 }

@@ -60,9 +60,12 @@ type ControllerChannel interface {
 // The broker adapts it to its own transaction coordinator or another
 // broker's. A partition's error is the coordinator's answer (nil: in the
 // transaction); a returned error means the coordinator could not be asked.
+// With add, the partitions are added to the transaction instead (KIP-890
+// part 2: AddPartitionsToTxn v5 without VerifyOnly, for a Produce v12+
+// under transaction.version 2, whose producer no longer adds them).
 type TxnVerifier interface {
 	VerifyTransaction(ctx context.Context, transactionalID string, producerID int64, producerEpoch int16,
-		partitions []storage.TopicPartition) (map[storage.TopicPartition]error, error)
+		partitions []storage.TopicPartition, add bool) (map[storage.TopicPartition]error, error)
 }
 
 // Config is a ReplicaManager's dependencies and settings. Zero values mean

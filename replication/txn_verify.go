@@ -23,6 +23,13 @@ import (
 // opening a transaction no marker would close. The storage guard taken
 // before the question makes the append fail if the transaction ends while
 // it is asked.
+//
+// KIP-890 part 2 (transaction.version 2, Produce v12+): the producer sends
+// no AddPartitionsToTxn, so the same question becomes the add itself
+// (ReplicaManager's addPartition operation): the coordinator adds the
+// partition to the producer's transaction, starting it if none is ongoing.
+// The add is asked whether or not transaction.partition.verification.enable
+// is on, since without it the transaction would not hold the partition.
 
 // txnVerification is what verifyTransactional decided per partition: the
 // guard to append with, or the error to answer.
@@ -38,8 +45,11 @@ func (r *ReplicaManager) verifyTransactional(ctx context.Context, req *kmsg.Prod
 	// asks, and a nil map reads as empty (issue 29's allocation profile
 	// had these two maps as 3 of a plain produce request's ~44 objects).
 	var out txnVerification
-	if req.TransactionID == nil || r.cfg.TxnVerifier == nil ||
-		(r.cfg.TxnVerificationEnabled != nil && !r.cfg.TxnVerificationEnabled()) {
+	if req.TransactionID == nil || r.cfg.TxnVerifier == nil {
+		return out
+	}
+	add := req.Version >= 12 && img.FeatureLevel(raftmeta.FeatureTransaction) >= 2
+	if !add && r.cfg.TxnVerificationEnabled != nil && !r.cfg.TxnVerificationEnabled() {
 		return out
 	}
 	out = txnVerification{guards: map[storage.TopicPartition]*producer.VerificationGuard{}, errs: map[storage.TopicPartition]error{}}
@@ -66,7 +76,7 @@ func (r *ReplicaManager) verifyTransactional(ctx context.Context, req *kmsg.Prod
 				continue // the append reports it
 			}
 			pid, epoch = b.ProducerID(), b.ProducerEpoch()
-			g := p.Log().StartTxnVerification(pid, epoch)
+			g := p.Log().StartTxnVerification(pid, epoch, add)
 			out.guards[tp] = g
 			if g.NeedsVerification() {
 				ask = append(ask, tp)
@@ -76,7 +86,7 @@ func (r *ReplicaManager) verifyTransactional(ctx context.Context, req *kmsg.Prod
 	if len(ask) == 0 {
 		return out
 	}
-	answers, err := r.cfg.TxnVerifier.VerifyTransaction(ctx, *req.TransactionID, pid, epoch, ask)
+	answers, err := r.cfg.TxnVerifier.VerifyTransaction(ctx, *req.TransactionID, pid, epoch, ask, add)
 	for _, tp := range ask {
 		e := err
 		if e == nil {

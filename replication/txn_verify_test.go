@@ -17,14 +17,15 @@ import (
 type fakeVerifier struct {
 	mu     sync.Mutex
 	asked  [][]storage.TopicPartition
+	adds   []bool // each question's add (KIP-890 part 2)
 	answer error
 	failed error
 	during func()
 }
 
-func (f *fakeVerifier) VerifyTransaction(_ context.Context, id string, pid int64, epoch int16, tps []storage.TopicPartition) (map[storage.TopicPartition]error, error) {
+func (f *fakeVerifier) VerifyTransaction(_ context.Context, id string, pid int64, epoch int16, tps []storage.TopicPartition, add bool) (map[storage.TopicPartition]error, error) {
 	f.mu.Lock()
-	f.asked = append(f.asked, tps)
+	f.asked, f.adds = append(f.asked, tps), append(f.adds, add)
 	answer, failed, during := f.answer, f.failed, f.during
 	f.mu.Unlock()
 	if during != nil {

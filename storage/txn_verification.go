@@ -7,7 +7,9 @@ import "github.com/strait-io/strait/storage/producer"
 // transaction coordinator whether this partition is in the producer's
 // transaction (producer.Manager.StartVerification). The write is then
 // appended with AppendAsLeaderVerified and the guard; the guard says
-// whether the coordinator must be asked at all.
-func (l *Log) StartTxnVerification(pid int64, epoch int16) *producer.VerificationGuard {
-	return l.producers.StartVerification(pid, epoch)
+// whether the coordinator must be asked at all. bumps: the producer uses
+// transaction version 2 (KIP-890 part 2), so the coordinator adds the
+// partition rather than confirming it.
+func (l *Log) StartTxnVerification(pid int64, epoch int16, bumps bool) *producer.VerificationGuard {
+	return l.producers.StartVerification(pid, epoch, bumps)
 }

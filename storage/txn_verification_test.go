@@ -47,7 +47,7 @@ func TestTxnVerificationGuard(t *testing.T) {
 		}
 	}
 
-	g := l.StartTxnVerification(pid, epoch)
+	g := l.StartTxnVerification(pid, epoch, false)
 	if !g.NeedsVerification() {
 		t.Fatal("no transaction is ongoing, yet the coordinator need not be asked")
 	}
@@ -61,11 +61,11 @@ func TestTxnVerificationGuard(t *testing.T) {
 
 	// Within an ongoing transaction the guard needs no coordinator, and
 	// holds only while that transaction is ongoing.
-	g = l.StartTxnVerification(pid, epoch)
+	g = l.StartTxnVerification(pid, epoch, false)
 	if err := write(g); err != nil {
 		t.Fatal(err)
 	}
-	inTxn := l.StartTxnVerification(pid, epoch)
+	inTxn := l.StartTxnVerification(pid, epoch, false)
 	if inTxn.NeedsVerification() {
 		t.Fatal("a write into an ongoing transaction asks the coordinator")
 	}
@@ -77,7 +77,7 @@ func TestTxnVerificationGuard(t *testing.T) {
 	refused("a late write into an ended transaction", err)
 
 	// The transaction ends while the coordinator is asked.
-	g = l.StartTxnVerification(pid, epoch)
+	g = l.StartTxnVerification(pid, epoch, false)
 	marker(false)
 	err = write(g)
 	refused("a guard taken before a marker", err)
@@ -88,5 +88,55 @@ func TestTxnVerificationGuard(t *testing.T) {
 	}
 	if lso := l.LastStableOffset(); lso >= l.LogEndOffset() {
 		t.Fatalf("the unverified write left no open transaction: LSO %d, LEO %d", lso, l.LogEndOffset())
+	}
+}
+
+// TestTxnVerificationGuardBumpedEpoch: KIP-890 part 2, where every
+// transaction ends with a marker at the epoch after its writes' and the
+// next transaction is written at that epoch. The next transaction's first
+// write, arriving before the last one's marker, does not join the ongoing
+// transaction but waits for the coordinator; the last transaction's marker
+// (at the guard's epoch) does not end its guard, while a later epoch's
+// does.
+func TestTxnVerificationGuardBumpedEpoch(t *testing.T) {
+	e := newTestEnv(t)
+	l, _ := e.open(e.options(true))
+	defer l.Close()
+	const pid = 8
+	write := func(epoch int16, guard *producer.VerificationGuard) error {
+		b := e.batch(record.BatchSpec{ProducerID: pid, ProducerEpoch: epoch, BaseSequence: 0, Transactional: true}, 2, 8)
+		_, err := l.AppendAsLeaderVerified(b, 0, record.OriginClient, guard)
+		return err
+	}
+	marker := func(epoch int16, commit bool) {
+		t.Helper()
+		b := record.EndTxnMarkerBatch(record.ControlBatchSpec{ProducerID: pid, ProducerEpoch: epoch, Timestamp: e.clock.Now().UnixMilli()}, commit, 0)
+		if _, err := l.AppendAsLeader(b, 0, record.OriginCoordinator); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if err := write(0, l.StartTxnVerification(pid, 0, true)); err != nil {
+		t.Fatalf("first transaction: %v", err)
+	}
+	next := l.StartTxnVerification(pid, 1, true)
+	if !next.NeedsVerification() {
+		t.Fatal("a write at the next epoch joins the ongoing transaction of the last one")
+	}
+	marker(1, true) // the last transaction ends, at the bumped epoch
+	if err := write(1, next); err != nil {
+		t.Fatalf("the next transaction's write, after the last one's marker: %v", err)
+	}
+	marker(2, true)
+
+	late := l.StartTxnVerification(pid, 2, true)
+	marker(3, false) // the coordinator fenced and aborted epoch 2's transaction
+	var re *record.Error
+	if err := write(2, late); !errors.As(err, &re) || re.Code != kerr.InvalidTxnState {
+		t.Fatalf("a guard taken before a later epoch's marker: %v, want INVALID_TXN_STATE", err)
+	}
+	l.UpdateHighWatermark(l.LogEndOffset())
+	if lso := l.LastStableOffset(); lso != l.LogEndOffset() {
+		t.Fatalf("a transaction was left open: LSO %d, LEO %d", lso, l.LogEndOffset())
 	}
 }

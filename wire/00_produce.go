@@ -28,7 +28,9 @@ import (
 // * v8: RecordErrors and ErrorMessage (KIP-467)
 // * v9: flexible versions
 // * v10: CurrentLeader and NodeEndpoints on NOT_LEADER_OR_FOLLOWER (KIP-951)
-// * v11, v12: no request change (KIP-890 transactions)
+// * v11, v12: no request change (KIP-890 transactions). With
+//   transaction.version 2 a v12+ transactional batch adds its partition
+//   to the producer's transaction (KIP-890 part 2).
 
 // The frame is pooled: the records are appended (copied) before the
 // handler returns.

@@ -6,7 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// EndTxn: v0-4
+// EndTxn: v0-5
 //
 // Behavior:
 // * Answered by the transaction coordinator once the commit or abort is
@@ -15,11 +15,12 @@ import (
 // Version notes:
 // * v3: flexible versions
 // * v4: TRANSACTION_ABORTABLE
-// * v5 (KIP-890 part 2, an epoch bump on every end) is not served: it goes
-//   with transaction.version 2, which is not advertised.
+// * v5 (KIP-890 part 2, transaction.version 2): every end bumps the
+//   producer epoch; the answer carries the producer id and epoch to go on
+//   with.
 
 func init() {
-	register(api{key: 26, min: 0, max: 4, served: servesTransactions, handle: (*Server).handleEndTxn})
+	register(api{key: 26, min: 0, max: 5, served: servesTransactions, handle: (*Server).handleEndTxn})
 }
 
 // EndTxn needs WRITE on the transactional id, else

@@ -6,7 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// TxnOffsetCommit: v0-4
+// TxnOffsetCommit: v0-5
 //
 // Behavior:
 // * Answered by the group coordinator: the offsets are written in the producer's transactional batch
@@ -18,10 +18,10 @@ import (
 // * v2: CommittedLeaderEpoch (KIP-320)
 // * v3: GenerationID, MemberID, GroupInstanceID (KIP-447); flexible versions
 // * v4: TRANSACTION_ABORTABLE (KIP-890)
-// * v5 (KIP-890 part 2, transaction.version 2: the commit adds the group to the transaction itself)
-//   is not served.
+// * v5 (KIP-890 part 2): with transaction.version 2 the commit adds the group's partition to the
+//   transaction itself.
 
-func init() { register(api{key: 28, min: 0, max: 4, handle: (*Server).handleTxnOffsetCommit}) }
+func init() { register(api{key: 28, min: 0, max: 5, handle: (*Server).handleTxnOffsetCommit}) }
 
 // TxnOffsetCommit needs WRITE on the transactional id, then READ on the
 // group, else every partition is TRANSACTIONAL_ID_ or

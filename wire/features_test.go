@@ -42,11 +42,11 @@ func TestApiVersionsFeatures(t *testing.T) {
 		}
 		return s + fmt.Sprintf("| %d", resp.FinalizedFeaturesEpoch)
 	}
-	finalized := "| group.version=1-1 kraft.version=1-1 metadata.version=25-25 share.version=1-1 | 42"
+	finalized := "| group.version=1-1 kraft.version=1-1 metadata.version=25-25 share.version=1-1 transaction.version=2-2 | 42"
 	for v, want := range map[int16]string{
 		2: "| | -1",
 		3: "metadata.version=25-25 share.version=1-1 " + finalized,
-		4: "eligible.leader.replicas.version=0-0 group.version=0-1 kraft.version=0-1 metadata.version=25-25 share.version=1-1 transaction.version=0-0 " + finalized,
+		4: "eligible.leader.replicas.version=0-0 group.version=0-1 kraft.version=0-1 metadata.version=25-25 share.version=1-1 transaction.version=0-2 " + finalized,
 	} {
 		if got := describe(ask(v)); got != want {
 			t.Errorf("v%d:\n got %s\nwant %s", v, got, want)
@@ -68,7 +68,7 @@ func TestApiVersionsFeatures(t *testing.T) {
 	if has(r, 68) || has(r, 69) || !has(r, 18) || len(r.ApiKeys) != len(s.apis.versions)-2 {
 		t.Errorf("group.version 0: keys %v", r.ApiKeys)
 	}
-	if got := describe(r); got != "eligible.leader.replicas.version=0-0 group.version=0-1 kraft.version=0-1 metadata.version=25-25 share.version=1-1 transaction.version=0-0 | kraft.version=1-1 metadata.version=25-25 share.version=1-1 | 42" {
+	if got := describe(r); got != "eligible.leader.replicas.version=0-0 group.version=0-1 kraft.version=0-1 metadata.version=25-25 share.version=1-1 transaction.version=0-2 | kraft.version=1-1 metadata.version=25-25 share.version=1-1 transaction.version=2-2 | 42" {
 		t.Errorf("group.version 0: features %s", got)
 	}
 	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()

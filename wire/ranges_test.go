@@ -18,7 +18,7 @@ import (
 var kafka40Ranges = map[int16][2]int16{
 	0: {3, 12}, 1: {4, 17}, 2: {1, 10}, 3: {0, 12},
 	8: {2, 9}, 9: {1, 9}, 10: {0, 6}, 11: {2, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 5}, 16: {0, 5},
-	17: {0, 1}, 18: {0, 4}, 19: {2, 7}, 20: {1, 6}, 21: {0, 2}, 22: {0, 5}, 23: {2, 4}, 27: {1, 1}, 28: {0, 4},
+	17: {0, 1}, 18: {0, 4}, 19: {2, 7}, 20: {1, 6}, 21: {0, 2}, 22: {0, 5}, 23: {2, 4}, 27: {1, 1}, 28: {0, 5},
 	29: {1, 3}, 30: {1, 3}, 31: {1, 3}, 32: {1, 4}, 33: {0, 2}, 34: {1, 2}, 35: {1, 4}, 36: {0, 2}, 37: {0, 3},
 	42: {0, 2}, 43: {0, 2}, 44: {0, 1}, 47: {0, 0}, 48: {0, 1}, 49: {0, 1}, 50: {0, 0}, 51: {0, 0}, 60: {0, 1}, 61: {0, 0}, 68: {0, 1}, 69: {0, 1}, 74: {0, 1},
 	57: {0, 2}, // UpdateFeatures (KIP-584)
@@ -37,10 +37,9 @@ var mirrorRanges = map[int16][2]int16{
 
 // txnRanges are the transaction coordinator's APIs (KIP-98), advertised
 // only by a server with a TransactionService. Kafka 4.0's ranges, but for
-// EndTxn, served up to v4 (v5 goes with transaction.version 2, which is
-// not advertised), and ListTransactions, up to Kafka 4.1's v2.
+// ListTransactions, up to Kafka 4.1's v2.
 var txnRanges = map[int16][2]int16{
-	24: {0, 5}, 25: {0, 4}, 26: {0, 4}, 65: {0, 0}, 66: {0, 2},
+	24: {0, 5}, 25: {0, 4}, 26: {0, 5}, 65: {0, 0}, 66: {0, 2},
 }
 
 // shareCoordinatorRanges are the share coordinator's APIs (KIP-932),

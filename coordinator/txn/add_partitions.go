@@ -33,13 +33,17 @@ import (
 //     answers per partition: NONE when it is in the transaction, else
 //     TRANSACTION_ABORTABLE. The top-level ErrorCode is set only when the
 //     whole request fails.
-//   - v5: TRANSACTION_ABORTABLE may be returned (KIP-890).
+//   - v5: TRANSACTION_ABORTABLE may be returned (KIP-890). Without
+//     VerifyOnly a partition leader (or the group coordinator) adds the
+//     partitions for a producer that uses transaction version 2 (KIP-890
+//     part 2: Produce v12 and TxnOffsetCommit v5 add implicitly), which
+//     makes the transaction's EndTxn bump the epoch.
 func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse {
 	resp := kmsg.NewPtrAddPartitionsToTxnResponse()
 	resp.Version = req.Version
 	if req.Version < 4 {
 		parts := requestPartitions(req.Topics, func(t kmsg.AddPartitionsToTxnRequestTopic) (string, []int32) { return t.Topic, t.Partitions })
-		errs := c.addPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, parts)
+		errs := c.addPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, 0, parts)
 		for _, rt := range responseTopics(parts, errs) {
 			t := kmsg.NewAddPartitionsToTxnResponseTopic()
 			t.Topic = rt.topic
@@ -56,7 +60,7 @@ func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req *kmsg.AddParti
 		parts := requestPartitions(tx.Topics, func(t kmsg.AddPartitionsToTxnRequestTransactionTopic) (string, []int32) {
 			return t.Topic, t.Partitions
 		})
-		errs := c.addPartitions(ctx, tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly, parts)
+		errs := c.addPartitions(ctx, tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly, 2, parts)
 		rtx := kmsg.NewAddPartitionsToTxnResponseTransaction()
 		rtx.TransactionalID = tx.TransactionalID
 		for _, rt := range responseTopics(parts, errs) {
@@ -83,19 +87,20 @@ func (c *Coordinator) AddOffsetsToTxn(ctx context.Context, req *kmsg.AddOffsetsT
 	resp := kmsg.NewPtrAddOffsetsToTxnResponse()
 	resp.Version = req.Version
 	tp := storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: coordinator.PartitionFor(req.Group, c.cfg.OffsetsPartitions)}
-	errs := c.addPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, []storage.TopicPartition{tp})
+	errs := c.addPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, 0, []storage.TopicPartition{tp})
 	resp.ErrorCode = errs[tp]
 	return resp
 }
 
 // addPartitions adds (or, verifyOnly, checks) partitions of a transaction
-// and returns each partition's error code.
-func (c *Coordinator) addPartitions(ctx context.Context, id string, pid int64, epoch int16, verifyOnly bool, parts []storage.TopicPartition) map[storage.TopicPartition]int16 {
+// of a client using transaction version tv and returns each partition's
+// error code.
+func (c *Coordinator) addPartitions(ctx context.Context, id string, pid int64, epoch int16, verifyOnly bool, tv int16, parts []storage.TopicPartition) map[storage.TopicPartition]int16 {
 	codes := make([]int16, len(parts))
 	if verifyOnly {
 		c.VerifyPartitions(id, pid, epoch, parts, codes)
 	} else {
-		c.addPartitionsInto(ctx, id, pid, epoch, parts, codes)
+		c.addPartitionsInto(ctx, id, pid, epoch, tv, parts, codes)
 	}
 	out := make(map[storage.TopicPartition]int16, len(parts))
 	for i, tp := range parts {
@@ -139,9 +144,18 @@ func (c *Coordinator) VerifyPartitions(id string, pid int64, epoch int16, parts 
 	}
 }
 
+// AddPartitions adds parts to the transaction of a producer that uses
+// transaction version 2 (KIP-890 part 2), asked in-process by a partition
+// leader or the group coordinator on this broker for its first write of
+// the transaction there: codes[i] is set to parts[i]'s error code. It is
+// AddPartitionsToTxn v5 without VerifyOnly, as a remote leader sends it.
+func (c *Coordinator) AddPartitions(ctx context.Context, id string, pid int64, epoch int16, parts []storage.TopicPartition, codes []int16) {
+	c.addPartitionsInto(ctx, id, pid, epoch, 2, parts, codes)
+}
+
 // addPartitionsInto adds parts to id's transaction, setting codes[i] to
 // parts[i]'s error code.
-func (c *Coordinator) addPartitionsInto(ctx context.Context, id string, pid int64, epoch int16, parts []storage.TopicPartition, codes []int16) {
+func (c *Coordinator) addPartitionsInto(ctx context.Context, id string, pid int64, epoch int16, tv int16, parts []storage.TopicPartition, codes []int16) {
 	s := c.partitionsShard(id, parts, codes)
 	if s == nil {
 		return
@@ -158,7 +172,7 @@ func (c *Coordinator) addPartitionsInto(ctx context.Context, id string, pid int6
 			return kerr.InvalidProducerIDMapping
 		}
 		var e *kerr.Error
-		t, write, e = s.prepareAddLocked(m, pid, epoch, parts)
+		t, write, e = s.prepareAddLocked(m, pid, epoch, tv, parts)
 		return e
 	})
 	s.mu.Unlock()
@@ -215,6 +229,8 @@ func fill(codes []int16, e *kerr.Error) {
 // checked: the append is validated once more by the log).
 func verifyLocked(m *Metadata, pid int64, epoch int16) *kerr.Error {
 	switch {
+	case nextProducerEnding(m, pid):
+		return kerr.ConcurrentTransactions
 	case m.ProducerID != pid:
 		return kerr.InvalidProducerIDMapping
 	case m.ProducerEpoch != epoch:
@@ -225,14 +241,25 @@ func verifyLocked(m *Metadata, pid int64, epoch int16) *kerr.Error {
 	return nil
 }
 
+// nextProducerEnding reports whether pid is the producer id m moves to
+// once its ending transaction completes (KIP-890 part 2, the epochs ran
+// out): the producer learnt it from EndTxn and may write its next
+// transaction before the markers of the last are written; it waits, as
+// the same producer id would for a prepared end.
+func nextProducerEnding(m *Metadata, pid int64) bool {
+	return m.NextProducerID >= 0 && pid == m.NextProducerID && (m.State == PrepareCommit || m.State == PrepareAbort)
+}
+
 // prepareAddLocked decides an AddPartitionsToTxn under the shard's lock:
 // the transition to append, if any (none when the partitions are all in
 // the ongoing transaction already), or the error to answer.
-func (s *shard) prepareAddLocked(m *Metadata, pid int64, epoch int16, parts []storage.TopicPartition) (Transit, bool, *kerr.Error) {
+func (s *shard) prepareAddLocked(m *Metadata, pid int64, epoch int16, tv int16, parts []storage.TopicPartition) (Transit, bool, *kerr.Error) {
 	if _, pending := m.Pending(); pending {
 		return Transit{}, false, kerr.ConcurrentTransactions
 	}
 	switch {
+	case nextProducerEnding(m, pid):
+		return Transit{}, false, kerr.ConcurrentTransactions
 	case m.ProducerID != pid:
 		return Transit{}, false, kerr.InvalidProducerIDMapping
 	case m.ProducerEpoch != epoch:
@@ -249,7 +276,7 @@ func (s *shard) prepareAddLocked(m *Metadata, pid int64, epoch int16, parts []st
 			return Transit{}, false, nil
 		}
 	}
-	t, err := m.PrepareAddPartitions(parts, s.c.nowMs())
+	t, err := m.PrepareAddPartitions(parts, tv, s.c.nowMs())
 	if err != nil {
 		s.c.log.Error("preparing AddPartitionsToTxn failed", "transactional_id", m.TransactionalID, "err", err)
 		return Transit{}, false, kerr.UnknownServerError

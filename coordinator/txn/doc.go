@@ -26,7 +26,12 @@
 // with a bumped epoch, and ids idle for transactional.id.expiration.ms are
 // removed with a tombstone.
 //
-// This is the classic protocol (transaction version 0/1: EndTxn v0-4, the
-// client adds partitions explicitly): Strait advertises no
-// transaction.version feature, so clients use it.
+// Both protocols are served: the classic one (transaction version 0/1:
+// the client adds partitions with AddPartitionsToTxn and AddOffsetsToTxn,
+// EndTxn v0-4 keeps the epoch), and KIP-890 part 2 (transaction.version 2,
+// the default: the partition leader and the group coordinator add the
+// partitions for the client, AddPartitionsToTxn v5 without VerifyOnly, and
+// every EndTxn v5 bumps the epoch, so a late write of an ended transaction
+// is fenced by its markers). Each transaction records its client's
+// version (ClientTransactionVersion).
 package txn

@@ -7,10 +7,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// EndTxn: v0-4
+// EndTxn: v0-5
 //
-// Behavior (TransactionCoordinator.handleEndTransaction, the classic
-// protocol: the epoch stays):
+// Behavior (TransactionCoordinator.handleEndTransaction):
 //   - An unknown id, or another producer id, is INVALID_PRODUCER_ID_MAPPING;
 //     another epoch PRODUCER_FENCED; a change being appended
 //     CONCURRENT_TRANSACTIONS, once it has waited Config.ConcurrentWait
@@ -25,80 +24,176 @@ import (
 //
 // Version notes:
 //   - v3: flexible. v4: TRANSACTION_ABORTABLE may be returned.
-//   - v5 (KIP-890 part 2: the epoch is bumped on every end) needs
-//     transaction.version 2, which Strait does not advertise.
+//   - v5 (KIP-890 part 2, transaction.version 2): every end bumps the
+//     producer epoch, and the answer carries the producer id and epoch of
+//     the next transaction (a new producer id at epoch 0 once the epochs
+//     ran out). Since the epoch moves, a retry is recognised by the epoch
+//     before the bump; and an abort with no transaction ongoing is valid
+//     and bumps the epoch too (the producer cannot know whether a produce
+//     that failed added its partition).
 func (c *Coordinator) EndTxn(ctx context.Context, req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
 	resp := kmsg.NewPtrEndTxnResponse()
 	resp.Version = req.Version
-	if e := c.endTxn(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit); e != nil {
+	resp.ProducerID, resp.ProducerEpoch = NoProducerID, NoProducerEpoch
+	end := endRequest{id: req.TransactionalID, pid: req.ProducerID, epoch: req.ProducerEpoch, commit: req.Commit,
+		bump: req.Version >= 5}
+	pid, epoch, e := c.endTxn(ctx, end)
+	if e != nil {
 		resp.ErrorCode = e.Code
+	} else if end.bump {
+		resp.ProducerID, resp.ProducerEpoch = pid, epoch
 	}
 	return resp
 }
 
-func (c *Coordinator) endTxn(ctx context.Context, id string, pid int64, epoch int16, commit bool) *kerr.Error {
-	if id == "" {
-		return kerr.InvalidRequest
-	}
-	s, e := c.shardOf(id)
-	if e != nil {
-		return e
-	}
-	var t Transit
-	write := false
-	s.mu.Lock()
-	e = s.whileConcurrentLocked(ctx, func() *kerr.Error {
-		var e *kerr.Error
-		t, write, e = s.prepareEndLocked(s.txns[id], pid, epoch, commit)
-		return e
-	})
-	s.mu.Unlock()
-	if e != nil || !write {
-		return e
-	}
-	return s.write(id, t)
+// endRequest is an EndTxn: bump is KIP-890 part 2's epoch bump (v5+).
+type endRequest struct {
+	id     string
+	pid    int64
+	epoch  int16
+	commit bool
+	bump   bool
 }
 
-// prepareEndLocked decides an EndTxn under the shard's lock: the
-// transition to append, or none (a retry of a completed end), or the
-// error to answer.
-func (s *shard) prepareEndLocked(m *Metadata, pid int64, epoch int16, commit bool) (Transit, bool, *kerr.Error) {
-	switch {
-	case s.closed:
-		return Transit{}, false, kerr.NotCoordinator
-	case m == nil || m.ProducerID != pid:
-		return Transit{}, false, kerr.InvalidProducerIDMapping
-	case m.ProducerEpoch != epoch:
-		return Transit{}, false, kerr.ProducerFenced
+// endTxn ends a transaction and returns the producer id and epoch the
+// producer goes on with.
+func (c *Coordinator) endTxn(ctx context.Context, end endRequest) (int64, int16, *kerr.Error) {
+	if end.id == "" {
+		return NoProducerID, NoProducerEpoch, kerr.InvalidRequest
+	}
+	s, e := c.shardOf(end.id)
+	if e != nil {
+		return NoProducerID, NoProducerEpoch, e
+	}
+	// Exhausted epochs need a new producer id, taken without the shard's
+	// lock; the decision is then made again under it.
+	nextPID := NoProducerID
+	for {
+		var d endDecision
+		s.mu.Lock()
+		e = s.whileConcurrentLocked(ctx, func() *kerr.Error {
+			var e *kerr.Error
+			d, e = s.prepareEndLocked(s.txns[end.id], end, nextPID)
+			return e
+		})
+		s.mu.Unlock()
+		switch {
+		case e != nil:
+			return NoProducerID, NoProducerEpoch, e
+		case d.needPID:
+			pid, err := c.cfg.ProducerID(ctx)
+			if err != nil {
+				c.log.Warn("no producer id available", "err", err)
+				return NoProducerID, NoProducerEpoch, kerr.CoordinatorLoadInProgress
+			}
+			nextPID = pid
+			continue
+		case !d.write:
+			return d.pid, d.epoch, nil
+		}
+		if e := s.write(end.id, d.t); e != nil {
+			return NoProducerID, NoProducerEpoch, e
+		}
+		pid, epoch := d.t.ProducerID, d.t.ProducerEpoch
+		if d.t.NextProducerID >= 0 {
+			pid, epoch = d.t.NextProducerID, 0
+		}
+		return pid, epoch, nil
+	}
+}
+
+// endDecision is what prepareEndLocked decided: the transition to append
+// (write), or that a new producer id is needed first (needPID), or
+// neither, for a retry of a completed end, answered with pid and epoch.
+type endDecision struct {
+	t       Transit
+	write   bool
+	needPID bool
+	pid     int64
+	epoch   int16
+}
+
+// prepareEndLocked decides an EndTxn under the shard's lock. nextPID is
+// the producer id taken for an end that exhausts the epochs, -1 before.
+func (s *shard) prepareEndLocked(m *Metadata, end endRequest, nextPID int64) (endDecision, *kerr.Error) {
+	if s.closed {
+		return endDecision{}, kerr.NotCoordinator
+	}
+	if m == nil {
+		return endDecision{}, kerr.InvalidProducerIDMapping
+	}
+	// Under KIP-890 part 2 the ended transaction's epoch is one below the
+	// id's (or, once the epochs ran out, the last epoch of the previous
+	// producer id), so a retry whose answer was lost carries that one.
+	bumped := m.ClientTransactionVersion >= 2
+	retry := bumped && end.pid == m.ProducerID && end.epoch+1 == m.ProducerEpoch
+	retryOnRotation := bumped && end.pid == m.PrevProducerID && end.epoch == 1<<15-2 && m.ProducerEpoch == 0
+	if end.pid != m.ProducerID && !retryOnRotation {
+		return endDecision{}, kerr.InvalidProducerIDMapping
+	}
+	validEpoch := end.epoch == m.ProducerEpoch
+	if bumped {
+		switch m.State {
+		case PrepareCommit, PrepareAbort:
+			validEpoch = retry
+		case CompleteCommit, CompleteAbort:
+			validEpoch = validEpoch || retry || retryOnRotation
+		}
+	}
+	if !validEpoch {
+		return endDecision{}, kerr.ProducerFenced
 	}
 	if _, pending := m.Pending(); pending {
-		return Transit{}, false, kerr.ConcurrentTransactions
+		return endDecision{}, kerr.ConcurrentTransactions
+	}
+	completed := func() (endDecision, *kerr.Error) {
+		pid, epoch := m.AnswerAfterEnd()
+		return endDecision{pid: pid, epoch: epoch}, nil
 	}
 	switch m.State {
 	case Ongoing:
-		t, err := m.PrepareEnd(commit, s.c.nowMs())
-		if err != nil {
-			s.c.log.Error("preparing EndTxn failed", "transactional_id", m.TransactionalID, "err", err)
-			return Transit{}, false, kerr.UnknownServerError
+		return s.prepareEndTransitLocked(m, end, nextPID)
+	case CompleteCommit, CompleteAbort:
+		// In the classic protocol the same epoch is the retry; under
+		// KIP-890 part 2 it is the next transaction's, which may only
+		// be aborted (empty).
+		if !bumped || retry || retryOnRotation {
+			if end.commit == (m.State == CompleteCommit) {
+				return completed()
+			}
+			break
 		}
-		return t, true, nil
-	case CompleteCommit:
-		if commit {
-			return Transit{}, false, nil
+		if end.bump && !end.commit {
+			return s.prepareEndTransitLocked(m, end, nextPID)
 		}
-	case CompleteAbort:
-		if !commit {
-			return Transit{}, false, nil
+	case PrepareCommit, PrepareAbort:
+		if end.commit == (m.State == PrepareCommit) {
+			return endDecision{}, kerr.ConcurrentTransactions
 		}
-	case PrepareCommit:
-		if commit {
-			return Transit{}, false, kerr.ConcurrentTransactions
-		}
-	case PrepareAbort:
-		if !commit {
-			return Transit{}, false, kerr.ConcurrentTransactions
+	case Empty:
+		if end.bump && !end.commit {
+			return s.prepareEndTransitLocked(m, end, nextPID)
 		}
 	}
-	s.c.log.Debug("EndTxn in an invalid state", "transactional_id", m.TransactionalID, "state", m.State, "commit", commit)
-	return Transit{}, false, kerr.InvalidTxnState
+	s.c.log.Debug("EndTxn in an invalid state", "transactional_id", m.TransactionalID, "state", m.State, "commit", end.commit)
+	return endDecision{}, kerr.InvalidTxnState
+}
+
+// prepareEndTransitLocked prepares the PrepareCommit or PrepareAbort of
+// end, or asks for a new producer id first when the bump would exhaust
+// the epochs.
+func (s *shard) prepareEndTransitLocked(m *Metadata, end endRequest, nextPID int64) (endDecision, *kerr.Error) {
+	if !end.bump {
+		nextPID = NoProducerID
+	} else if m.EpochExhausted() && nextPID < 0 {
+		return endDecision{needPID: true}, nil
+	} else if !m.EpochExhausted() {
+		nextPID = NoProducerID
+	}
+	t, err := m.PrepareEnd(end.commit, end.bump, nextPID, s.c.nowMs())
+	if err != nil {
+		s.c.log.Error("preparing EndTxn failed", "transactional_id", m.TransactionalID, "err", err)
+		return endDecision{}, kerr.UnknownServerError
+	}
+	return endDecision{t: t, write: true}, nil
 }

@@ -31,10 +31,12 @@ const (
 // validPrevious is each state's valid previous states
 // (TransactionState.validPreviousStates).
 var validPrevious = map[State][]State{
-	Empty:             {Empty, CompleteCommit, CompleteAbort},
-	Ongoing:           {Ongoing, Empty, CompleteCommit, CompleteAbort},
-	PrepareCommit:     {Ongoing},
-	PrepareAbort:      {Ongoing, PrepareEpochFence},
+	Empty:         {Empty, CompleteCommit, CompleteAbort},
+	Ongoing:       {Ongoing, Empty, CompleteCommit, CompleteAbort},
+	PrepareCommit: {Ongoing},
+	// KIP-890 part 2: a producer may abort with no transaction ongoing,
+	// which bumps its epoch (TransactionCoordinator's empty abort).
+	PrepareAbort:      {Ongoing, PrepareEpochFence, Empty, CompleteCommit, CompleteAbort},
 	CompleteCommit:    {PrepareCommit},
 	CompleteAbort:     {PrepareAbort},
 	Dead:              {Empty, CompleteAbort, CompleteCommit},
@@ -227,14 +229,17 @@ func (m *Metadata) PrepareRotateProducerID(newID int64, timeoutMs int32, nowMs i
 }
 
 // PrepareAddPartitions adds partitions to the transaction, starting it
-// when none is ongoing (prepareAddPartitions).
-func (m *Metadata) PrepareAddPartitions(add []storage.TopicPartition, nowMs int64) (Transit, error) {
+// when none is ongoing (prepareAddPartitions). tv is the client's
+// transaction version: 2 when a partition leader or the group coordinator
+// adds them for the producer (KIP-890 part 2), which makes the
+// transaction's end bump the epoch.
+func (m *Metadata) PrepareAddPartitions(add []storage.TopicPartition, tv int16, nowMs int64) (Transit, error) {
 	t := m.transit()
 	switch m.State {
 	case Empty, CompleteCommit, CompleteAbort:
 		t.StartMs = nowMs
 	}
-	t.State, t.LastUpdateMs = Ongoing, nowMs
+	t.State, t.LastUpdateMs, t.ClientTransactionVersion = Ongoing, nowMs, tv
 	for _, tp := range add {
 		t.Partitions[tp] = struct{}{}
 	}
@@ -242,14 +247,40 @@ func (m *Metadata) PrepareAddPartitions(add []storage.TopicPartition, nowMs int6
 }
 
 // PrepareEnd moves an ongoing transaction to PrepareCommit or PrepareAbort
-// (prepareAbortOrCommit, the classic protocol: the epoch stays).
-func (m *Metadata) PrepareEnd(commit bool, nowMs int64) (Transit, error) {
+// (prepareAbortOrCommit). In the classic protocol the epoch stays; with
+// bump (EndTxn v5, KIP-890 part 2) it is bumped, so the markers carry an
+// epoch no write of the ended transaction has and fence its late retries,
+// and the producer starts the next transaction at the new epoch. Once the
+// epochs are exhausted the completion moves the id to nextProducerID,
+// taken beforehand (-1 otherwise). An abort with no transaction ongoing
+// (bump only) has no partitions and starts now.
+func (m *Metadata) PrepareEnd(commit, bump bool, nextProducerID int64, nowMs int64) (Transit, error) {
 	t := m.transit()
 	t.State, t.LastUpdateMs = PrepareAbort, nowMs
 	if commit {
 		t.State = PrepareCommit
 	}
+	if bump {
+		if m.ProducerEpoch == 1<<15-1 {
+			return Transit{}, fmt.Errorf("txn %s: cannot bump producer epoch %d", m.TransactionalID, m.ProducerEpoch)
+		}
+		t.ProducerEpoch, t.LastProducerEpoch, t.NextProducerID = m.ProducerEpoch+1, m.ProducerEpoch, nextProducerID
+		t.ClientTransactionVersion = 2
+		if m.State != Ongoing {
+			t.StartMs = nowMs
+		}
+	}
 	return m.prepare(t)
+}
+
+// AnswerAfterEnd is the producer id and epoch an EndTxn v5 answers once
+// the end is prepared or complete: the id's own, or, when its epochs ran
+// out, the next producer id at epoch 0.
+func (m *Metadata) AnswerAfterEnd() (int64, int16) {
+	if (m.State == PrepareCommit || m.State == PrepareAbort) && m.NextProducerID >= 0 {
+		return m.NextProducerID, 0
+	}
+	return m.ProducerID, m.ProducerEpoch
 }
 
 // PrepareComplete completes a prepared commit or abort once every marker
@@ -265,6 +296,13 @@ func (m *Metadata) PrepareComplete(nowMs int64) (Transit, error) {
 		return Transit{}, fmt.Errorf("txn %s: completing from %s", m.TransactionalID, m.State)
 	}
 	m.failedEpochFence = false
+	if m.NextProducerID >= 0 {
+		// The epochs ran out at this end (KIP-890 part 2): the id moves
+		// to the producer id taken for it, at epoch 0. LastProducerEpoch
+		// stays the one the producer last had, so its InitProducerId
+		// retry is recognised.
+		t.ProducerID, t.PrevProducerID, t.ProducerEpoch = m.NextProducerID, m.ProducerID, 0
+	}
 	t.NextProducerID = NoProducerID
 	t.Partitions, t.LastUpdateMs = map[storage.TopicPartition]struct{}{}, nowMs
 	return m.prepare(t)

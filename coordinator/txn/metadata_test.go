@@ -27,7 +27,8 @@ func apply(t *testing.T, m *Metadata, prep func() (Transit, error)) Transit {
 	return tr
 }
 
-// TestTransitionTable pins Kafka's TransactionState.validPreviousStates.
+// TestTransitionTable pins Kafka's TransactionState.validPreviousStates
+// (with KIP-890 part 2's abort of no ongoing transaction).
 func TestTransitionTable(t *testing.T) {
 	all := []State{Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort, Dead, PrepareEpochFence}
 	want := map[[2]State]bool{
@@ -35,6 +36,7 @@ func TestTransitionTable(t *testing.T) {
 		{Ongoing, Ongoing}: true, {Empty, Ongoing}: true, {CompleteCommit, Ongoing}: true, {CompleteAbort, Ongoing}: true,
 		{Ongoing, PrepareCommit}: true,
 		{Ongoing, PrepareAbort}:  true, {PrepareEpochFence, PrepareAbort}: true,
+		{Empty, PrepareAbort}: true, {CompleteCommit, PrepareAbort}: true, {CompleteAbort, PrepareAbort}: true,
 		{PrepareCommit, CompleteCommit}: true,
 		{PrepareAbort, CompleteAbort}:   true,
 		{Empty, Dead}:                   true, {CompleteAbort, Dead}: true, {CompleteCommit, Dead}: true,
@@ -70,12 +72,12 @@ func TestTransactionLifecycle(t *testing.T) {
 		t.Fatalf("after init: %+v", m)
 	}
 
-	apply(t, m, func() (Transit, error) { return m.PrepareAddPartitions([]storage.TopicPartition{tp("a", 0)}, 200) })
-	apply(t, m, func() (Transit, error) { return m.PrepareAddPartitions([]storage.TopicPartition{tp("b", 1)}, 210) })
+	apply(t, m, func() (Transit, error) { return m.PrepareAddPartitions([]storage.TopicPartition{tp("a", 0)}, 0, 200) })
+	apply(t, m, func() (Transit, error) { return m.PrepareAddPartitions([]storage.TopicPartition{tp("b", 1)}, 0, 210) })
 	if m.State != Ongoing || m.StartMs != 200 || len(m.Partitions) != 2 || !m.HasPartition(tp("b", 1)) {
 		t.Fatalf("ongoing: %+v", m)
 	}
-	apply(t, m, func() (Transit, error) { return m.PrepareEnd(true, 300) })
+	apply(t, m, func() (Transit, error) { return m.PrepareEnd(true, false, NoProducerID, 300) })
 	if m.State != PrepareCommit || len(m.Partitions) != 2 {
 		t.Fatalf("prepare commit: %+v", m)
 	}
@@ -85,16 +87,16 @@ func TestTransactionLifecycle(t *testing.T) {
 	}
 
 	// The next transaction starts anew; an abort completes as CompleteAbort.
-	apply(t, m, func() (Transit, error) { return m.PrepareAddPartitions([]storage.TopicPartition{tp("a", 0)}, 400) })
+	apply(t, m, func() (Transit, error) { return m.PrepareAddPartitions([]storage.TopicPartition{tp("a", 0)}, 0, 400) })
 	if m.StartMs != 400 {
 		t.Fatalf("start %d", m.StartMs)
 	}
-	apply(t, m, func() (Transit, error) { return m.PrepareEnd(false, 500) })
+	apply(t, m, func() (Transit, error) { return m.PrepareEnd(false, false, NoProducerID, 500) })
 	apply(t, m, func() (Transit, error) { return m.PrepareComplete(510) })
 	if m.State != CompleteAbort {
 		t.Fatalf("state %s", m.State)
 	}
-	if _, err := m.PrepareEnd(true, 600); err == nil {
+	if _, err := m.PrepareEnd(true, false, NoProducerID, 600); err == nil {
 		t.Fatal("ended a transaction that is not ongoing")
 	}
 }
@@ -123,7 +125,7 @@ func TestInitProducerIDEpochs(t *testing.T) {
 
 	// Fencing an ongoing transaction bumps the epoch once, even when the
 	// first fence's append failed and it is prepared again.
-	apply(t, m, func() (Transit, error) { return m.PrepareAddPartitions([]storage.TopicPartition{tp("a", 0)}, 10) })
+	apply(t, m, func() (Transit, error) { return m.PrepareAddPartitions([]storage.TopicPartition{tp("a", 0)}, 0, 10) })
 	f, err := m.PrepareFenceEpoch()
 	if err != nil || f.ProducerEpoch != 2 || f.State != PrepareEpochFence {
 		t.Fatalf("fence %+v %v", f, err)
@@ -132,7 +134,7 @@ func TestInitProducerIDEpochs(t *testing.T) {
 	if m.ProducerEpoch != 2 {
 		t.Fatalf("fenced epoch %d", m.ProducerEpoch)
 	}
-	ab, err := m.PrepareEnd(false, 20)
+	ab, err := m.PrepareEnd(false, false, NoProducerID, 20)
 	if err != nil || ab.ProducerEpoch != 2 || ab.State != PrepareAbort {
 		t.Fatalf("abort %+v %v", ab, err)
 	}
@@ -189,7 +191,7 @@ func TestRecordLayout(t *testing.T) {
 	if err := m.Complete(tr); err != nil {
 		t.Fatal(err)
 	}
-	ong, err := m.PrepareAddPartitions([]storage.TopicPartition{tp("b", 2), tp("a", 1), tp("a", 0)}, 7)
+	ong, err := m.PrepareAddPartitions([]storage.TopicPartition{tp("b", 2), tp("a", 1), tp("a", 0)}, 0, 7)
 	if err != nil {
 		t.Fatal(err)
 	}

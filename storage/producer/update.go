@@ -42,7 +42,7 @@ type Update struct {
 	expired   map[int64]struct{}
 	started   []TxnMetadata  // transactions begun, in offset order
 	completed []CompletedTxn // transactions ended, in offset order
-	markers   []int64        // producers whose transaction marker was appended
+	markers   []markerOf     // the transaction markers appended
 	// guard is the KIP-890 verification a client batch that begins a
 	// transaction must hold (Verify); nil requires none.
 	guard *VerificationGuard
@@ -130,7 +130,7 @@ func (u *Update) append(b record.Batch, ctrl ControlInfo) (*CompletedTxn, error)
 	if err != nil {
 		return nil, err
 	}
-	u.markers = append(u.markers, pid)
+	u.markers = append(u.markers, markerOf{pid, b.ProducerEpoch()})
 	if c != nil {
 		u.completed = append(u.completed, *c)
 	}

@@ -34,29 +34,51 @@ type VerificationGuard struct {
 	// ongoing transaction here when the guard was taken); otherwise the
 	// guard only holds while that transaction is ongoing.
 	registered bool
-	createdMs  int64
+	// bumps: the producer uses transaction version 2 (KIP-890 part 2),
+	// whose markers carry the epoch after the transaction's. Its guard is
+	// taken before the coordinator adds the partition, which waits for
+	// the previous transaction's markers; a marker of that transaction
+	// (at this guard's epoch) is appended before the add is confirmed, so
+	// only a marker of a later epoch ends the guard.
+	bumps     bool
+	createdMs int64
 }
+
+// markerOf is a transaction marker's producer and epoch.
+type markerOf struct {
+	producerID int64
+	epoch      int16
+}
+
+// endedBy reports whether a marker of the guard's producer at epoch ends
+// the guard.
+func (g *VerificationGuard) endedBy(epoch int16) bool { return !g.bumps || epoch > g.epoch }
 
 // NeedsVerification reports whether the coordinator must confirm the
 // write before it is appended with this guard.
 func (g *VerificationGuard) NeedsVerification() bool { return g != nil && g.registered }
 
 // StartVerification takes the guard for a transactional write of producer
-// pid at epoch (UnifiedLog.maybeStartTransactionVerification): with no
+// pid at epoch (UnifiedLog.maybeStartTransactionVerification); bumps says
+// the producer uses transaction version 2 (see VerificationGuard). With no
 // ongoing transaction of the producer here, the producer's registered
 // guard (created if none; a concurrent write of the producer shares it),
 // which the coordinator must confirm; with one, a guard that holds only
 // while that transaction is ongoing.
-func (m *Manager) StartVerification(pid int64, epoch int16) *VerificationGuard {
+func (m *Manager) StartVerification(pid int64, epoch int16, bumps bool) *VerificationGuard {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e, ok := m.producers[pid]; ok && e.HasOngoingTxn() {
+	// Only a write at the ongoing transaction's epoch joins it (Kafka's
+	// UnifiedLog.hasOngoingTransaction): under KIP-890 part 2 the next
+	// transaction's first write, at the bumped epoch, may arrive before
+	// the marker of the last one, and must wait for the coordinator.
+	if e, ok := m.producers[pid]; ok && e.HasOngoingTxn() && e.ProducerEpoch == epoch {
 		return &VerificationGuard{producerID: pid, epoch: epoch}
 	}
-	if g, ok := m.verifications[pid]; ok && g.epoch >= epoch {
+	if g, ok := m.verifications[pid]; ok && g.epoch >= epoch && g.bumps == bumps {
 		return g
 	}
-	g := &VerificationGuard{producerID: pid, epoch: epoch, registered: true, createdMs: m.clk.Now().UnixMilli()}
+	g := &VerificationGuard{producerID: pid, epoch: epoch, registered: true, bumps: bumps, createdMs: m.clk.Now().UnixMilli()}
 	m.verifications[pid] = g
 	return g
 }
@@ -86,14 +108,16 @@ func (u *Update) Verify(guard *VerificationGuard) { u.guard = guard }
 
 // clearVerificationsLocked drops the guards a committed Update used or
 // outdated: a transaction begun consumes its producer's guard, and a
-// transaction marker ends every guard of its producer taken before it.
-// m.mu is held.
+// transaction marker ends the guard of its producer taken before it
+// (endedBy). m.mu is held.
 func (m *Manager) clearVerificationsLocked(u *Update) {
 	for _, t := range u.started {
 		delete(m.verifications, t.ProducerID)
 	}
-	for _, pid := range u.markers {
-		delete(m.verifications, pid)
+	for _, mk := range u.markers {
+		if g, ok := m.verifications[mk.producerID]; ok && g.endedBy(mk.epoch) {
+			delete(m.verifications, mk.producerID)
+		}
 	}
 }
 
