@@ -47,7 +47,8 @@ type FeatureRange struct{ Min, Max int16 }
 //     group coordinator add the partitions), and every EndTxn bumps its
 //     epoch. A new cluster starts at 2, as Kafka 4.0's kafka-storage
 //     format does; the Java 4.x producer and franz-go switch to the new
-//     protocol when they see it finalized, and back when it is lowered.
+//     protocol when they see it finalized (a producer started after it
+//     is lowered speaks the classic one).
 //     Level 1 (flexible __transaction_state values) changes nothing a
 //     client sees: the coordinator writes each transaction's values at its
 //     client's version.

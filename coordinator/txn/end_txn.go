@@ -183,11 +183,11 @@ func (s *shard) prepareEndLocked(m *Metadata, end endRequest, nextPID int64) (en
 // end, or asks for a new producer id first when the bump would exhaust
 // the epochs.
 func (s *shard) prepareEndTransitLocked(m *Metadata, end endRequest, nextPID int64) (endDecision, *kerr.Error) {
-	if !end.bump {
-		nextPID = NoProducerID
-	} else if m.EpochExhausted() && nextPID < 0 {
+	rotate := end.bump && m.EpochExhausted()
+	if rotate && nextPID < 0 {
 		return endDecision{needPID: true}, nil
-	} else if !m.EpochExhausted() {
+	}
+	if !rotate {
 		nextPID = NoProducerID
 	}
 	t, err := m.PrepareEnd(end.commit, end.bump, nextPID, s.c.nowMs())
