@@ -186,5 +186,5 @@ func (s *shard) prepareFencedAbortLocked(m *Metadata) (Transit, error) {
 		return Transit{}, err
 	}
 	m.ClearPendingFence(f.ProducerEpoch)
-	return m.PrepareEnd(false, false, NoProducerID, s.c.nowMs())
+	return m.PrepareFencedAbort(s.c.nowMs())
 }

@@ -247,19 +247,23 @@ func (m *Metadata) PrepareAddPartitions(add []storage.TopicPartition, tv int16, 
 }
 
 // PrepareEnd moves an ongoing transaction to PrepareCommit or PrepareAbort
-// (prepareAbortOrCommit). In the classic protocol the epoch stays; with
-// bump (EndTxn v5, KIP-890 part 2) it is bumped, so the markers carry an
-// epoch no write of the ended transaction has and fence its late retries,
-// and the producer starts the next transaction at the new epoch. Once the
-// epochs are exhausted the completion moves the id to nextProducerID,
-// taken beforehand (-1 otherwise). An abort with no transaction ongoing
-// (bump only) has no partitions and starts now.
+// for the producer's EndTxn (prepareAbortOrCommit, which takes the
+// client's transaction version from the request). In the classic protocol
+// (EndTxn v0-4) the epoch stays; with bump (EndTxn v5, KIP-890 part 2) it
+// is bumped, so the markers carry an epoch no write of the ended
+// transaction has and fence its late retries, and the producer starts the
+// next transaction at the new epoch. The transaction records which it was,
+// so a retry of the end is recognised by the epoch it had. Once the epochs
+// are exhausted the completion moves the id to nextProducerID, taken
+// beforehand (-1 otherwise). An abort with no transaction ongoing (bump
+// only) has no partitions and starts now.
 func (m *Metadata) PrepareEnd(commit, bump bool, nextProducerID int64, nowMs int64) (Transit, error) {
 	t := m.transit()
 	t.State, t.LastUpdateMs = PrepareAbort, nowMs
 	if commit {
 		t.State = PrepareCommit
 	}
+	t.ClientTransactionVersion = 0
 	if bump {
 		if m.ProducerEpoch == 1<<15-1 {
 			return Transit{}, fmt.Errorf("txn %s: cannot bump producer epoch %d", m.TransactionalID, m.ProducerEpoch)
@@ -281,6 +285,16 @@ func (m *Metadata) AnswerAfterEnd() (int64, int16) {
 		return m.NextProducerID, 0
 	}
 	return m.ProducerID, m.ProducerEpoch
+}
+
+// PrepareFencedAbort aborts the ongoing transaction of a producer the
+// coordinator fenced (PrepareFenceEpoch, then ClearPendingFence): at the
+// fenced epoch, which is not bumped again, keeping the transaction's
+// client transaction version.
+func (m *Metadata) PrepareFencedAbort(nowMs int64) (Transit, error) {
+	t := m.transit()
+	t.State, t.LastUpdateMs = PrepareAbort, nowMs
+	return m.prepare(t)
 }
 
 // PrepareComplete completes a prepared commit or abort once every marker

@@ -210,3 +210,26 @@ func TestClassicEndKeepsTheEpoch(t *testing.T) {
 		t.Fatalf("describe: %s", got)
 	}
 }
+
+// TestClassicEndOfAnAddedTransaction: the client's transaction version is
+// the EndTxn's (Kafka's prepareAbortOrCommit): a transaction whose
+// partitions a leader added but that ends with EndTxn v3 keeps its epoch,
+// and the retry of that end, at the same epoch, answers NONE.
+func TestClassicEndOfAnAddedTransaction(t *testing.T) {
+	e := newEnv(t)
+	e.elect(2)
+	pid, epoch, _ := e.init("app", 60000)
+	if code := e.addV2("app", pid, epoch, tp("a", 0)); code != 0 {
+		t.Fatalf("add: %s", codeName(code))
+	}
+	if code := e.end("app", pid, epoch, true); code != 0 {
+		t.Fatalf("EndTxn v3: %s", codeName(code))
+	}
+	e.waitFor("CompleteCommit", func() bool { return strings.HasPrefix(e.describe("app"), "CompleteCommit") })
+	if code := e.end("app", pid, epoch, true); code != 0 {
+		t.Fatalf("EndTxn v3 retry: %s", codeName(code))
+	}
+	if got := e.describe("app"); got != "CompleteCommit pid=1001 epoch=0" {
+		t.Fatalf("describe: %s", got)
+	}
+}
