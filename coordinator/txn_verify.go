@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strait-io/strait/storage"
+	"github.com/strait-io/strait/storage/producer"
 )
 
 // KIP-890 for TxnOffsetCommit: before a transactional offset commit is
@@ -82,7 +83,7 @@ func (g txnGuards) release(pid int64, t *txnGuard) {
 // next one.
 func (g txnGuards) markerDecided(pid int64, epoch int16) {
 	for _, t := range g[pid] {
-		if !t.bumps || epoch > t.epoch {
+		if producer.MarkerEndsVerification(epoch, t.epoch, t.bumps) {
 			t.marked = true
 		}
 	}

@@ -94,10 +94,7 @@ func (c *Coordinator) endTxn(ctx context.Context, end endRequest) (int64, int16,
 		if e := s.write(end.id, d.t); e != nil {
 			return NoProducerID, NoProducerEpoch, e
 		}
-		pid, epoch := d.t.ProducerID, d.t.ProducerEpoch
-		if d.t.NextProducerID >= 0 {
-			pid, epoch = d.t.NextProducerID, 0
-		}
+		pid, epoch := producerAfterEnd(d.t.State, d.t.ProducerID, d.t.NextProducerID, d.t.ProducerEpoch)
 		return pid, epoch, nil
 	}
 }

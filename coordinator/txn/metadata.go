@@ -278,13 +278,19 @@ func (m *Metadata) PrepareEnd(commit, bump bool, nextProducerID int64, nowMs int
 }
 
 // AnswerAfterEnd is the producer id and epoch an EndTxn v5 answers once
-// the end is prepared or complete: the id's own, or, when its epochs ran
-// out, the next producer id at epoch 0.
+// the end is prepared or complete (producerAfterEnd).
 func (m *Metadata) AnswerAfterEnd() (int64, int16) {
-	if (m.State == PrepareCommit || m.State == PrepareAbort) && m.NextProducerID >= 0 {
-		return m.NextProducerID, 0
+	return producerAfterEnd(m.State, m.ProducerID, m.NextProducerID, m.ProducerEpoch)
+}
+
+// producerAfterEnd is the producer id and epoch a producer goes on with
+// after an end, in state: the id's own, or, while an end that ran out of
+// epochs is prepared, the next producer id at epoch 0.
+func producerAfterEnd(state State, pid, nextPID int64, epoch int16) (int64, int16) {
+	if (state == PrepareCommit || state == PrepareAbort) && nextPID >= 0 {
+		return nextPID, 0
 	}
-	return m.ProducerID, m.ProducerEpoch
+	return pid, epoch
 }
 
 // PrepareFencedAbort aborts the ongoing transaction of a producer the

@@ -52,7 +52,19 @@ type markerOf struct {
 
 // endedBy reports whether a marker of the guard's producer at epoch ends
 // the guard.
-func (g *VerificationGuard) endedBy(epoch int16) bool { return !g.bumps || epoch > g.epoch }
+func (g *VerificationGuard) endedBy(epoch int16) bool { return MarkerEndsVerification(epoch, g.epoch, g.bumps) }
+
+// MarkerEndsVerification reports whether a transaction marker of a
+// producer at markerEpoch ends a verification of its write at
+// verifiedEpoch: every marker in the classic protocol, where the epoch
+// stays; under transaction version 2 (bumps), where a transaction's
+// marker carries the epoch after its writes', only a marker of a later
+// epoch than the verified write's (the one at its epoch ended the previous
+// transaction). The group coordinator's guards of transactional offset
+// commits follow the same rule.
+func MarkerEndsVerification(markerEpoch, verifiedEpoch int16, bumps bool) bool {
+	return !bumps || markerEpoch > verifiedEpoch
+}
 
 // NeedsVerification reports whether the coordinator must confirm the
 // write before it is appended with this guard.
