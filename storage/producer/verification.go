@@ -52,7 +52,9 @@ type markerOf struct {
 
 // endedBy reports whether a marker of the guard's producer at epoch ends
 // the guard.
-func (g *VerificationGuard) endedBy(epoch int16) bool { return MarkerEndsVerification(epoch, g.epoch, g.bumps) }
+func (g *VerificationGuard) endedBy(epoch int16) bool {
+	return MarkerEndsVerification(epoch, g.epoch, g.bumps)
+}
 
 // MarkerEndsVerification reports whether a transaction marker of a
 // producer at markerEpoch ends a verification of its write at
