@@ -18,7 +18,8 @@ import (
 // * v3: flexible versions
 // * v4: batched transactions with VerifyOnly, sent by partition leaders
 //   (KIP-890)
-// * v5: TRANSACTION_ABORTABLE
+// * v5: TRANSACTION_ABORTABLE; without VerifyOnly, a partition leader adds
+//   the partitions of a transaction version 2 producer (KIP-890 part 2)
 
 func init() {
 	register(api{key: 24, min: 0, max: 5, served: servesTransactions, handle: (*Server).handleAddPartitionsToTxn})
