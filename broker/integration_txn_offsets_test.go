@@ -22,7 +22,8 @@ import (
 // RequireStable fetch, until the transaction coordinator's COMMIT marker;
 // the next transaction's offsets, still pending after a restart of the
 // broker, are dropped by its abort. A commit whose group partition is not
-// in the transaction (no AddOffsetsToTxn) is refused (KIP-890). The client
+// in the transaction (no AddOffsetsToTxn) is refused with v4's
+// TRANSACTION_ABORTABLE (KIP-890). The client
 // speaks the classic protocol (TxnOffsetCommit v4, EndTxn v4); KIP-890
 // part 2's is TestTransactionVersion2OverTheWire's.
 func TestTxnOffsetCommitOverTheWire(t *testing.T) {
@@ -148,8 +149,8 @@ func TestTxnOffsetCommitOverTheWire(t *testing.T) {
 		})
 	}
 
-	if err := commit(map[int32]int64{0: 1}); !errors.Is(err, kerr.InvalidTxnState) {
-		t.Fatalf("TxnOffsetCommit outside the transaction: %v, want INVALID_TXN_STATE", err)
+	if err := commit(map[int32]int64{0: 1}); !errors.Is(err, kerr.TransactionAbortable) {
+		t.Fatalf("TxnOffsetCommit v4 outside the transaction: %v, want TRANSACTION_ABORTABLE", err)
 	}
 	unstable := kerr.UnstableOffsetCommit.Message
 	wantFetch("nothing committed", true, map[int32]string{0: "-1", 1: "-1"})

@@ -14,8 +14,9 @@ type offsetCommit struct {
 	memberID   string
 	instanceID *string
 	generation int32
-	// apiVersion is the OffsetCommit version (members of consumer groups
-	// must use v9+); unused for TxnOffsetCommit.
+	// apiVersion is the request's version: OffsetCommit's (members of
+	// consumer groups must use v9+) or TxnOffsetCommit's (the errors of a
+	// refused verification depend on it).
 	apiVersion int16
 	// unknownGroup answers a commit with a generation to a group that
 	// does not exist.

@@ -38,7 +38,8 @@ import (
 // Version notes:
 //   - v2: per-partition CommittedLeaderEpoch (KIP-320).
 //   - v3: GenerationID, MemberID, GroupInstanceID (KIP-447); flexible.
-//   - v4: TRANSACTION_ABORTABLE (KIP-890).
+//   - v4: TRANSACTION_ABORTABLE (KIP-890) when the verification finds the
+//     group's partition outside the transaction; v0-3 get INVALID_TXN_STATE.
 //   - v5 (KIP-890 part 2): with transaction.version 2 finalized, the
 //     group's partition is added to the transaction by the commit itself
 //     (the producer sends no AddOffsetsToTxn), whether or not
@@ -53,6 +54,7 @@ func (c *GroupCoordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOff
 		transactionalID: req.TransactionalID,
 		producer:        runtime.Producer{ID: req.ProducerID, Epoch: req.ProducerEpoch},
 		addToTxn:        req.Version >= 5 && c.cfg.Image().FeatureLevel(raftmeta.FeatureTransaction) >= 2,
+		apiVersion:      req.Version,
 	}
 	if req.Version >= 3 {
 		oc.generation, oc.memberID, oc.instanceID = req.Generation, req.MemberID, req.InstanceID

@@ -114,7 +114,7 @@ func (c *GroupCoordinator) verifyTxnCommit(ctx context.Context, oc *offsetCommit
 	tp := storage.TopicPartition{Topic: OffsetsTopic, Partition: PartitionFor(oc.group, c.cfg.NumPartitions)}
 	if err := c.cfg.VerifyTransaction(ctx, oc.transactionalID, oc.producer.ID, oc.producer.Epoch, tp, oc.addToTxn); err != nil {
 		v.done(oc.producer.ID)
-		return nil, txnVerificationCode(err)
+		return nil, txnVerificationCode(err, oc.apiVersion)
 	}
 	return v, 0
 }
@@ -142,18 +142,25 @@ func (v *verifiedCommit) done(pid int64) {
 	v.s.mu.Unlock()
 }
 
-// txnVerificationCode is what a TxnOffsetCommit the coordinator did not
-// confirm answers (v0-4, which know neither TRANSACTION_ABORTABLE nor
-// verification): INVALID_TXN_STATE when the partition is not in the
-// transaction, INVALID_PRODUCER_EPOCH for a fenced producer, and the
-// retriable COORDINATOR_NOT_AVAILABLE when the coordinator could not say.
-func txnVerificationCode(err error) int16 {
+// txnVerificationCode is what a TxnOffsetCommit of the version the
+// coordinator did not confirm answers (AddPartitionsToTxnManager's
+// conversions): TRANSACTION_ABORTABLE when the partition is not in the
+// transaction, INVALID_TXN_STATE to v0-3, which do not know it (KIP-890:
+// v4 is the first that may get it); INVALID_PRODUCER_EPOCH for a fenced
+// producer; and the retriable COORDINATOR_NOT_AVAILABLE when the
+// coordinator could not say.
+func txnVerificationCode(err error, version int16) int16 {
 	var ke *kerr.Error
 	if !errors.As(err, &ke) {
 		return kerr.CoordinatorNotAvailable.Code
 	}
 	switch ke {
-	case kerr.TransactionAbortable, kerr.InvalidTxnState:
+	case kerr.TransactionAbortable:
+		if version >= 4 {
+			return ke.Code
+		}
+		return kerr.InvalidTxnState.Code
+	case kerr.InvalidTxnState:
 		return kerr.InvalidTxnState.Code
 	case kerr.ProducerFenced, kerr.InvalidProducerEpoch:
 		return kerr.InvalidProducerEpoch.Code

@@ -52,7 +52,10 @@ func TestTxnOffsetCommitIsVerified(t *testing.T) {
 	}
 
 	set(kerr.TransactionAbortable, nil)
-	want("a commit outside the transaction", invalidTxnState)
+	want("a commit outside the transaction", kerr.TransactionAbortable.Code)
+	x.version = 3
+	want("a commit outside the transaction, v3", invalidTxnState)
+	x.version = 4
 	wantOffsets(t, "stable fetch after a refused commit", h.fetch("etl", true, "foo", 0),
 		map[string]string{"foo/0": "-1/-1/"})
 	set(kerr.ProducerFenced, nil)
