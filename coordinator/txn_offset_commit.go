@@ -6,7 +6,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strait-io/strait/coordinator/runtime"
-	"github.com/strait-io/strait/raftmeta"
 )
 
 // TxnOffsetCommit: v0-5
@@ -53,7 +52,7 @@ func (c *GroupCoordinator) TxnOffsetCommit(ctx context.Context, req *kmsg.TxnOff
 		transactional:   true,
 		transactionalID: req.TransactionalID,
 		producer:        runtime.Producer{ID: req.ProducerID, Epoch: req.ProducerEpoch},
-		addToTxn:        req.Version >= 5 && c.cfg.Image().FeatureLevel(raftmeta.FeatureTransaction) >= 2,
+		addToTxn:        req.Version >= 5 && c.cfg.Image().TransactionVersion2(),
 		apiVersion:      req.Version,
 	}
 	if req.Version >= 3 {

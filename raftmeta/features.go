@@ -83,6 +83,11 @@ var bootstrapFeatureLevels = map[string]int16{
 // SupportedFeatures returns the feature ranges this node supports, by name.
 func SupportedFeatures() map[string]FeatureRange { return maps.Clone(supportedFeatures) }
 
+// TransactionVersion2 reports whether transaction.version 2 (KIP-890 part
+// 2) is finalized: a transactional Produce v12+ and TxnOffsetCommit v5+
+// then add their partitions to the producer's transaction.
+func (img *Image) TransactionVersion2() bool { return img.FeatureLevel(FeatureTransaction) >= 2 }
+
 // FeatureLevel is a feature's finalized level: the last FeatureLevelRecord's,
 // else its bootstrap level, else 0 (not finalized).
 func (img *Image) FeatureLevel(name string) int16 {

@@ -48,7 +48,7 @@ func (r *ReplicaManager) verifyTransactional(ctx context.Context, req *kmsg.Prod
 	if req.TransactionID == nil || r.cfg.TxnVerifier == nil {
 		return out
 	}
-	add := req.Version >= 12 && img.FeatureLevel(raftmeta.FeatureTransaction) >= 2
+	add := req.Version >= 12 && img.TransactionVersion2()
 	if !add && r.cfg.TxnVerificationEnabled != nil && !r.cfg.TxnVerificationEnabled() {
 		return out
 	}

@@ -43,7 +43,7 @@ func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req *kmsg.AddParti
 	resp.Version = req.Version
 	if req.Version < 4 {
 		parts := requestPartitions(req.Topics, func(t kmsg.AddPartitionsToTxnRequestTopic) (string, []int32) { return t.Topic, t.Partitions })
-		errs := c.addPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, 0, parts)
+		errs := c.addPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, classicTransactionVersion, parts)
 		for _, rt := range responseTopics(parts, errs) {
 			t := kmsg.NewAddPartitionsToTxnResponseTopic()
 			t.Topic = rt.topic
@@ -60,7 +60,7 @@ func (c *Coordinator) AddPartitionsToTxn(ctx context.Context, req *kmsg.AddParti
 		parts := requestPartitions(tx.Topics, func(t kmsg.AddPartitionsToTxnRequestTransactionTopic) (string, []int32) {
 			return t.Topic, t.Partitions
 		})
-		errs := c.addPartitions(ctx, tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly, 2, parts)
+		errs := c.addPartitions(ctx, tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly, transactionVersion2, parts)
 		rtx := kmsg.NewAddPartitionsToTxnResponseTransaction()
 		rtx.TransactionalID = tx.TransactionalID
 		for _, rt := range responseTopics(parts, errs) {
@@ -87,7 +87,7 @@ func (c *Coordinator) AddOffsetsToTxn(ctx context.Context, req *kmsg.AddOffsetsT
 	resp := kmsg.NewPtrAddOffsetsToTxnResponse()
 	resp.Version = req.Version
 	tp := storage.TopicPartition{Topic: coordinator.OffsetsTopic, Partition: coordinator.PartitionFor(req.Group, c.cfg.OffsetsPartitions)}
-	errs := c.addPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, 0, []storage.TopicPartition{tp})
+	errs := c.addPartitions(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, classicTransactionVersion, []storage.TopicPartition{tp})
 	resp.ErrorCode = errs[tp]
 	return resp
 }
@@ -150,7 +150,7 @@ func (c *Coordinator) VerifyPartitions(id string, pid int64, epoch int16, parts 
 // the transaction there: codes[i] is set to parts[i]'s error code. It is
 // AddPartitionsToTxn v5 without VerifyOnly, as a remote leader sends it.
 func (c *Coordinator) AddPartitions(ctx context.Context, id string, pid int64, epoch int16, parts []storage.TopicPartition, codes []int16) {
-	c.addPartitionsInto(ctx, id, pid, epoch, 2, parts, codes)
+	c.addPartitionsInto(ctx, id, pid, epoch, transactionVersion2, parts, codes)
 }
 
 // addPartitionsInto adds parts to id's transaction, setting codes[i] to

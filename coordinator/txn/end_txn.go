@@ -122,9 +122,9 @@ func (s *shard) prepareEndLocked(m *Metadata, end endRequest, nextPID int64) (en
 	// Under KIP-890 part 2 the ended transaction's epoch is one below the
 	// id's (or, once the epochs ran out, the last epoch of the previous
 	// producer id), so a retry whose answer was lost carries that one.
-	bumped := m.ClientTransactionVersion >= 2
+	bumped := m.ClientTransactionVersion >= transactionVersion2
 	retry := bumped && end.pid == m.ProducerID && end.epoch+1 == m.ProducerEpoch
-	retryOnRotation := bumped && end.pid == m.PrevProducerID && end.epoch == 1<<15-2 && m.ProducerEpoch == 0
+	retryOnRotation := bumped && end.pid == m.PrevProducerID && end.epoch == lastProducerEpoch && m.ProducerEpoch == 0
 	if end.pid != m.ProducerID && !retryOnRotation {
 		return endDecision{}, kerr.InvalidProducerIDMapping
 	}

@@ -56,11 +56,26 @@ const (
 	NoProducerEpoch int16 = -1
 )
 
+// The producer epochs that bound a producer id: lastProducerEpoch
+// (Short.MaxValue - 1) is the last one handed to a producer, since an
+// epoch bump must leave room for the fencing bump of an abort or the bump
+// of a KIP-890 part 2 end, which may reach maxProducerEpoch.
+const (
+	lastProducerEpoch int16 = 1<<15 - 2
+	maxProducerEpoch  int16 = 1<<15 - 1
+)
+
+// The client transaction versions a transaction records (Kafka's
+// TransactionVersion): the classic protocol, and KIP-890 part 2's, whose
+// partitions are added by their leaders and whose ends bump the epoch.
+const (
+	classicTransactionVersion int16 = 0
+	transactionVersion2       int16 = 2
+)
+
 // epochExhausted reports whether a producer epoch can no longer be bumped
-// (TransactionMetadata.isEpochExhausted): an epoch bump must leave room
-// for the fencing bump of an abort, so Short.MaxValue - 1 is the last
-// usable one.
-func epochExhausted(epoch int16) bool { return epoch >= 1<<15-2 }
+// (TransactionMetadata.isEpochExhausted).
+func epochExhausted(epoch int16) bool { return epoch >= lastProducerEpoch }
 
 // Metadata is one transactional id's state: Kafka's TransactionMetadata.
 // The coordinator keeps one per id in memory, changed only through a
@@ -174,7 +189,7 @@ func (m *Metadata) prepare(t Transit) (Transit, error) {
 // transaction timed out): the epoch is bumped, unless an earlier fence's
 // append failed and bumped it already (prepareFenceProducerEpoch).
 func (m *Metadata) PrepareFenceEpoch() (Transit, error) {
-	if m.ProducerEpoch == 1<<15-1 {
+	if m.ProducerEpoch == maxProducerEpoch {
 		return Transit{}, fmt.Errorf("txn %s: cannot fence producer epoch %d", m.TransactionalID, m.ProducerEpoch)
 	}
 	t := m.transit()
@@ -263,13 +278,13 @@ func (m *Metadata) PrepareEnd(commit, bump bool, nextProducerID int64, nowMs int
 	if commit {
 		t.State = PrepareCommit
 	}
-	t.ClientTransactionVersion = 0
+	t.ClientTransactionVersion = classicTransactionVersion
 	if bump {
-		if m.ProducerEpoch == 1<<15-1 {
+		if m.ProducerEpoch == maxProducerEpoch {
 			return Transit{}, fmt.Errorf("txn %s: cannot bump producer epoch %d", m.TransactionalID, m.ProducerEpoch)
 		}
 		t.ProducerEpoch, t.LastProducerEpoch, t.NextProducerID = m.ProducerEpoch+1, m.ProducerEpoch, nextProducerID
-		t.ClientTransactionVersion = 2
+		t.ClientTransactionVersion = transactionVersion2
 		if m.State != Ongoing {
 			t.StartMs = nowMs
 		}

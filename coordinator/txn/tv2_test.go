@@ -102,7 +102,7 @@ func TestTransactionVersion2EndBumpsTheEpoch(t *testing.T) {
 }
 
 // last is the last epoch of a producer id (epochExhausted).
-const last = 1<<15 - 2
+const last = lastProducerEpoch
 
 // lastEpochTransaction initializes id's producer, moves it to the last
 // epoch of its producer id and starts a transaction version 2 transaction
