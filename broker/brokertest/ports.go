@@ -12,7 +12,8 @@ import (
 // now, for nodes whose addresses must be known before they start (voters
 // name each other's CONTROLLER listeners; a restarted process serves where
 // its clients already point). Every listener stays open until all n are
-// picked, so no port comes back twice.
+// picked, so no port comes back twice, and each is leased to this test
+// (portLease) until it ends, so no other test process draws it meanwhile.
 //
 // The ports are drawn below the kernel's ephemeral range
 // (net.ipv4.ip_local_port_range), never from it: a port the kernel hands
@@ -22,26 +23,34 @@ import (
 // restarts, under load).
 func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
-	ports, err := freePorts(n)
+	ports, leases, err := freePorts(n)
 	if err != nil {
 		t.Fatalf("brokertest: %v", err)
 	}
+	t.Cleanup(func() {
+		for _, l := range leases {
+			l.release()
+		}
+	})
 	return ports
 }
 
-// FreePort is one such port.
+// FreePort is one such port, leased until the process ends (a lease
+// whose process is gone is taken over).
 func FreePort() (int, error) {
-	ports, err := freePorts(1)
+	ports, _, err := freePorts(1)
 	if err != nil {
 		return 0, err
 	}
 	return ports[0], nil
 }
 
-func freePorts(n int) ([]int, error) {
+// freePorts draws n ports, each leased to this process (portLease) and
+// free of listeners when drawn.
+func freePorts(n int) ([]int, []*portLease, error) {
 	lo, hi := portsOutsideEphemeral()
 	ports := make([]int, 0, n)
-	taken := make(map[int]bool, n)
+	leases := make([]*portLease, 0, n)
 	var lns []net.Listener
 	defer func() {
 		for _, ln := range lns {
@@ -50,21 +59,32 @@ func freePorts(n int) ([]int, error) {
 	}()
 	for tries := 0; len(ports) < n; tries++ {
 		if tries > 100*n+1000 {
-			return nil, fmt.Errorf("no free loopback port in [%d, %d] after %d tries", lo, hi, tries)
+			for _, l := range leases {
+				l.release()
+			}
+			return nil, nil, fmt.Errorf("no free loopback port in [%d, %d] after %d tries", lo, hi, tries)
 		}
 		p := lo + rand.IntN(hi-lo+1)
-		if taken[p] {
-			continue
+		lease, ok, err := leasePort(p) // also refuses a port drawn earlier in this call
+		if err != nil {
+			for _, l := range leases {
+				l.release()
+			}
+			return nil, nil, err
+		}
+		if !ok {
+			continue // another test process's, or this one's: draw again
 		}
 		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
+			lease.release()
 			continue // in use: draw again
 		}
 		lns = append(lns, ln)
-		taken[p] = true
+		leases = append(leases, lease)
 		ports = append(ports, p)
 	}
-	return ports, nil
+	return ports, leases, nil
 }
 
 // portsOutsideEphemeral is the range to draw from: below the ephemeral
