@@ -41,7 +41,7 @@ func TestDynamicListenerKeysIgnored(t *testing.T) {
 
 	// kadm's IncrementalAlterConfigs adds a listener on a free port; no
 	// listener opens there.
-	free := freePort(t)
+	free := brokertest.FreePorts(t, 1)[0]
 	listeners := fmt.Sprintf("PLAINTEXT://%s,CONTROLLER://%s,EXTERNAL://127.0.0.1:%d", b.Addr(), b.ControllerAddr(), free)
 	const protocols = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,EXTERNAL:PLAINTEXT"
 	rs, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("listeners", listeners), set("listener.security.protocol.map", protocols)}, 1)
@@ -119,17 +119,6 @@ func staticAdvertised(t *testing.T, adm *kadm.Client, addr string) {
 	if len(md.Brokers) != 1 || net.JoinHostPort(md.Brokers[0].Host, strconv.Itoa(int(md.Brokers[0].Port))) != addr {
 		t.Fatalf("Metadata advertises %+v, want broker 1 at %s", md.Brokers, addr)
 	}
-}
-
-// freePort is a TCP port nothing listens on just now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // notListening checks that nothing accepts on 127.0.0.1:port.
