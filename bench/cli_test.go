@@ -174,8 +174,8 @@ func TestCLILimits(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Limits == nil || len(rep.Limits.Probes) != 4 {
-		t.Fatalf("limits %+v, want 4 probes", rep.Limits)
+	if rep.Limits == nil || len(rep.Limits.Probes) != 6 {
+		t.Fatalf("limits %+v, want 6 probes", rep.Limits)
 	}
 }
 

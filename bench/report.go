@@ -98,6 +98,9 @@ func WriteLimits(w io.Writer, l *limits.Result) {
 		}
 		fmt.Fprintf(w, "  %-18s %9.1f MiB/s%s\n", p.Name, p.MiBPerSec, extra)
 	}
+	if l.PageReporting != "" {
+		fmt.Fprintf(w, "  free page reporting: %s\n", l.PageReporting)
+	}
 }
 
 // WriteText prints the results as a table, then the ratios.

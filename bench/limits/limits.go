@@ -1,6 +1,7 @@
 // Package limits probes this machine's ceilings for the work a broker does:
 // appending to a file with and without fsync, moving bytes over loopback TCP,
-// and sendfile from a file to a loopback socket. A bench run prints them
+// sendfile from a file to a loopback socket, and writing memory new to the
+// process and again. A bench run prints them
 // beside its results, so a broker's figures read against what the machine
 // can do at all, measured the same minute on the same (shared) cores.
 //
@@ -74,6 +75,9 @@ type Result struct {
 	Time       time.Duration `json:"time_per_probe_ns"`
 	WriteBytes int           `json:"write_bytes"`
 	Probes     []Probe       `json:"probes"`
+	// PageReporting describes the hypervisor's free page reporting, ""
+	// when there is none (memory.go).
+	PageReporting string `json:"page_reporting,omitempty"`
 }
 
 // Probe names, in the order Run runs them.
@@ -82,13 +86,15 @@ const (
 	AppendFsync      = "append+fsync"
 	LoopbackTCP      = "loopback-tcp"
 	SendfileLoopback = "sendfile-loopback"
+	MemoryFirstTouch = "memory-first-touch"
+	MemoryRewrite    = "memory-rewrite"
 )
 
 // Run runs every probe in turn. A probe that fails records its error in
 // the Result; Run fails only when ctx ends.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	cfg.fill()
-	res := Result{Dir: cfg.Dir, FS: fsType(cfg.Dir), Time: cfg.Time, WriteBytes: cfg.WriteBytes}
+	res := Result{Dir: cfg.Dir, FS: fsType(cfg.Dir), Time: cfg.Time, WriteBytes: cfg.WriteBytes, PageReporting: pageReporting("/sys", "/proc")}
 	probes := []struct {
 		name string
 		fn   func(context.Context, Config) (Probe, error)
@@ -109,6 +115,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 		res.Probes = append(res.Probes, pr)
 	}
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("limits: %w", err)
+	}
+	res.Probes = append(res.Probes, memoryProbes(ctx, cfg)...)
 	return res, ctx.Err()
 }
 
