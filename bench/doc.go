@@ -30,14 +30,9 @@
 // `strait bench produce --transactional` (ProduceConfig.TxnRecords) sends
 // each client's records in transactions of --txn-records (100 in `make
 // bench`): begin, produce, flush, commit. The client is the same for both
-// brokers, but kgo speaks the transaction protocol each advertises: with
-// kfake, which finalizes transaction.version 2 (KIP-890 part 2), it adds
-// partitions implicitly and kfake ends a transaction inside EndTxn; with
-// Strait, which speaks the classic protocol as Kafka does without that
-// feature, it sends AddPartitionsToTxn, and a transaction begun before the
-// coordinator completed the last one (markers written, CompleteCommit
-// appended) is answered CONCURRENT_TRANSACTIONS and retried after kgo's
-// 20 ms backoff. The ratio includes that difference.
+// brokers, and both finalize transaction.version 2 (KIP-890 part 2), so
+// kgo speaks it to each: partitions join a transaction implicitly with
+// its first Produce, and every EndTxn bumps the producer epoch.
 //
 // `--tls` (produce, consume, e2e) runs both peers over TLS: the run makes a
 // throwaway CA and a broker certificate (ECDSA P-256, in a temporary
@@ -60,6 +55,18 @@
 // one at its start), the heap is its end's (Profiler). Profiling costs the
 // broker a little CPU (sampling at 100 Hz, a profile built per window),
 // so a row measured with it is not a clean throughput figure.
+//
+// `strait bench limits` (package limits), printed before every run and in
+// RESULTS.md, measures the machine the same minute: appending to a file
+// with and without fsync, loopback TCP, sendfile, and writing memory new to
+// the process against writing it again. Under a hypervisor with free page
+// reporting (a virtio balloon that negotiated it, named in the limits),
+// memory the guest frees goes back to the host and its next write waits
+// for the host to back it again; a broker's new log data lands in such
+// pages, as does a growing heap. What a row pays for it depends on what was
+// freed when, so rounds of one row can differ there by more than any change
+// of code: compare rows of one run, and repeat a run before reading a
+// difference between two.
 //
 // Every workload is a library call (RunProduce, RunConsume, RunE2E) taking a
 // bootstrap address, so tests and `make bench` drive the same code the CLI
