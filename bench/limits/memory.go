@@ -56,8 +56,10 @@ func memoryProbes(ctx context.Context, cfg Config) []Probe {
 	return []Probe{first, again}
 }
 
-// virtioBalloonReporting is VIRTIO_BALLOON_F_REPORTING, the feature bit of
-// free page reporting (virtio spec 5.5.3).
+// virtioBalloonReporting is VIRTIO_BALLOON_F_REPORTING, the balloon
+// device's feature bit of free page reporting (Linux's
+// include/uapi/linux/virtio_balloon.h); sysfs lists a device's features
+// as a string of 0s and 1s from bit 0.
 const virtioBalloonReporting = 5
 
 // pageReporting describes the hypervisor's free page reporting when a

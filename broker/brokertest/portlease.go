@@ -83,3 +83,9 @@ func leaseHolderAlive(path string) bool {
 
 // release gives the port back.
 func (l *portLease) release() { os.Remove(l.path) }
+
+func releaseAll(leases []*portLease) {
+	for _, l := range leases {
+		l.release()
+	}
+}

@@ -27,11 +27,7 @@ func FreePorts(t testing.TB, n int) []int {
 	if err != nil {
 		t.Fatalf("brokertest: %v", err)
 	}
-	t.Cleanup(func() {
-		for _, l := range leases {
-			l.release()
-		}
-	})
+	t.Cleanup(func() { releaseAll(leases) })
 	return ports
 }
 
@@ -59,17 +55,13 @@ func freePorts(n int) ([]int, []*portLease, error) {
 	}()
 	for tries := 0; len(ports) < n; tries++ {
 		if tries > 100*n+1000 {
-			for _, l := range leases {
-				l.release()
-			}
+			releaseAll(leases)
 			return nil, nil, fmt.Errorf("no free loopback port in [%d, %d] after %d tries", lo, hi, tries)
 		}
 		p := lo + rand.IntN(hi-lo+1)
 		lease, ok, err := leasePort(p) // also refuses a port drawn earlier in this call
 		if err != nil {
-			for _, l := range leases {
-				l.release()
-			}
+			releaseAll(leases)
 			return nil, nil, err
 		}
 		if !ok {
