@@ -128,7 +128,7 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = c.startNode(b, plain[i], ctrl[i])
+			errs[i] = c.startNode(t, b, plain[i], ctrl[i])
 		}()
 	}
 	wg.Wait()
@@ -157,15 +157,18 @@ func StartCluster(t testing.TB, n int, opts ...Option) *Cluster {
 // other test binaries running); the PLAINTEXT port is nobody's to know in
 // advance, so the node then starts again on a new one. The CONTROLLER port
 // is in every voter's controller.quorum.voters and cannot move.
-func (c *Cluster) startNode(b *Broker, plain, ctrl int) error {
+func (c *Cluster) startNode(t testing.TB, b *Broker, plain, ctrl int) error {
 	for attempt := 0; ; attempt++ {
 		err := b.start(plain, ctrl, 0)
 		if err == nil || attempt == 5 || !strings.Contains(err.Error(), "listener PLAINTEXT") || !strings.Contains(err.Error(), "address already in use") {
 			return err
 		}
-		if plain, err = FreePort(); err != nil {
+		ports, leases, err := freePorts(1)
+		if err != nil {
 			return err
 		}
+		t.Cleanup(func() { releaseAll(leases) }) // Cleanup, unlike Fatal, may be called from any goroutine
+		plain = ports[0]
 		addr := fmt.Sprintf("127.0.0.1:%d", plain)
 		c.Net.Register(b.opts.nodeID, addr)
 		b.mu.Lock()

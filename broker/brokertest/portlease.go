@@ -3,7 +3,6 @@ package brokertest
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,70 +18,72 @@ import (
 // CI: broker/e2e's TestMirrorFailoverThroughTheBinary, node 2's PLAINTEXT
 // port, while other packages' clusters started).
 //
-// A lease is a file named after the port in a directory all test
-// processes of this user share, created exclusively and holding the pid
-// of its process; a lease whose process is gone (a killed test binary) is
-// taken over.
-type portLease struct{ path string }
+// A lease is an exclusive flock on a file named after the port, in a
+// directory all test processes of this user share. The kernel drops the
+// lock when its process ends however it ends, so a killed test binary
+// leaves no lease behind, and nothing has to judge whether a holder still
+// lives. The file holds the holder's pid, for whoever looks.
+type portLease struct {
+	f    *os.File
+	path string
+}
 
 // leaseDir is the shared directory of leases.
 func leaseDir() string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("strait-test-ports-%d", os.Getuid()))
 }
 
-// leasePort takes port's lease for this process; false when a live
-// process holds it.
+// leasePort takes port's lease for this process; false when another lease
+// holds it (of this process or another).
 func leasePort(port int) (*portLease, bool, error) {
 	dir := leaseDir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, false, fmt.Errorf("port leases: %w", err)
 	}
 	path := filepath.Join(dir, strconv.Itoa(port))
-	for range 2 { // the second try follows taking over a dead process's lease
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			_, werr := f.WriteString(strconv.Itoa(os.Getpid()))
-			if cerr := f.Close(); werr == nil {
-				werr = cerr
-			}
-			if werr != nil {
-				os.Remove(path)
-				return nil, false, fmt.Errorf("port leases: %w", werr)
-			}
-			return &portLease{path: path}, true, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600) // O_CLOEXEC: nodes started later do not inherit it
+		if err != nil {
 			return nil, false, fmt.Errorf("port leases: %w", err)
 		}
-		if leaseHolderAlive(path) {
-			return nil, false, nil
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, false, nil
+			}
+			return nil, false, fmt.Errorf("port leases: flock %s: %w", path, err)
 		}
-		// Gone: remove its lease and try once more (another process
-		// may take it over first; then the port is theirs).
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, false, fmt.Errorf("port leases: %w", err)
+		// A holder removes its file before it unlocks (release), so
+		// the file locked here may be one already removed: then the
+		// path names another file, or none, and the lock guards
+		// nothing. Look again.
+		if !samePath(f, path) {
+			f.Close()
+			continue
 		}
+		if err := f.Truncate(0); err == nil {
+			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())), 0)
+		}
+		return &portLease{f: f, path: path}, true, nil
 	}
-	return nil, false, nil
 }
 
-// leaseHolderAlive reports whether the process named in the lease at path
-// still runs. A lease being written (empty for a moment) counts as held.
-func leaseHolderAlive(path string) bool {
-	b, err := os.ReadFile(path)
+// samePath reports whether path still names the open file f.
+func samePath(f *os.File, path string) bool {
+	held, err := f.Stat()
 	if err != nil {
-		return !errors.Is(err, fs.ErrNotExist)
+		return false
 	}
-	pid, err := strconv.Atoi(string(b))
-	if err != nil || pid <= 0 {
-		return true
-	}
-	err = syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	now, err := os.Stat(path)
+	return err == nil && os.SameFile(held, now)
 }
 
-// release gives the port back.
-func (l *portLease) release() { os.Remove(l.path) }
+// release gives the port back: the file goes first, then the lock, so a
+// process that locked the old file finds it gone (leasePort).
+func (l *portLease) release() {
+	os.Remove(l.path)
+	l.f.Close()
+}
 
 func releaseAll(leases []*portLease) {
 	for _, l := range leases {

@@ -31,16 +31,6 @@ func FreePorts(t testing.TB, n int) []int {
 	return ports
 }
 
-// FreePort is one such port, leased until the process ends (a lease
-// whose process is gone is taken over).
-func FreePort() (int, error) {
-	ports, _, err := freePorts(1)
-	if err != nil {
-		return 0, err
-	}
-	return ports[0], nil
-}
-
 // freePorts draws n ports, each leased to this process (portLease) and
 // free of listeners when drawn.
 func freePorts(n int) ([]int, []*portLease, error) {
