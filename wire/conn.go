@@ -23,9 +23,11 @@ const maxIovecs = 256
 //
 // Ownership. Fields marked (loop) belong to the connection's gnet event
 // loop (OnOpen, OnTraffic, OnClose, the AsyncWritev callbacks and the
-// sendfile grant all run there). Request goroutines put responses in the
-// queue under mu, and one of them at a time writes the queue out (see
-// complete). The atomics are read from anywhere: the loop's pause
+// sendfile grant all run there), except that the fields reading requests
+// (nextSeq through stopReading) pass for good to the connection's runner
+// when the loop hands reading over (reader.go). Request goroutines put
+// responses in the queue under mu, and one of them at a time writes the
+// queue out (see complete). The atomics are read from anywhere: the loop's pause
 // decisions, the listener's ticker and Shutdown.
 type conn struct {
 	srv  *Server
@@ -89,6 +91,11 @@ type conn struct {
 	runMu    sync.Mutex
 	running  bool
 	runQueue []*request
+	reading  bool // the runner reads the socket when its queue is empty (reader.go)
+
+	// reader is set, once and for good, when the loop hands reading the
+	// connection over to its runner (reader.go); nil while the loop reads.
+	reader atomic.Pointer[socketReader]
 
 	mu        sync.Mutex
 	closed    bool                 // OnClose ran, or a failure was reached in order
@@ -331,6 +338,10 @@ func (cn *conn) finished(n int) {
 
 func (cn *conn) wakeIfWanted() {
 	if cn.wantWake.CompareAndSwap(true, false) {
+		if rd := cn.reader.Load(); rd != nil {
+			rd.signal() // its runner reads it and waits for room (reader.go)
+			return
+		}
 		_ = cn.gc.Wake(nil)
 	}
 }

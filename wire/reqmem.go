@@ -152,7 +152,8 @@ func isLargeFrame(n int) bool { return n > smallFrameBytes }
 
 // reserve takes n bytes for cn's next frame, whose assembly is fr, or
 // reports false and remembers cn as waiting: its loop stops reading it,
-// and a release wakes it to try again. Loop only.
+// and a release wakes it to try again. Called by whoever reads cn: its
+// loop, or its runner once reading is handed over (reader.go).
 func (m *requestMemory) reserve(cn *conn, fr *frameRead, n int) bool {
 	size := int64(n)
 	large := isLargeFrame(n)
@@ -183,14 +184,15 @@ func (m *requestMemory) reserve(cn *conn, fr *frameRead, n int) bool {
 }
 
 // assembled notes that cn's large frame is complete: it no longer holds a
-// partial frame. Loop only.
+// partial frame. Called by whoever reads cn.
 func (m *requestMemory) assembled(cn *conn) {
 	m.mu.Lock()
 	delete(m.holders, cn)
 	m.mu.Unlock()
 }
 
-// forget drops cn, closed, from the waiters and holders. Loop only.
+// forget drops cn from the waiters and holders: it closed (on its loop)
+// or its runner stopped reading it (reader.go).
 func (m *requestMemory) forget(cn *conn) {
 	m.mu.Lock()
 	delete(m.waiters, cn)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"syscall"
@@ -117,6 +118,41 @@ func (s *directSocket) run(ctx context.Context, stall time.Duration, step writeS
 		return sent, fmt.Errorf("wire: sending a response: %w", err)
 	}
 }
+
+// read reads once into the slice next returns, parking the goroutine in
+// the netpoller while the socket has nothing; parked runs before each
+// park. It returns io.EOF at the client's end of stream, and
+// os.ErrDeadlineExceeded once interruptRead has run.
+func (s *directSocket) read(next func() []byte, parked func()) (int, error) {
+	var n int
+	var rerr error
+	err := s.rc.Read(func(fd uintptr) bool {
+		for {
+			n, rerr = unix.Read(int(fd), next())
+			switch {
+			case errors.Is(rerr, unix.EINTR):
+				continue
+			case errors.Is(rerr, unix.EAGAIN):
+				parked()
+				return false
+			}
+			return true
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case rerr != nil:
+		return 0, rerr
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// interruptRead ends a parked read, and fails every later one, with
+// os.ErrDeadlineExceeded: Shutdown has begun and nothing more is read.
+func (s *directSocket) interruptRead() { _ = s.f.SetReadDeadline(time.Unix(1, 0)) }
 
 // armDeadline bounds the coming wait for writability, unless a transfer
 // was canceled (the deadline must then stay in the past).

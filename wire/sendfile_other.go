@@ -29,3 +29,7 @@ func writeDirect(context.Context, *directSocket, *directFetch, time.Duration, fu
 func writeBuffers(context.Context, *directSocket, [][]byte, time.Duration, func(int)) (int64, error) {
 	return 0, errors.ErrUnsupported
 }
+
+func (*directSocket) read(func() []byte, func()) (int, error) { return 0, errors.ErrUnsupported }
+
+func (*directSocket) interruptRead() {}

@@ -47,18 +47,19 @@ type Server struct {
 
 	// metadataTopics caches Metadata's answer per image and listener
 	// (metadata_topics.go).
-	metadataTopics  metadataTopicCache
-	bufs            bufferPool      // response buffers and Produce frames (bufpool.go)
-	reqMem          *requestMemory  // queued.max.request.bytes (reqmem.go)
-	frames          frameLimits     // how request frames are read (frame.go)
-	workers         *requestWorkers // the goroutines requests run on (workers.go)
-	sendfile        bool            // Fetch data may go out with sendfile (sendfile.go)
-	sendfileMin     int             // least file data a response needs for sendfile
-	directSends     atomic.Int64    // Fetch responses written with sendfile
-	responseWrites  atomic.Int64    // writes of in-memory responses, one or more frames each (conn.writeFrames)
-	directFallbacks atomic.Int64    // sendfile-eligible responses the loop could not lend the socket for
-	socketsLent     atomic.Int64    // connections whose socket the loop lent to their writer
-	stalledWrites   atomic.Int64    // connections closed because a direct or TLS write made no progress for connections.max.idle.ms
+	metadataTopics    metadataTopicCache
+	bufs              bufferPool      // response buffers and Produce frames (bufpool.go)
+	reqMem            *requestMemory  // queued.max.request.bytes (reqmem.go)
+	frames            frameLimits     // how request frames are read (frame.go)
+	workers           *requestWorkers // the goroutines requests run on (workers.go)
+	sendfile          bool            // Fetch data may go out with sendfile (sendfile.go)
+	sendfileMin       int             // least file data a response needs for sendfile
+	directSends       atomic.Int64    // Fetch responses written with sendfile
+	responseWrites    atomic.Int64    // writes of in-memory responses, one or more frames each (conn.writeFrames)
+	directFallbacks   atomic.Int64    // sendfile-eligible responses the loop could not lend the socket for
+	socketsLent       atomic.Int64    // connections whose socket the loop lent to their writer
+	readersHandedOver atomic.Int64    // connections whose loop handed reading to their runner (reader.go)
+	stalledWrites     atomic.Int64    // connections closed because a direct or TLS write made no progress for connections.max.idle.ms
 
 	mu        sync.Mutex
 	state     serverState

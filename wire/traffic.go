@@ -11,6 +11,9 @@ import (
 // woke the loop because room freed up. It only splits frames, reads
 // headers and hands requests to goroutines; it never blocks.
 func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
+	if rd := cn.reader.Load(); rd != nil {
+		return rd.onTraffic(gc) // its runner reads it (reader.go)
+	}
 	s := cn.srv
 	if s.draining.Load() {
 		// From here on this loop starts no request on cn (the checks
@@ -21,14 +24,7 @@ func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
 		cn.touch()
 	}
 	if cn.flushClose.Load() {
-		// A request failed: once the responses before it are out,
-		// close (Kafka's CloseConnectionResponse after earlier sends).
-		cn.setReadPaused(gc, true)
-		cn.outbound.Store(int64(gc.OutboundBuffered()))
-		if gc.OutboundBuffered() == 0 && cn.unsent.Load() == 0 {
-			return gnet.Close
-		}
-		return gnet.None
+		return cn.closeWhenFlushed(gc)
 	}
 	for {
 		if cn.stopReading || cn.failed.Load() || s.draining.Load() {
@@ -104,13 +100,10 @@ func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
 			cn.setReadPaused(gc, false)
 			break
 		}
-		frame, pooled, reserved := cn.frame.take()
-		if isLargeFrame(reserved) {
-			s.reqMem.assembled(cn)
-		}
-		s.metrics.BytesIn(len(frame) + 4)
-		cn.touch()
-		cn.startRequest(frame, pooled, reserved)
+		cn.startFrame(&cn.frame)
+	}
+	if cn.mayHandOverReading(gc) {
+		cn.handOverReading(gc)
 	}
 	cn.lastInbound = gc.InboundBuffered()
 	cn.inbound.Store(int64(cn.lastInbound))
@@ -121,6 +114,31 @@ func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
 		return gnet.Close
 	}
 	return gnet.None
+}
+
+// closeWhenFlushed closes the connection after a failed request once the
+// responses before it are out (Kafka's CloseConnectionResponse after
+// earlier sends), reading nothing meanwhile. Loop only.
+func (cn *conn) closeWhenFlushed(gc gnet.Conn) gnet.Action {
+	cn.setReadPaused(gc, true)
+	cn.outbound.Store(int64(gc.OutboundBuffered()))
+	if gc.OutboundBuffered() == 0 && cn.unsent.Load() == 0 {
+		return gnet.Close
+	}
+	return gnet.None
+}
+
+// startFrame starts the request fr has assembled, whoever read it (the
+// loop, or the runner once reading is handed over: reader.go).
+func (cn *conn) startFrame(fr *frameRead) {
+	s := cn.srv
+	frame, pooled, reserved := fr.take()
+	if isLargeFrame(reserved) {
+		s.reqMem.assembled(cn)
+	}
+	s.metrics.BytesIn(len(frame) + 4)
+	cn.touch()
+	cn.startRequest(frame, pooled, reserved)
 }
 
 // startRequest numbers the frame, reads its header and starts its

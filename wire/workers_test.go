@@ -15,9 +15,9 @@ func TestRequestWorkers(t *testing.T) {
 	w := newRequestWorkers(done)
 	var mu sync.Mutex
 	ran := 0
-	w.run = func(*request) { mu.Lock(); ran++; mu.Unlock() }
+	w.run = func(task) { mu.Lock(); ran++; mu.Unlock() }
 	for i := range 50 {
-		w.start(&request{})
+		w.start(task{})
 		waitFor(t, 5*time.Second, "the request to finish", func() bool { mu.Lock(); defer mu.Unlock(); return ran == i+1 })
 		waitFor(t, 5*time.Second, "the worker to wait again", func() bool { return w.idle.Load() == 1 })
 	}
@@ -29,9 +29,9 @@ func TestRequestWorkers(t *testing.T) {
 	release := make(chan struct{})
 	var running sync.WaitGroup
 	running.Add(blocked)
-	w.run = func(*request) { running.Done(); <-release }
+	w.run = func(task) { running.Done(); <-release }
 	for range blocked {
-		w.start(&request{})
+		w.start(task{})
 	}
 	running.Wait() // every request runs at once: none queued behind another
 	close(release)
