@@ -435,6 +435,9 @@ func (cn *conn) closeConn() {
 	if sock := cn.sock.Load(); sock != nil {
 		sock.close() // a direct write under way fails and the writer drops the rest
 	}
+	if rd := cn.reader.Load(); rd != nil && rd.ownSock {
+		rd.sock.close() // a parked read ends (reader.go)
+	}
 	cn.mu.Lock()
 	var dropped []*outFrame
 	if !cn.closed {

@@ -42,10 +42,13 @@ import (
 //     parked in the netpoller is interrupted for it.
 //
 // The hand-over is one way and happens only between frames: nothing of a
-// frame in gnet's buffer, reads not paused, no SASL authenticator (its
-// gates decide per frame what may follow) and no TLS (no lent socket).
-// gnet reads nothing afterwards: it turns EPOLLIN on only in its write
-// path, and with the socket lent gnet writes nothing (sendfile.go); a
+// frame in gnet's buffer, reads not paused, and no SASL authenticator (its
+// gates decide per frame what may follow). A TLS connection's runner
+// reads gnet's end of the relay's socketpair (tls.go) the same way, on a
+// duplicate of its own: the relay's hop through the loop goes, the relay
+// stays. gnet reads nothing afterwards: it turns EPOLLIN on only in its
+// write path, and gnet writes nothing once the socket is lent
+// (sendfile.go), nor ever on a TLS connection (tls_write.go); a
 // socket error with EPOLLIN off makes gnet close the connection without
 // reading. The client's end of stream reaches the reader, which closes the
 // connection; a close (idle, quota, OnClose) closes the lent socket, which
@@ -60,7 +63,10 @@ const readChunk = 64 << 10
 // wake and ended.
 type socketReader struct {
 	cn   *conn
-	sock *directSocket
+	sock *directSocket // the lent socket, or a TLS connection's own duplicate
+	// ownSock: sock is the reader's own, closed with the connection
+	// (closeConn), not the writer's lent socket.
+	ownSock bool
 	// buf holds bytes read and not yet framed, buf[r:w]; it comes from
 	// the server's pool while it holds bytes or a read is under way, and
 	// goes back when it empties, so an idle producer holds none.
@@ -79,7 +85,7 @@ func (cn *conn) mayHandOverReading(gc gnet.Conn) bool {
 	if !readPauseSupported || cn.pollFD < 0 || cn.auth != nil || cn.lastKey != int16(kmsg.Produce) {
 		return false
 	}
-	if cn.sock.Load() == nil || cn.frame.active || cn.readPaused || cn.stopReading {
+	if (cn.sock.Load() == nil && cn.tlsOut == nil) || cn.frame.active || cn.readPaused || cn.stopReading {
 		return false
 	}
 	if cn.failed.Load() || cn.flushClose.Load() || cn.srv.draining.Load() {
@@ -92,13 +98,30 @@ func (cn *conn) mayHandOverReading(gc gnet.Conn) bool {
 // starting a runner when none is active. Loop only.
 func (cn *conn) handOverReading(gc gnet.Conn) {
 	s := cn.srv
+	rd := &socketReader{cn: cn, sock: cn.sock.Load(), wake: make(chan struct{}, 1)}
+	if rd.sock == nil {
+		// A TLS connection: the runner reads gnet's end of the relay's
+		// socketpair (tls.go) on a duplicate of its own, as gnet writes
+		// nothing there either (the writer writes into the tls.Conn).
+		d, err := dupSocket(gc.Fd())
+		if err != nil {
+			return
+		}
+		if rd.sock, err = newDirectSocket(d); err != nil {
+			return
+		}
+		rd.ownSock = true
+	}
 	if err := setReadInterest(cn.pollFD, gc.Fd(), false, false); err != nil {
 		s.logger.Warn("cannot change read interest; the event loop keeps reading",
 			"conn", cn.info.ConnID, "err", err)
 		cn.pollFD = -1
+		if rd.ownSock {
+			rd.sock.close()
+		}
 		return
 	}
-	cn.reader.Store(&socketReader{cn: cn, sock: cn.sock.Load(), wake: make(chan struct{}, 1)})
+	cn.reader.Store(rd)
 	s.readersHandedOver.Add(1)
 	cn.runMu.Lock()
 	cn.reading = true
