@@ -36,14 +36,17 @@ import (
 //   - a quota mute (KIP-219) is slept out before the next frame is read;
 //   - past max in-flight requests or buffered response bytes, the reader
 //     waits for an answer to go out (Kafka mutes the channel);
+//   - on a SASL listener, a SaslHandshake or SaslAuthenticate (a
+//     re-authentication, KIP-368) is handled before the next frame is
+//     read, and sasl.server.max.receive.size caps frames while the
+//     connection is not authenticated (sasl_auth.go);
 //   - after a failed request nothing more is read, and the connection
 //     closes once the answers before it are out (the writer's flushClose);
 //   - once Shutdown begins nothing more is read (drainSeen), a read
 //     parked in the netpoller is interrupted for it.
 //
 // The hand-over is one way and happens only between frames: nothing of a
-// frame in gnet's buffer, reads not paused, and no SASL authenticator (its
-// gates decide per frame what may follow). A TLS connection's runner
+// frame in gnet's buffer and reads not paused. A TLS connection's runner
 // reads gnet's end of the relay's socketpair (tls.go) the same way, on a
 // duplicate of its own: the relay's hop through the loop goes, the relay
 // stays. gnet reads nothing afterwards: it turns EPOLLIN on only in its
@@ -82,7 +85,7 @@ type socketReader struct {
 // mayHandOverReading reports whether the loop may give reading cn to its
 // runner now: see above. Loop only, at the end of a pass.
 func (cn *conn) mayHandOverReading(gc gnet.Conn) bool {
-	if !readPauseSupported || cn.pollFD < 0 || cn.auth != nil || cn.lastKey != int16(kmsg.Produce) {
+	if !readPauseSupported || cn.pollFD < 0 || cn.lastKey != int16(kmsg.Produce) {
 		return false
 	}
 	if (cn.sock.Load() == nil && cn.tlsOut == nil) || cn.frame.active || cn.readPaused || cn.stopReading {
@@ -196,12 +199,21 @@ func (rd *socketReader) readFrames() bool {
 				}
 				rd.waitForRoom()
 				continue
+			case cn.auth != nil && cn.auth.gate.Load():
+				// A SASL request (a re-authentication, KIP-368) is
+				// handled before the next frame is read: what it
+				// decides may change what that frame may be.
+				if queued > 0 {
+					return true
+				}
+				rd.waitForGate()
+				continue
 			}
 		}
-		st, err := rd.frame.next(rd, &s.frames, rd, s.clock.Now().UnixNano())
+		lim := cn.frameLimits()
+		st, err := rd.frame.next(rd, lim, rd, s.clock.Now().UnixNano())
 		if err != nil {
-			s.logger.Warn("closing connection: bad request frame",
-				"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener, "err", err)
+			cn.badFrame(lim, err)
 			_ = cn.gc.Close()
 			return rd.end()
 		}
@@ -241,6 +253,18 @@ func (rd *socketReader) waitForRoom() {
 	// between either sees the wish or is seen by the look.
 	cn.wantWake.Store(true)
 	if !rd.overLimit() {
+		cn.wantWake.Store(false)
+		return
+	}
+	rd.waitForWake()
+}
+
+// waitForGate waits until the SASL request that gates the connection has
+// been handled (its goroutine wakes it: request.run).
+func (rd *socketReader) waitForGate() {
+	cn := rd.cn
+	cn.wantWake.Store(true)
+	if !cn.auth.gate.Load() {
 		cn.wantWake.Store(false)
 		return
 	}

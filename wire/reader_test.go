@@ -74,8 +74,9 @@ func (r *readerReplicas) records() [][]byte {
 	return append([][]byte(nil), r.seen...)
 }
 
-// readerTransport is how a reader test reaches its server: plaintext, or
-// an SSL listener, whose runner reads its relay's socketpair.
+// readerTransport is how a reader test reaches its server: plaintext, an
+// SSL listener, whose runner reads its relay's socketpair, or a
+// SASL_PLAINTEXT listener, logged in as alice.
 type readerTransport struct {
 	name  string
 	serve func(t *testing.T, cfg Config, svc Services) *Server
@@ -99,6 +100,19 @@ func readerTransports(t *testing.T) []readerTransport {
 			cfg := tlstest.ClientConfig(ca, nil)
 			cfg.ServerName = "127.0.0.1"
 			return dialTLS(t, s.Addrs()["SSL"], cfg)
+		},
+	}, {
+		name: "sasl_plaintext",
+		serve: func(t *testing.T, cfg Config, svc Services) *Server {
+			cfg.Listeners = []Listener{saslListener(0)}
+			return newTestServerSvc(t, cfg, svc, nil)
+		},
+		dial: func(t *testing.T, s *Server) *rawClient {
+			c := dialRaw(t, s.Addrs()["SASL"])
+			if resp := c.loginPlain(1, "alice", "alice-secret"); resp.ErrorCode != 0 {
+				t.Fatalf("login: error %d", resp.ErrorCode)
+			}
+			return c
 		},
 	}}
 }
@@ -319,17 +333,28 @@ func TestReaderInflightLimitAndUnmute(t *testing.T) {
 		if n := r.entered.Load() - base; n != 2 {
 			t.Fatalf("%d requests handled with a limit of 2 in flight", n)
 		}
-		gate <- struct{}{}
-		if corr := readProduce(t, c); corr != 30 {
-			t.Fatalf("answer with correlation id %d, want 30", corr)
-		}
-		waitFor(t, 5*time.Second, "the third request once an answer went out", func() bool { return r.entered.Load() == base+3 })
-		for i := 1; i < 5; i++ {
-			gate <- struct{}{}
-			if corr := readProduce(t, c); corr != int32(30+i) {
-				t.Fatalf("answer with correlation id %d, want %d", corr, 30+i)
+		// The two waiting are let go together (which of them a receive
+		// lets go is not known), so both answers go out, in order.
+		release := func(n int, first int32) {
+			t.Helper()
+			for range n {
+				gate <- struct{}{}
+			}
+			for i := range int32(n) {
+				if corr := readProduce(t, c); corr != first+i {
+					t.Fatalf("answer with correlation id %d, want %d", corr, first+i)
+				}
 			}
 		}
+		release(2, 30)
+		waitFor(t, 5*time.Second, "the next two once the answers went out", func() bool { return r.entered.Load() == base+4 })
+		time.Sleep(100 * time.Millisecond)
+		if n := r.entered.Load() - base; n != 4 {
+			t.Fatalf("%d requests handled, want 4: two answered, two in flight", n)
+		}
+		release(2, 32)
+		waitFor(t, 5*time.Second, "the last request", func() bool { return r.entered.Load() == base+5 })
+		release(1, 34)
 		c.Close()
 		settled(t, s)
 	})
@@ -417,4 +442,69 @@ func TestReaderWaitsForRequestMemory(t *testing.T) {
 		settled(t, s)
 		waitMemoryUsed(t, s, 0)
 	})
+}
+
+// A connection its runner reads re-authenticates (KIP-368): a request
+// pipelined behind the re-authentication is read, and sized against
+// sasl.server.max.receive.size, only once the re-authentication is
+// done, as the loop would read it; larger than that size, it would
+// otherwise have closed the connection.
+func TestReaderReauthenticates(t *testing.T) {
+	requireSendfile(t)
+	r := &readerReplicas{}
+	l := saslListener(1500 * time.Millisecond)
+	l.SASL.MaxReceiveSize = 64 << 10
+	m := &authCounts{}
+	s := newTestServerSvc(t, Config{Listeners: []Listener{l}}, Services{Replicas: r}, m)
+	c := dialRaw(t, s.Addrs()["SASL"])
+	if resp := c.loginPlain(1, "alice", "alice-secret"); resp.ErrorCode != 0 {
+		t.Fatalf("login: error %d", resp.ErrorCode)
+	}
+	handOver(t, s, c)
+
+	req := produceOf(60, 200<<10)
+	batch := encodeRequest(1, "c", handshakeReq("PLAIN"))
+	batch = append(batch, encodeRequest(2, "c", authReq(2, plainToken("alice", "alice-secret")))...)
+	batch = append(batch, encodeRequest(3, "c", req)...)
+	c.write(batch)
+	hs := kmsg.NewPtrSASLHandshakeResponse()
+	hs.Version = 1
+	if corr := c.readResp(hs); corr != 1 || hs.ErrorCode != 0 {
+		t.Fatalf("re-authentication's handshake: corr %d error %d", corr, hs.ErrorCode)
+	}
+	auth := kmsg.NewPtrSASLAuthenticateResponse()
+	auth.Version = 2
+	if corr := c.readResp(auth); corr != 2 || auth.ErrorCode != 0 {
+		t.Fatalf("re-authentication: corr %d error %d", corr, auth.ErrorCode)
+	}
+	if corr := readProduce(t, c); corr != 3 {
+		t.Fatalf("the produce behind the re-authentication answered with correlation id %d", corr)
+	}
+	if got := r.records(); !bytes.Equal(got[len(got)-1], req.Topics[0].Partitions[0].Records) {
+		t.Fatal("the produce behind the re-authentication reached the handler corrupted")
+	}
+	if _, _, reauth, _ := m.get(); reauth != 1 {
+		t.Fatalf("%d re-authentications counted, want 1", reauth)
+	}
+	c.Close()
+
+	// A SaslAuthenticate over the size pipelined behind the handshake is
+	// sized once the handshake has begun the re-authentication: refused,
+	// the connection closes without answering it.
+	c = dialRaw(t, s.Addrs()["SASL"])
+	if resp := c.loginPlain(1, "alice", "alice-secret"); resp.ErrorCode != 0 {
+		t.Fatalf("login: error %d", resp.ErrorCode)
+	}
+	handOver(t, s, c)
+	batch = encodeRequest(1, "c", handshakeReq("PLAIN"))
+	batch = append(batch, encodeRequest(2, "c", authReq(2, make([]byte, 100<<10)))...)
+	c.write(batch)
+	if corr := c.readResp(hs); corr != 1 || hs.ErrorCode != 0 {
+		t.Fatalf("re-authentication's handshake: corr %d error %d", corr, hs.ErrorCode)
+	}
+	c.expectClosed(5 * time.Second)
+	if h := s.readersHandedOver.Load(); h != 2 {
+		t.Fatalf("reading was handed over %d times, want once a connection", h)
+	}
+	settled(t, s)
 }

@@ -57,9 +57,10 @@ type authenticator struct {
 	metrics  AuthMetrics
 	enabled  []string // mechanism names, in configured order
 
-	// gate is set by the loop when it hands over a request that must be
-	// handled before the next frame is read, and cleared by that
-	// request's goroutine (authGate, authUngate).
+	// gate is set by whoever reads the connection (its loop, or its
+	// runner: reader.go) when it starts a request that must be handled
+	// before the next frame is read, and cleared by that request's
+	// goroutine (request.run).
 	gate atomic.Bool
 	// open is true while the connection is authenticated and not
 	// re-authenticating: the pre-authentication size cap is off.
@@ -68,7 +69,7 @@ type authenticator struct {
 	// frames are the mechanism's tokens themselves, not SaslAuthenticate
 	// requests, and so are the answers (Kafka before KIP-152; still
 	// served by Kafka 4.x). Set and cleared by the gated request's
-	// goroutine, read by the loop for the next frame.
+	// goroutine, read by whoever reads the next frame.
 	raw atomic.Bool
 
 	mu          sync.Mutex
@@ -94,7 +95,7 @@ func newAuthenticator(s *Server, l *listener) *authenticator {
 }
 
 // gates reports whether a request of key read now must be handled before
-// the loop reads another frame. Loop only.
+// another frame is read. Called by whoever reads the connection.
 func (a *authenticator) gates(key int16) bool {
 	return !a.open.Load() || key == int16(kmsg.SASLHandshake) || key == int16(kmsg.SASLAuthenticate)
 }

@@ -74,20 +74,11 @@ func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
 				}
 				cn.wantWake.Store(false)
 			}
-			if c := cn.auth.maxFrame(lim.maxBytes); c < lim.maxBytes {
-				capped := *lim
-				capped.maxBytes = c
-				lim = &capped
-			}
+			lim = cn.frameLimits()
 		}
 		st, err := cn.frame.next(gc, lim, cn, s.clock.Now().UnixNano())
 		if err != nil {
-			if cn.auth != nil && lim != &s.frames {
-				cn.auth.frameRefused()
-				err = fmt.Errorf("before SASL authentication (sasl.server.max.receive.size %d): %w", lim.maxBytes, err)
-			}
-			s.logger.Warn("closing connection: bad request frame",
-				"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener, "err", err)
+			cn.badFrame(lim, err)
 			return gnet.Close
 		}
 		if st == frameNoMemory {
@@ -114,6 +105,31 @@ func (cn *conn) onTraffic(gc gnet.Conn) gnet.Action {
 		return gnet.Close
 	}
 	return gnet.None
+}
+
+// frameLimits is what the next frame may be: the server's limits, with
+// sasl.server.max.receive.size as the largest before SASL authentication.
+func (cn *conn) frameLimits() *frameLimits {
+	lim := &cn.srv.frames
+	if cn.auth != nil {
+		if c := cn.auth.maxFrame(lim.maxBytes); c < lim.maxBytes {
+			capped := *lim
+			capped.maxBytes = c
+			return &capped
+		}
+	}
+	return lim
+}
+
+// badFrame logs why a frame read under lim closes the connection, and
+// counts a frame refused before SASL authentication.
+func (cn *conn) badFrame(lim *frameLimits, err error) {
+	if cn.auth != nil && lim != &cn.srv.frames {
+		cn.auth.frameRefused()
+		err = fmt.Errorf("before SASL authentication (sasl.server.max.receive.size %d): %w", lim.maxBytes, err)
+	}
+	cn.srv.logger.Warn("closing connection: bad request frame",
+		"conn", cn.info.ConnID, "client", cn.info.ClientHost, "listener", cn.info.Listener, "err", err)
 }
 
 // closeWhenFlushed closes the connection after a failed request once the
