@@ -9,11 +9,11 @@
 // write responses; they never block. A request's goroutine decodes the
 // body, waits for its turn, calls the handler and queues the encoded
 // response; responses leave in request order whatever order the handlers
-// finish in. A producing connection is the exception to who reads: once
-// its socket is lent to its writer (or it is a TLS connection), the loop
-// hands reading over to the connection's runner goroutine, which reads
-// the next requests itself when it has none left to run, with the same
-// checks the loop makes (reader.go).
+// finish in. A producing or fetching connection is the exception to who
+// reads: once its socket is lent to its writer (or it is a TLS
+// connection), the loop hands reading over to the connection's runner
+// goroutine, which reads the next requests itself when it has none left
+// to run, with the same checks the loop makes (reader.go).
 //
 // Order. A connection's requests are handled one after another, Kafka's
 // guarantee that requests on a connection are processed in the order

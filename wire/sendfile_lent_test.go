@@ -49,6 +49,11 @@ func TestLentSocketCarriesEveryLaterResponse(t *testing.T) {
 	if n := s.directFallbacks.Load(); n != 0 {
 		t.Fatalf("%d fetches fell back to gnet", n)
 	}
+	// From the fetch after the grant on, the runner read the requests
+	// (reader.go): the pipelined ones above came through it.
+	if n := s.readersHandedOver.Load(); n != 1 {
+		t.Fatalf("reading was handed over %d times, want once", n)
+	}
 	c.Close()
 	settled(t, s)
 }
