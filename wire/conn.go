@@ -27,8 +27,8 @@ const maxIovecs = 256
 // (nextSeq through stopReading) pass for good to the connection's runner
 // when the loop hands reading over (reader.go). Request goroutines put
 // responses in the queue under mu, and one of them at a time writes the
-// queue out (see complete). The atomics are read from anywhere: the loop's pause
-// decisions, the listener's ticker and Shutdown.
+// queue out (see complete). The atomics are read from anywhere: the
+// loop's pause decisions, the listener's ticker and Shutdown.
 type conn struct {
 	srv  *Server
 	ln   *listener

@@ -21,9 +21,9 @@ package wire
 // later, goes to a new runner, so the next produce appends while the
 // first waits, as before.
 //
-// A producing connection's runner also reads its requests from the
-// socket itself once the event loop hands reading over (reader.go): the
-// requests then never pass through the loop at all.
+// A producing or fetching connection's runner also reads its requests
+// from the socket itself once the event loop hands reading over
+// (reader.go): the requests then never pass through the loop at all.
 
 // enqueue runs r after the connection's requests read before it: on a
 // new runner when none is active, else by the active one. It never
