@@ -116,7 +116,10 @@ BENCH_SERVE_TLS = ./$(BIN) serve --set log.dirs=$(BENCH_DATA) --set listeners=SS
 # moves them back throttled at BENCH_MOVE_THROTTLE (issue 32's); one node
 # at 100, 1,000 and 10,000 partitions with 1,000 connections, Strait and
 # kfake, producing to every partition for BENCH_SCALE_SECS against 8, and
-# Strait restarted (issue 29's scale rows). BENCH_BYTES
+# Strait restarted (issue 29's scale rows). The produce and consume rows
+# run BENCH_ROUNDS rounds, Strait and kfake alternating, and report each
+# row's median round (bench/rounds.go): single runs moved by more than the
+# changes measured. BENCH_BYTES
 # and BENCH_SECS keep the whole target under 10 minutes on a 2-core machine;
 # a failing command is noted in $(BENCH_OUT)/FAILED and the rest still run,
 # so the report shows its errors; the target then fails.
@@ -129,8 +132,9 @@ BENCH_MOVE_SECS ?= 5s
 BENCH_STORAGE_TIME ?= 1s
 BENCH_SCALE_SECS ?= 5s
 BENCH_LOAD = --record-size 1KiB --batch-bytes 16KiB --limits=false --json
-BENCH_PEERS = --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE)" --peer kfake
-BENCH_PEERS_TLS = --tls --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE_TLS)" --peer kfake
+BENCH_ROUNDS ?= 3
+BENCH_PEERS = --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE)" --peer kfake --rounds $(BENCH_ROUNDS)
+BENCH_PEERS_TLS = --tls --target 127.0.0.1:29092 --target-cmd "$(BENCH_SERVE_TLS)" --peer kfake --rounds $(BENCH_ROUNDS)
 # The kfake peer is its own program (bench/cmd/kfake-serve) so that kfake
 # stays out of the shipped strait binary; --peer kfake finds it beside
 # bin/strait.

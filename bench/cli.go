@@ -26,6 +26,7 @@ type commonFlags struct {
 	peer       string
 	peerExec   string
 	peerNodes  int
+	rounds     int
 	tls        bool
 	// tlsFiles is the run's CA and broker certificate when tls is set,
 	// made by execute.
@@ -91,6 +92,7 @@ func (c *commonFlags) registerTargets(fs *flag.FlagSet) {
 	fs.StringVar(&c.peer, "peer", "", `"kfake": run the same workload against franz-go's kfake too`)
 	fs.StringVar(&c.peerExec, "peer-exec", "", `command line of the kfake child, the kfake-serve program (default: kfake-serve beside this executable, else on PATH; make bench builds bin/kfake-serve)`)
 	fs.IntVar(&c.peerNodes, "peer-brokers", 1, "kfake brokers")
+	fs.IntVar(&c.rounds, "rounds", 1, "run the workload this many times on each broker, alternating the brokers, and report each row's median round (rounds.go)")
 	fs.BoolVar(&c.tls, "tls", false, "reach the brokers over TLS: a CA and a broker certificate made for the run, kfake listening with TLS, "+
 		"--target-cmd given --set ssl.keystore.*/ssl.truststore.* (PEM) for its SSL listener")
 }
@@ -161,6 +163,9 @@ func (c *commonFlags) validate() error {
 	if c.peerNodes < 1 {
 		return fmt.Errorf("--peer-brokers %d < 1", c.peerNodes)
 	}
+	if c.rounds < 1 {
+		return fmt.Errorf("--rounds %d < 1", c.rounds)
+	}
 	if c.target == "" && c.peer == "" {
 		return fmt.Errorf("nothing to run against: give --target host:port and/or --peer kfake")
 	}
@@ -188,7 +193,8 @@ type runFn func(ctx context.Context, b *Broker, progress io.Writer) ([]Result, e
 
 // execute runs the workload against the target, then against a fresh
 // kfake, and prints both with their ratio. Each broker runs alone: the two
-// cores are not shared between them.
+// cores are not shared between them. With --rounds N it does so N times
+// and reports each row's median round (rounds.go).
 func (c *commonFlags) execute(ctx context.Context, cmd string, fs *flag.FlagSet, stdout, stderr io.Writer, run runFn) int {
 	name := fs.Name()
 	if err := c.validate(); err != nil {
@@ -230,31 +236,40 @@ func (c *commonFlags) execute(ctx context.Context, cmd string, fs *flag.FlagSet,
 		brokers = append(brokers, func() (*Broker, error) { return c.startKfake(ctx, stderr) })
 	}
 	failed := false
-	for _, start := range brokers {
-		b, err := start()
-		if err != nil {
-			rep.Errors = append(rep.Errors, err.Error())
-			failed = true
-			continue
+	var rounds [][]Result
+	for round := 1; round <= c.rounds && ctx.Err() == nil; round++ {
+		if progress != nil && c.rounds > 1 {
+			fmt.Fprintf(progress, "round %d of %d\n", round, c.rounds)
 		}
-		res, err := run(ctx, b, progress)
-		if cerr := b.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-		for _, r := range res {
-			// A workload that failed to start has no result to show.
-			if r.Workload != "" {
-				rep.Results = append(rep.Results, r)
+		var results []Result
+		for _, start := range brokers {
+			b, err := start()
+			if err != nil {
+				rep.Errors = append(rep.Errors, err.Error())
+				failed = true
+				continue
+			}
+			res, err := run(ctx, b, progress)
+			if cerr := b.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+			for _, r := range res {
+				// A workload that failed to start has no result to show.
+				if r.Workload != "" {
+					results = append(results, r)
+				}
+			}
+			if err != nil {
+				rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", b.Label, err))
+				failed = true
+			}
+			if ctx.Err() != nil {
+				break
 			}
 		}
-		if err != nil {
-			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", b.Label, err))
-			failed = true
-		}
-		if ctx.Err() != nil {
-			break
-		}
+		rounds = append(rounds, results)
 	}
+	rep.Results = medianRounds(rounds)
 	if c.target != "" && c.peer != "" {
 		rep.Ratios = Ratios(rep.Results, c.targetName, "kfake")
 	}

@@ -42,6 +42,7 @@ func TestCLIFlagErrors(t *testing.T) {
 		{[]string{"produce", "--peer", "kfake", "--profile-url", "http://x:1"}, 2, "--profile-url needs --profile DIR"},
 		{[]string{"produce", "--peer", "kfake", "--profile", "d", "--profile-window", "500ms"}, 2, "--profile-window 500ms < 1s"},
 		{[]string{"produce", "--peer", "kfake", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"produce", "--peer", "kfake", "--rounds", "0"}, 2, "--rounds 0 < 1"},
 		{[]string{"cluster", "--acks", "1"}, 2, "unknown flag --acks"},
 		{[]string{"cluster", "--target", "x:1"}, 2, "unknown flag --target"},
 		{[]string{"cluster", "--nodes", "1"}, 2, "cluster of 1 nodes: want at least 2"},
@@ -103,6 +104,46 @@ func TestCLIProduceJSON(t *testing.T) {
 	}
 	if rep.Config["record-size"] != "1KiB" || rep.Config["acks"] != "all" || len(rep.Errors) != 0 {
 		t.Fatalf("config %v errors %v", rep.Config, rep.Errors)
+	}
+}
+
+// TestCLIRounds: with --rounds 3 the target and the kfake child each run
+// the workload three times, alternating; the report's rows carry every
+// round's figures and are the median round (rounds.go).
+func TestCLIRounds(t *testing.T) {
+	target := startKfake(t)
+	code, stdout, stderr := runMain(t, "produce", "--target", target.Addrs[0], "--target-name", "stand-in",
+		"--peer", "kfake", "--peer-exec", os.Args[0]+" kfake-serve", "--rounds", "3",
+		"--records", "300", "--partitions", "2", "--limits=false", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(stderr, "round "); n != 3 || !strings.Contains(stderr, "round 3 of 3") {
+		t.Errorf("progress names %d rounds, want 3: %q", n, stderr)
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v in %s", err, stdout)
+	}
+	if len(rep.Results) != 2 || len(rep.Ratios) != 1 {
+		t.Fatalf("%d results and %d ratios, want one row a broker and their ratio: %+v", len(rep.Results), len(rep.Ratios), rep.Results)
+	}
+	for _, r := range rep.Results {
+		if len(r.Rounds) != 3 || r.Records != 300 {
+			t.Fatalf("%s: %d rounds of %d records, want 3 of 300", r.Broker, len(r.Rounds), r.Records)
+		}
+		var lower, higher int
+		for _, f := range r.Rounds {
+			switch {
+			case f.MiBPerSec < r.MiBPerSec:
+				lower++
+			case f.MiBPerSec > r.MiBPerSec:
+				higher++
+			}
+		}
+		if lower > 1 || higher > 1 {
+			t.Errorf("%s: %.2f MiB/s is not the median of its rounds %+v", r.Broker, r.MiBPerSec, r.Rounds)
+		}
 	}
 }
 

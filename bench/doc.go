@@ -1,7 +1,9 @@
 // Package bench is Strait's load generator: the workloads behind
 // `strait bench` (produce, plain or transactional, consume, e2e, cluster,
 // mirror), the side-by-side runs against franz-go's kfake, and the
-// reporting of both with their ratio.
+// reporting of both with their ratio. With --rounds N a produce, consume
+// or e2e run does so N times, the brokers alternating, and reports each
+// row's median round (rounds.go); make bench runs three.
 //
 // `strait bench cluster` (RunCluster) starts its own `strait serve`
 // children: one node measured with acks=1 and three nodes in KRaft combined

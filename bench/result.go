@@ -52,6 +52,10 @@ type Result struct {
 	// Profiles are the broker's profile files over the workload, when
 	// asked for (--profile DIR, Profiler).
 	Profiles *Profiles `json:"profiles,omitempty"`
+	// Rounds are the figures of every round when the workload ran more
+	// than once (--rounds); the rest of the Result is the median round's
+	// (rounds.go).
+	Rounds []RoundFigure `json:"rounds,omitempty"`
 }
 
 // Latency summarises a Histogram of nanoseconds.

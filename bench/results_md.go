@@ -70,6 +70,10 @@ func (res *Results) WriteMarkdown(w io.Writer, chart string) {
 	fmt.Fprintf(w, "resident set sampled during it, both read from /proc/<pid> (\"-\": the broker's process was not measured,\n")
 	fmt.Fprintf(w, "as for kfake run inside the bench process). A cell marked \"(N nodes)\" is a cluster's: CPU summed over its\n")
 	fmt.Fprintf(w, "N nodes (what a GiB costs the cluster), max RSS the largest of the nodes'.\n")
+	if n, rows := res.roundsRun(); n > 1 {
+		fmt.Fprintf(w, "%d of the rows ran %d rounds each (`--rounds`), Strait and kfake alternating round by round: such a row, and\n", rows, n)
+		fmt.Fprintf(w, "its kfake figures, are the round of median MiB/s, with the median cpu s/GiB of the rounds (every round is in the JSON).\n")
+	}
 	res.writeTargetsMarkdown(w)
 	res.writeTransactionsMarkdown(w)
 	res.writeTLSMarkdown(w)
@@ -87,6 +91,18 @@ func (res *Results) WriteMarkdown(w io.Writer, chart string) {
 			fmt.Fprintf(w, "- %s\n", strings.ReplaceAll(e, "\n", " "))
 		}
 	}
+}
+
+// roundsRun is the most rounds any row ran (--rounds), and how many rows
+// ran more than one.
+func (res *Results) roundsRun() (most, rows int) {
+	for _, r := range res.Rows {
+		if r.Result != nil && len(r.Result.Rounds) > 1 {
+			most = max(most, len(r.Result.Rounds))
+			rows++
+		}
+	}
+	return most, rows
 }
 
 // markdown is the row's table line; "-" marks a missing figure.
