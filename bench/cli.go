@@ -237,9 +237,16 @@ func (c *commonFlags) execute(ctx context.Context, cmd string, fs *flag.FlagSet,
 	}
 	failed := false
 	var rounds [][]Result
+	topic := c.topic
 	for round := 1; round <= c.rounds && ctx.Err() == nil; round++ {
 		if progress != nil && c.rounds > 1 {
 			fmt.Fprintf(progress, "round %d of %d\n", round, c.rounds)
+		}
+		if round > 1 {
+			// A topic of its own, so every round starts as the first
+			// did: a target that keeps its data would otherwise find
+			// the topic filled and skip a consume run's prefill.
+			c.topic = fmt.Sprintf("%s-round%d", topic, round)
 		}
 		var results []Result
 		for _, start := range brokers {
@@ -269,6 +276,7 @@ func (c *commonFlags) execute(ctx context.Context, cmd string, fs *flag.FlagSet,
 		}
 		rounds = append(rounds, results)
 	}
+	c.topic = topic
 	rep.Results = medianRounds(rounds)
 	if c.target != "" && c.peer != "" {
 		rep.Ratios = Ratios(rep.Results, c.targetName, "kfake")

@@ -109,12 +109,14 @@ func TestCLIProduceJSON(t *testing.T) {
 
 // TestCLIRounds: with --rounds 3 the target and the kfake child each run
 // the workload three times, alternating; the report's rows carry every
-// round's figures and are the median round (rounds.go).
+// round's figures and are the median round (rounds.go). The target keeps
+// its data across rounds, as a strait node does, yet every round
+// prefills: each has a topic of its own.
 func TestCLIRounds(t *testing.T) {
 	target := startKfake(t)
-	code, stdout, stderr := runMain(t, "produce", "--target", target.Addrs[0], "--target-name", "stand-in",
+	code, stdout, stderr := runMain(t, "consume", "--target", target.Addrs[0], "--target-name", "stand-in",
 		"--peer", "kfake", "--peer-exec", os.Args[0]+" kfake-serve", "--rounds", "3",
-		"--records", "300", "--partitions", "2", "--limits=false", "--json")
+		"--bytes", "300KiB", "--partitions", "2", "--tail-duration", "0", "--limits=false", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -125,12 +127,13 @@ func TestCLIRounds(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("%v in %s", err, stdout)
 	}
-	if len(rep.Results) != 2 || len(rep.Ratios) != 1 {
-		t.Fatalf("%d results and %d ratios, want one row a broker and their ratio: %+v", len(rep.Results), len(rep.Ratios), rep.Results)
+	if len(rep.Results) != 4 || len(rep.Ratios) != 2 || rep.Config["topic"] != "strait-bench" {
+		t.Fatalf("%d results, %d ratios, topic %q: want prefill and catch-up for each broker, their ratios, the topic as given: %+v",
+			len(rep.Results), len(rep.Ratios), rep.Config["topic"], rep.Results)
 	}
 	for _, r := range rep.Results {
 		if len(r.Rounds) != 3 || r.Records != 300 {
-			t.Fatalf("%s: %d rounds of %d records, want 3 of 300", r.Broker, len(r.Rounds), r.Records)
+			t.Fatalf("%s %s: %d rounds of %d records, want 3 of 300", r.Broker, r.Workload, len(r.Rounds), r.Records)
 		}
 		var lower, higher int
 		for _, f := range r.Rounds {
