@@ -125,6 +125,16 @@ func forEachTransport(t *testing.T, test func(t *testing.T, tr readerTransport))
 	}
 }
 
+// handedOver serves r over tr with cfg and dials a client whose
+// connection its runner reads (handOver).
+func (tr readerTransport) handedOver(t *testing.T, cfg Config, r *readerReplicas) (*Server, *rawClient) {
+	t.Helper()
+	s := tr.serve(t, cfg, Services{Replicas: r})
+	c := tr.dial(t, s)
+	handOver(t, s, c)
+	return s, c
+}
+
 // handOver produces on c until its loop has handed reading to its runner:
 // the first answer has the loop lend the socket, the next request read
 // after it hands reading over. Two requests; corr 1000 and 1001.
@@ -162,9 +172,7 @@ func onlyConn(t *testing.T, s *Server) *conn {
 func TestReaderReadsProducingConnection(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr readerTransport) {
 		r := &readerReplicas{}
-		s := tr.serve(t, Config{}, Services{Replicas: r})
-		c := tr.dial(t, s)
-		handOver(t, s, c)
+		s, c := tr.handedOver(t, Config{}, r)
 
 		sizes := []int{100, 16 << 10, 70 << 10, 300 << 10, 1}
 		var batch []byte
@@ -233,9 +241,7 @@ func TestReaderClosesOnBadFrameSize(t *testing.T) {
 		}{{"too large", 2 << 20}, {"negative", 0xfffffff0}} {
 			t.Run(tc.name, func(t *testing.T) {
 				r := &readerReplicas{}
-				s := tr.serve(t, Config{SocketRequestMaxBytes: 1 << 20}, Services{Replicas: r})
-				c := tr.dial(t, s)
-				handOver(t, s, c)
+				s, c := tr.handedOver(t, Config{SocketRequestMaxBytes: 1 << 20}, r)
 				// Bytes after the size, as many as the TLS relay holds
 				// back before passing a large frame on (tls_relay.go).
 				junk := binary.BigEndian.AppendUint32(nil, tc.size)
@@ -258,9 +264,7 @@ func TestReaderClosesOnBadFrameSize(t *testing.T) {
 func TestReaderStopsAfterFailedRequest(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr readerTransport) {
 		r := &readerReplicas{}
-		s := tr.serve(t, Config{}, Services{Replicas: r})
-		c := tr.dial(t, s)
-		handOver(t, s, c)
+		s, c := tr.handedOver(t, Config{}, r)
 
 		bad := encodeRequest(11, "c", kmsg.NewPtrApiVersionsRequest())
 		binary.BigEndian.PutUint16(bad[4:], 9999) // the key
@@ -284,9 +288,7 @@ func TestReaderStopsAfterFailedRequest(t *testing.T) {
 func TestReaderWaitsOutQuotaMute(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr readerTransport) {
 		r := &readerReplicas{}
-		s := tr.serve(t, Config{}, Services{Replicas: r})
-		c := tr.dial(t, s)
-		handOver(t, s, c)
+		s, c := tr.handedOver(t, Config{}, r)
 
 		const mute = 400 * time.Millisecond
 		began := time.Now()
@@ -318,9 +320,7 @@ func TestReaderWaitsOutQuotaMute(t *testing.T) {
 func TestReaderInflightLimitAndUnmute(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr readerTransport) {
 		r := &readerReplicas{unmute: true}
-		s := tr.serve(t, Config{MaxInflightRequests: 2}, Services{Replicas: r})
-		c := tr.dial(t, s)
-		handOver(t, s, c)
+		s, c := tr.handedOver(t, Config{MaxInflightRequests: 2}, r)
 
 		gate, base := r.holdEach()
 		var batch []byte
@@ -366,9 +366,7 @@ func TestReaderInflightLimitAndUnmute(t *testing.T) {
 func TestReaderShutdown(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr readerTransport) {
 		r := &readerReplicas{}
-		s := tr.serve(t, Config{}, Services{Replicas: r})
-		c := tr.dial(t, s)
-		handOver(t, s, c)
+		s, c := tr.handedOver(t, Config{}, r)
 		idle := tr.dial(t, s)
 		handOver(t, s, idle)
 
