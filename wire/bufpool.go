@@ -30,21 +30,43 @@ import (
 // slot is invisible to the other Ps, so takes kept missing and allocating
 // while the pool kept every buffer given back until the next two GCs: a
 // 1 GiB catch-up read grew the broker to 270 MiB resident. One shared
-// free list per class, holding at most maxPooledBytes in all, reuses
+// free list per class, holding at most pooledBytesLimit in all, reuses
 // every buffer and bounds what idle buffers cost.
 const (
 	minBufShift    = 9  // 512 B: most non-Fetch responses fit
 	maxBufShift    = 26 // 64 MiB: fetch.max.bytes (50 MiB) plus framing
 	classesPerStep = 4  // four classes per power of two: at most 25% waste
 	numBufClass    = (maxBufShift-minBufShift)*classesPerStep + 1
-	maxPooledBytes = 64 << 20
+	minPooledBytes = 64 << 20 // the least a pool keeps (pooledBytesLimit), and a zero bufferPool's bound
+	// maxPooledLimit is the most a pool may hold however much request
+	// memory the server has.
+	maxPooledLimit = 256 << 20
 )
+
+// pooledBytesLimit is how many bytes of free buffers a server's pool keeps,
+// given its request memory (queued.max.request.bytes, math.MaxInt64 when
+// unbounded): half of it, at least minPooledBytes and at most
+// maxPooledLimit; 128 MiB by default.
+//
+// Why it follows the request memory. A Produce frame the pool cannot keep
+// is garbage whose reservation stays owed until a collection (reclaim.go),
+// so it is not memory saved: once such debt fills the request memory, the
+// next frame waits for a forced collection. A producer to 10,000
+// partitions sends requests of 1 to 30 MiB, five in flight; with 64 MiB
+// the pool turned away hundreds of MiB of them a second and the reclaimer
+// forced one to one and a half collections a second, each with the
+// connection waiting. Free buffers are dropped after trimEvery unused, so
+// an idle broker does not keep them.
+func pooledBytesLimit(requestMemory int64) int {
+	return int(min(max(requestMemory/2, minPooledBytes), maxPooledLimit))
+}
 
 // bufferPool is one server's response buffers, and its Produce request
 // frames (api.poolFrame), which go back when their request ends. There is no
 // package-level pool, so servers (and tests) do not share buffers or
 // counters.
 type bufferPool struct {
+	limit  int // bytes free buffers may hold; minPooledBytes when 0
 	mu     sync.Mutex
 	free   [numBufClass][][]byte // buffers of capacity bufClassSize(i), zero length
 	pooled int                   // bytes in free
@@ -61,7 +83,18 @@ type bufferPool struct {
 	scribble bool
 }
 
-// get returns an empty buffer with room for at least n bytes.
+// get returns an empty buffer with room for at least n bytes: one of n's
+// class when one is free, else the smallest free one of the next
+// classesPerStep classes (at most twice n), else a new one of n's class.
+//
+// Why look past n's class. A producer to thousands of partitions sends
+// requests of every size from hundreds of KiB to tens of MiB (one batch for
+// each partition it has buffered), so a request rarely finds a buffer of
+// its own class free, even with the pool full of larger ones: each miss
+// allocated and zeroed a new one, whose fresh pages faulted in as the
+// socket was read into it, and pushed an older buffer out to the GC. Taking
+// a larger free buffer costs at most its unused tail; the request's
+// reservation is still its size.
 func (p *bufferPool) get(n int) []byte {
 	p.gets.Add(1)
 	if n > 1<<maxBufShift {
@@ -69,14 +102,16 @@ func (p *bufferPool) get(n int) []byte {
 	}
 	c := bufClassCeil(n)
 	p.mu.Lock()
-	if k := len(p.free[c]); k > 0 {
-		b := p.free[c][k-1]
-		p.free[c][k-1] = nil
-		p.free[c] = p.free[c][:k-1]
-		p.pooled -= cap(b)
-		p.idle[c] = min(p.idle[c], k-1)
-		p.mu.Unlock()
-		return b
+	for f := c; f <= min(c+classesPerStep, numBufClass-1); f++ {
+		if k := len(p.free[f]); k > 0 {
+			b := p.free[f][k-1]
+			p.free[f][k-1] = nil
+			p.free[f] = p.free[f][:k-1]
+			p.pooled -= cap(b)
+			p.idle[f] = min(p.idle[f], k-1)
+			p.mu.Unlock()
+			return b
+		}
 	}
 	p.mu.Unlock()
 	return make([]byte, 0, bufClassSize(c))
@@ -102,7 +137,11 @@ func (p *bufferPool) put(b []byte) (kept bool) {
 	}
 	size := bufClassSize(c)
 	p.mu.Lock()
-	if p.pooled+size <= maxPooledBytes {
+	limit := p.limit
+	if limit == 0 {
+		limit = minPooledBytes
+	}
+	if p.pooled+size <= limit {
 		p.free[c] = append(p.free[c], b[:0:size])
 		p.pooled += size
 		kept = true

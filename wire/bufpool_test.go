@@ -1,6 +1,9 @@
 package wire
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // The size classes: ceil is the smallest class that holds n, floor the
 // largest a capacity fills, and a class wastes at most a quarter.
@@ -34,7 +37,7 @@ func TestBufferClasses(t *testing.T) {
 }
 
 // Buffers given back are handed out again, from whichever goroutine,
-// and the free lists keep at most maxPooledBytes.
+// and the free lists keep at most minPooledBytes.
 func TestBufferPoolReuseAndBound(t *testing.T) {
 	p := &bufferPool{scribble: true}
 	b := p.get(8<<20 + 1024)
@@ -74,7 +77,7 @@ func TestBufferPoolReuseAndBound(t *testing.T) {
 		t.Fatalf("get(100 MiB): cap %d", cap(big))
 	}
 	p.put(big)
-	if p.pooled > maxPooledBytes {
+	if p.pooled > minPooledBytes {
 		t.Fatalf("free lists hold %d bytes", p.pooled)
 	}
 }
@@ -116,5 +119,65 @@ func TestBufferPoolDropsOversizeAndIdle(t *testing.T) {
 	p.trimIdle()
 	if dropped := p.trimIdle(); dropped != size || p.pooled != 0 {
 		t.Fatalf("trim dropped %d bytes, %d left pooled; want the last buffer gone", dropped, p.pooled)
+	}
+}
+
+// A request finds a free buffer up to twice its size when none of its own
+// class is free, the smallest first; nothing larger is taken, so a small
+// request does not hold a large buffer. Requests of many sizes (a producer
+// to thousands of partitions) then reuse what the pool holds instead of
+// allocating beside it.
+func TestBufferPoolTakesNextLargerFree(t *testing.T) {
+	p := &bufferPool{limit: 128 << 20}
+	for _, size := range []int{12 << 20, 20 << 20, 40 << 20} {
+		if !p.put(make([]byte, 0, size)) {
+			t.Fatalf("a %d MiB buffer was not kept", size>>20)
+		}
+	}
+	b := p.get(9 << 20) // class 10 MiB: none free; 12 MiB is within twice 10
+	if cap(b) != 12<<20 {
+		t.Fatalf("get(9 MiB): cap %d, want the free 12 MiB buffer", cap(b)>>20)
+	}
+	p.put(b)
+	if b := p.get(5 << 20); cap(b) != 5<<20 {
+		t.Fatalf("get(5 MiB): cap %d MiB, want a new 5 MiB buffer (12 MiB is more than twice 5)", cap(b)>>20)
+	}
+	if b := p.get(16 << 20); cap(b) != 20<<20 {
+		t.Fatalf("get(16 MiB): cap %d MiB, want the free 20 MiB buffer", cap(b)>>20)
+	}
+	if b := p.get(16 << 20); cap(b) != 16<<20 {
+		t.Fatalf("get(16 MiB) again: cap %d MiB, want a new 16 MiB buffer (40 MiB is more than twice 16)", cap(b)>>20)
+	}
+	if p.pooled != 52<<20 {
+		t.Fatalf("%d MiB pooled, want the 12 and 40 MiB buffers", p.pooled>>20)
+	}
+}
+
+// A server's pool keeps half its request memory in free buffers, within
+// [minPooledBytes, maxPooledLimit]: with the default 256 MiB of request
+// memory, a connection's five 20 MiB Produce frames go back to the pool
+// instead of to the collector.
+func TestBufferPoolLimitFollowsRequestMemory(t *testing.T) {
+	for _, c := range []struct{ mem, want int64 }{
+		{16 << 20, minPooledBytes},
+		{256 << 20, 128 << 20},
+		{math.MaxInt64, maxPooledLimit},
+	} {
+		if got := pooledBytesLimit(c.mem); int64(got) != c.want {
+			t.Fatalf("pooledBytesLimit(%d MiB) = %d MiB, want %d MiB", c.mem>>20, got>>20, c.want>>20)
+		}
+	}
+	p := &bufferPool{limit: pooledBytesLimit(256 << 20)}
+	var frames [][]byte
+	for range 5 {
+		frames = append(frames, p.get(20<<20))
+	}
+	for _, b := range frames {
+		if !p.put(b) {
+			t.Fatalf("a 20 MiB frame was turned away with %d MiB pooled", p.pooled>>20)
+		}
+	}
+	if p.put(make([]byte, 0, 40<<20)) {
+		t.Fatalf("a buffer past the limit was kept: %d MiB pooled", p.pooled>>20)
 	}
 }

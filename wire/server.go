@@ -117,6 +117,7 @@ func newServer(cfg Config, svc Services, logger *slog.Logger, metrics Metrics, a
 	s.baseCtx, s.cancelBase = context.WithCancel(context.Background())
 	s.workers = newRequestWorkers(s.baseCtx.Done())
 	s.reqMem = newRequestMemory(cfg, logger, metrics)
+	s.bufs.limit = pooledBytesLimit(s.reqMem.capacity)
 	s.frames = frameLimits{maxBytes: cfg.SocketRequestMaxBytes, bufs: &s.bufs, poolKey: apis.poolsFrame}
 	return s
 }
