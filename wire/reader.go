@@ -325,8 +325,7 @@ func (rd *socketReader) fill() error {
 // pool when the reader holds none, after moving what is left to its start.
 func (rd *socketReader) space() []byte {
 	if rd.buf == nil {
-		b := rd.cn.srv.bufs.get(readChunk)
-		rd.buf = b[:cap(b)]
+		rd.buf = rd.cn.srv.bufs.get(readChunk)[:readChunk]
 	}
 	if rd.r > 0 {
 		rd.w = copy(rd.buf, rd.buf[rd.r:rd.w])

@@ -136,7 +136,7 @@ func (fr *frameRelay) write(k int) error {
 // grow moves what is held into a pooled buffer of relayHoldBytes.
 func (fr *frameRelay) grow() {
 	b := fr.pool.get(relayHoldBytes)
-	b = b[:cap(b)]
+	b = b[:relayHoldBytes] // the pool may hand out a larger buffer; hold no more
 	fr.n = copy(b, fr.buf[:fr.n])
 	fr.buf = b
 }
