@@ -16,6 +16,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kbin"
@@ -141,11 +142,20 @@ func (b *Broker) accept() {
 				delete(b.conns, c)
 				b.mu.Unlock()
 			}()
-			if err := b.serve(c); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && b.ctx.Err() == nil {
+			if err := b.serve(c); err != nil && !clientHungUp(err) && b.ctx.Err() == nil {
 				b.t.Errorf("admintest broker: %v", err)
 			}
 		}()
 	}
+}
+
+// clientHungUp says whether err is the client ending its connection, which
+// a client may do at any time: it closed it (EOF), or it closed it with a
+// request still unanswered, which the kernel turns into a reset (the CLI
+// may give up at its --barrier-timeout with a DescribeMirrors in flight).
+func clientHungUp(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // errHangUp ends a connection on purpose (a handler answered nil).
