@@ -98,6 +98,9 @@ func WriteLimits(w io.Writer, l *limits.Result) {
 		}
 		fmt.Fprintf(w, "  %-18s %9.1f MiB/s%s\n", p.Name, p.MiBPerSec, extra)
 	}
+	if l.SyscallNanos > 0 {
+		fmt.Fprintf(w, "  %-18s %9.0f ns\n", "system call", l.SyscallNanos)
+	}
 	if l.PageReporting != "" {
 		fmt.Fprintf(w, "  free page reporting: %s\n", l.PageReporting)
 	}

@@ -52,6 +52,9 @@ func (res *Results) WriteMarkdown(w io.Writer, chart string) {
 			}
 			fmt.Fprintf(w, "- %s: %.1f MiB/s\n", p.Name, p.MiBPerSec)
 		}
+		if l.SyscallNanos > 0 {
+			fmt.Fprintf(w, "- system call (getppid): %.0f ns\n", l.SyscallNanos)
+		}
 		if l.PageReporting != "" {
 			fmt.Fprintf(w, "- free page reporting: %s\n", l.PageReporting)
 			fmt.Fprintf(w, "\nThis machine hands the memory it frees back to its hypervisor, which backs it again when it is next\n")

@@ -1,11 +1,12 @@
 // Package limits probes this machine's ceilings for the work a broker does:
 // appending to a file with and without fsync, moving bytes over loopback TCP,
-// sendfile from a file to a loopback socket, and writing memory new to the
-// process and again. A bench run prints them
+// sendfile from a file to a loopback socket, writing memory new to the
+// process and again, and one system call. A bench run prints them
 // beside its results, so a broker's figures read against what the machine
 // can do at all, measured the same minute on the same (shared) cores.
 //
-// Each probe runs for a bounded time and reports MiB/s (2^20 bytes).
+// Each probe runs for a bounded time and reports MiB/s (2^20 bytes); the
+// system call's is a time (Result.SyscallNanos).
 package limits
 
 import (
@@ -78,6 +79,9 @@ type Result struct {
 	// PageReporting describes the hypervisor's free page reporting, ""
 	// when there is none (memory.go).
 	PageReporting string `json:"page_reporting,omitempty"`
+	// SyscallNanos is the time of one getppid system call in ns
+	// (syscall.go).
+	SyscallNanos float64 `json:"syscall_ns,omitempty"`
 }
 
 // Probe names, in the order Run runs them.
@@ -119,6 +123,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, fmt.Errorf("limits: %w", err)
 	}
 	res.Probes = append(res.Probes, memoryProbes(ctx, cfg)...)
+	res.SyscallNanos = syscallNanos(ctx, min(cfg.Time, syscallProbeTime))
 	return res, ctx.Err()
 }
 

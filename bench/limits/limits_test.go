@@ -41,6 +41,10 @@ func TestRun(t *testing.T) {
 	if first.Bytes != again.Bytes || first.Bytes%int64(16<<10) != 0 {
 		t.Errorf("memory probes wrote %d and %d bytes, want the same pages, whole writes", first.Bytes, again.Bytes)
 	}
+	if res.SyscallNanos <= 0 {
+		t.Errorf("system call probe: %.0f ns", res.SyscallNanos)
+	}
+	t.Logf("system call: %.0f ns", res.SyscallNanos)
 	if res.FS == "unknown" {
 		t.Errorf("fs type of %s unknown", cfg.Dir)
 	}
