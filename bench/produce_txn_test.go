@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -166,13 +165,8 @@ func TestCLIProduceTransactionalText(t *testing.T) {
 // table beside kfake's, and a row of the Transactions section with the
 // figures of a transaction.
 func TestResultsTransactions(t *testing.T) {
-	res, err := LoadResults([]string{"testdata/report/produce.json", "testdata/report/produce-txn.json"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var md bytes.Buffer
-	res.WriteMarkdown(&md, "")
-	got := md.String()
+	res := loadResults(t, []string{"testdata/report/produce.json", "testdata/report/produce-txn.json"})
+	got := markdownOf(res, "")
 	rows := workloadRows(got)
 	want := "| produce-txn acks=all p=8 | strait | 48.8 | 21.0ms | 8.39 | 45 | 97.7 | 2.00ms | - | - | append | 800.0 | 0.50 | 0.06 |"
 	if len(rows) != 2 || rows[1] != want {
@@ -187,13 +181,9 @@ func TestResultsTransactions(t *testing.T) {
 		}
 	}
 	// Without a transactional run there is no such section.
-	res, err = LoadResults([]string{"testdata/report/produce.json"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	md.Reset()
-	res.WriteMarkdown(&md, "")
-	if strings.Contains(md.String(), "## Transactions") {
-		t.Errorf("a Transactions section without a transactional run:\n%s", md.String())
+	res = loadResults(t, []string{"testdata/report/produce.json"})
+	md := markdownOf(res, "")
+	if strings.Contains(md, "## Transactions") {
+		t.Errorf("a Transactions section without a transactional run:\n%s", md)
 	}
 }

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -59,16 +58,12 @@ func TestCLIReassign(t *testing.T) {
 	if err := os.WriteFile(file, []byte(stdout), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := LoadResults([]string{file})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var md bytes.Buffer
-	res.WriteMarkdown(&md, "")
+	res := loadResults(t, []string{file})
+	md := markdownOf(res, "")
 	for _, want := range []string{"| reassign produce-steady p=2 | strait-4node |", "| reassign produce-during-throttled-move p=2 |",
 		"## Reassignment", "| during the throttled move | ", "kfake cannot reassign partitions: n/a"} {
-		if !strings.Contains(md.String(), want) {
-			t.Errorf("RESULTS.md lacks %q:\n%s", want, md.String())
+		if !strings.Contains(md, want) {
+			t.Errorf("RESULTS.md lacks %q:\n%s", want, md)
 		}
 	}
 }

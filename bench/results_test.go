@@ -20,15 +20,27 @@ var reportFixtures = []string{
 	"testdata/report/mirror.json",
 }
 
-func TestResultsMarkdown(t *testing.T) {
-	res, err := LoadResults(reportFixtures)
+// loadResults is LoadResults of fixture files that must load.
+func loadResults(t *testing.T, files []string) *Results {
+	t.Helper()
+	res, err := LoadResults(files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Commit, res.Date = "abc1234", time.Date(2026, 11, 30, 20, 0, 0, 0, time.UTC)
+	return res
+}
+
+// markdownOf is the RESULTS.md res writes, with chart as its chart's path.
+func markdownOf(res *Results, chart string) string {
 	var md bytes.Buffer
-	res.WriteMarkdown(&md, "results.png")
-	got := md.String()
+	res.WriteMarkdown(&md, chart)
+	return md.String()
+}
+
+func TestResultsMarkdown(t *testing.T) {
+	res := loadResults(t, reportFixtures)
+	res.Commit, res.Date = "abc1234", time.Date(2026, 11, 30, 20, 0, 0, 0, time.UTC)
+	got := markdownOf(res, "results.png")
 	wantRows := []string{
 		// These fixtures carry no broker cost: "-" for CPU and RSS.
 		"| produce acks=1 p=8 | strait | 200.0 | 4.00ms | - | - | 80.0 | 16.0ms | - | - | append | 800.0 | 2.50 | 0.25 |",
@@ -85,10 +97,7 @@ func workloadRows(md string) []string {
 }
 
 func TestResultsChart(t *testing.T) {
-	res, err := LoadResults(reportFixtures)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := loadResults(t, reportFixtures)
 	var buf bytes.Buffer
 	if err := res.WriteChart(&buf); err != nil {
 		t.Fatal(err)
@@ -175,10 +184,7 @@ func TestReportCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	res, err := LoadResults(reportFixtures)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := loadResults(t, reportFixtures)
 	res.Commit = "feed123"
 	w, h := res.ChartSize()
 	cfg, err := png.DecodeConfig(f)
@@ -213,13 +219,8 @@ var costFixtures = []string{
 }
 
 func TestResultsCostColumns(t *testing.T) {
-	res, err := LoadResults(costFixtures)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var md bytes.Buffer
-	res.WriteMarkdown(&md, "")
-	got := md.String()
+	res := loadResults(t, costFixtures)
+	got := markdownOf(res, "")
 	if !strings.Contains(got, "| workload | broker | MiB/s | p99 | cpu s/GiB | max rss MiB | kfake MiB/s | kfake p99 | kfake cpu s/GiB | kfake max rss MiB | limit |") {
 		t.Errorf("header lacks the cost columns:\n%s", got)
 	}
@@ -242,16 +243,11 @@ func TestResultsCostColumns(t *testing.T) {
 }
 
 func TestResultsStorageMarkdown(t *testing.T) {
-	res, err := LoadResults(costFixtures)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := loadResults(t, costFixtures)
 	if len(res.Storage) != 9 || len(res.Errors) != 0 {
 		t.Fatalf("%d storage benchmarks, errors %q", len(res.Storage), res.Errors)
 	}
-	var md bytes.Buffer
-	res.WriteMarkdown(&md, "")
-	got := md.String()
+	got := markdownOf(res, "")
 	_, storage, ok := strings.Cut(got, "\n## Storage micro-benchmarks\n\n")
 	if !ok {
 		t.Fatalf("no storage section:\n%s", got)
@@ -282,18 +278,14 @@ func TestResultsStorageFailure(t *testing.T) {
 	if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := LoadResults([]string{"testdata/report/produce.json", f})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := loadResults(t, []string{"testdata/report/produce.json", f})
 	want := []string{f + ": FAIL\tgithub.com/strait-io/strait/storage [build failed]", f + ": no benchmark results"}
 	if !reflect.DeepEqual(res.Errors, want) {
 		t.Errorf("errors %q, want %q", res.Errors, want)
 	}
-	var md bytes.Buffer
-	res.WriteMarkdown(&md, "")
-	if strings.Contains(md.String(), "## Storage") || !strings.Contains(md.String(), "no benchmark results") {
-		t.Errorf("markdown:\n%s", md.String())
+	md := markdownOf(res, "")
+	if strings.Contains(md, "## Storage") || !strings.Contains(md, "no benchmark results") {
+		t.Errorf("markdown:\n%s", md)
 	}
 }
 
@@ -302,10 +294,7 @@ func TestResultsStorageFailure(t *testing.T) {
 // title, axis labels, legends, values and names are all there.
 func TestChartLabels(t *testing.T) {
 	for _, files := range [][]string{reportFixtures, costFixtures, append(append([]string{}, reportFixtures...), costFixtures...)} {
-		res, err := LoadResults(files)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := loadResults(t, files)
 		res.Commit = "abc1234"
 		l := res.layoutChart()
 		img := image.Rect(0, 0, l.w, l.h)
@@ -351,15 +340,11 @@ func TestChartLabels(t *testing.T) {
 // against kfake, against the append limit, and marks a row the reports
 // lack as not measured rather than met.
 func TestResultsTargetsMarkdown(t *testing.T) {
-	res, err := LoadResults(reportFixtures)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var md bytes.Buffer
-	res.WriteMarkdown(&md, "")
-	_, got, ok := strings.Cut(md.String(), "## Targets\n")
+	res := loadResults(t, reportFixtures)
+	md := markdownOf(res, "")
+	_, got, ok := strings.Cut(md, "## Targets\n")
 	if !ok {
-		t.Fatalf("no targets section:\n%s", md.String())
+		t.Fatalf("no targets section:\n%s", md)
 	}
 	got, _, _ = strings.Cut(got, "\n## ")
 	for _, want := range []string{
@@ -378,13 +363,8 @@ func TestResultsTargetsMarkdown(t *testing.T) {
 // where one is missing, n/a restart columns for kfake), the targets judged
 // at 10,000 partitions, and a step's error.
 func TestScaleMarkdown(t *testing.T) {
-	res, err := LoadResults([]string{"testdata/report/scale.json"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var md bytes.Buffer
-	res.WriteMarkdown(&md, "")
-	got := md.String()
+	res := loadResults(t, []string{"testdata/report/scale.json"})
+	got := markdownOf(res, "")
 	for _, want := range []string{
 		"## Scale\n",
 		"of 8 partitions just before it (MiB/s all / p8, and their ratio).\n",

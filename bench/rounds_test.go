@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"reflect"
 	"strings"
 	"testing"
@@ -62,21 +61,16 @@ func TestMedianRounds(t *testing.T) {
 // RESULTS.md says which rows are median rounds, and of how many, only when
 // some are.
 func TestResultsMarkdownRounds(t *testing.T) {
-	res, err := LoadResults(reportFixtures)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var md bytes.Buffer
-	res.WriteMarkdown(&md, "results.png")
-	if strings.Contains(md.String(), "rounds each") {
-		t.Fatalf("rounds named for reports that ran once:\n%s", md.String())
+	res := loadResults(t, reportFixtures)
+	md := markdownOf(res, "results.png")
+	if strings.Contains(md, "rounds each") {
+		t.Fatalf("rounds named for reports that ran once:\n%s", md)
 	}
 	for i := range res.Rows[:2] {
 		res.Rows[i].Result.Rounds = []RoundFigure{{1, 0}, {2, 0}, {3, 0}}
 	}
-	md.Reset()
-	res.WriteMarkdown(&md, "results.png")
-	if want := "2 of the rows ran 3 rounds each (`--rounds`), Strait and kfake alternating round by round"; !strings.Contains(md.String(), want) {
-		t.Fatalf("markdown lacks %q:\n%s", want, md.String())
+	md = markdownOf(res, "results.png")
+	if want := "2 of the rows ran 3 rounds each (`--rounds`), Strait and kfake alternating round by round"; !strings.Contains(md, want) {
+		t.Fatalf("markdown lacks %q:\n%s", want, md)
 	}
 }

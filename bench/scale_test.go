@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -55,16 +54,12 @@ func TestCLIScale(t *testing.T) {
 	if err := os.WriteFile(file, []byte(stdout), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := LoadResults([]string{file})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var md bytes.Buffer
-	res.WriteMarkdown(&md, "")
+	res := loadResults(t, []string{file})
+	md := markdownOf(res, "")
 	for _, want := range []string{"## Scale", "| 20 | 2 | ", "| 40 | 4 | ",
 		"Targets at 40 partitions (the targets are set at 10000 partitions; this run's largest step):", "- start-up: "} {
-		if !strings.Contains(md.String(), want) {
-			t.Errorf("RESULTS.md lacks %q:\n%s", want, md.String())
+		if !strings.Contains(md, want) {
+			t.Errorf("RESULTS.md lacks %q:\n%s", want, md)
 		}
 	}
 }

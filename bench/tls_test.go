@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -101,19 +100,17 @@ func TestResultsTLS(t *testing.T) {
 	if len(res.Rows) != 2 || res.Rows[1].Workload != "catch-up p=8 tls" || !res.Rows[1].TLS || res.Rows[0].TLS {
 		t.Fatalf("rows %+v: want catch-up p=8 and catch-up p=8 tls", res.Rows)
 	}
-	var md bytes.Buffer
-	res.WriteMarkdown(&md, "")
+	md := markdownOf(res, "")
 	want := "| catch-up p=8 tls | strait | 1000.0 | 400.0 | 0.40 | 0.25 | 1.00 | 4.00 | 500.0 | 400.0 | 0.80 | 1.00 | 1.50 | 1.50 |\n"
-	if !strings.Contains(md.String(), "\n## TLS\n") || !strings.Contains(md.String(), want) {
-		t.Fatalf("markdown lacks the TLS section's row\n%s\n%s", want, md.String())
+	if !strings.Contains(md, "\n## TLS\n") || !strings.Contains(md, want) {
+		t.Fatalf("markdown lacks the TLS section's row\n%s\n%s", want, md)
 	}
 
 	// Without a plaintext twin there is nothing to set beside: no section.
 	res = &Results{}
 	res.add(report(true, result("strait", 400, 1.0)), "tls.json")
-	md.Reset()
-	res.WriteMarkdown(&md, "")
-	if strings.Contains(md.String(), "## TLS") {
-		t.Fatalf("a TLS section without a plaintext twin:\n%s", md.String())
+	md = markdownOf(res, "")
+	if strings.Contains(md, "## TLS") {
+		t.Fatalf("a TLS section without a plaintext twin:\n%s", md)
 	}
 }
