@@ -380,6 +380,9 @@ func (n *Node) startReplicas(ctx context.Context) error {
 		FetchMaxBytes:            cfg.FetchMaxBytes,
 		RetentionCheckIntervalMs: cfg.LogRetentionCheckIntervalMs,
 
+		RecoveryPointCheckpointIntervalMs:  periodOrNever(cfg.LogFlushOffsetCheckpointIntervalMs),
+		LogStartOffsetCheckpointIntervalMs: periodOrNever(cfg.LogFlushStartOffsetCheckpointIntervalMs),
+
 		HighWatermarkCheckpointIntervalMs: cfg.Cluster.ReplicaHighWatermarkCheckpointIntervalMs,
 		ControllerChannel:                 raftmeta.ControllerChannel{Sender: n.ctrlClient},
 		BrokerEpoch:                       n.brokerEpoch,
@@ -712,3 +715,14 @@ func (n *Node) LogManager() *storage.LogManager { return n.logs }
 // Replicas is the node's replica manager (tests read high watermarks and
 // ISRs from it).
 func (n *Node) Replicas() *replication.ReplicaManager { return n.replicas }
+
+// periodOrNever is a checkpoint interval config for the ReplicaManager,
+// where 0 means its default: log.flush.offset.checkpoint.interval.ms=0 (and
+// the log start one) schedule no periodic write, only the one at shutdown
+// (Kafka schedules a task with period 0 to run once).
+func periodOrNever(ms int32) int64 {
+	if ms == 0 {
+		return -1
+	}
+	return int64(ms)
+}

@@ -28,6 +28,12 @@ const (
 	// DefaultHighWatermarkCheckpointIntervalMs is
 	// replica.high.watermark.checkpoint.interval.ms.
 	DefaultHighWatermarkCheckpointIntervalMs = 5000
+	// DefaultRecoveryPointCheckpointIntervalMs is
+	// log.flush.offset.checkpoint.interval.ms.
+	DefaultRecoveryPointCheckpointIntervalMs = 60000
+	// DefaultLogStartOffsetCheckpointIntervalMs is
+	// log.flush.start.offset.checkpoint.interval.ms.
+	DefaultLogStartOffsetCheckpointIntervalMs = 60000
 	// DefaultReplicaLagTimeMaxMs is replica.lag.time.max.ms.
 	DefaultReplicaLagTimeMaxMs = 30000
 	// DefaultReplicaFetchBackoffMs is replica.fetch.backoff.ms.
@@ -113,8 +119,16 @@ type Config struct {
 	RetentionCheckIntervalMs int64
 	// HighWatermarkCheckpointIntervalMs is
 	// replica.high.watermark.checkpoint.interval.ms: how often Start writes
-	// the log directory checkpoints.
+	// the high watermark checkpoints.
 	HighWatermarkCheckpointIntervalMs int64
+	// RecoveryPointCheckpointIntervalMs is
+	// log.flush.offset.checkpoint.interval.ms and
+	// LogStartOffsetCheckpointIntervalMs
+	// log.flush.start.offset.checkpoint.interval.ms: how often Start writes
+	// those checkpoints. 0 takes the default; negative writes them only
+	// when the LogManager closes (Kafka runs a task with period 0 once).
+	RecoveryPointCheckpointIntervalMs  int64
+	LogStartOffsetCheckpointIntervalMs int64
 	// Metrics receives bytes in and out per topic; nil records nothing.
 	Metrics Metrics
 
@@ -244,6 +258,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.HighWatermarkCheckpointIntervalMs <= 0 {
 		c.HighWatermarkCheckpointIntervalMs = DefaultHighWatermarkCheckpointIntervalMs
+	}
+	if c.RecoveryPointCheckpointIntervalMs == 0 {
+		c.RecoveryPointCheckpointIntervalMs = DefaultRecoveryPointCheckpointIntervalMs
+	}
+	if c.LogStartOffsetCheckpointIntervalMs == 0 {
+		c.LogStartOffsetCheckpointIntervalMs = DefaultLogStartOffsetCheckpointIntervalMs
 	}
 	if c.Metrics == nil {
 		c.Metrics = nopMetrics{}

@@ -288,4 +288,31 @@ func TestStartRunsMaintenance(t *testing.T) {
 	h.rm.Stop() // idempotent
 }
 
+// TestStartCheckpointsOnTheirIntervals: each checkpoint file has its own
+// interval (replica.high.watermark.checkpoint.interval.ms,
+// log.flush.offset.checkpoint.interval.ms,
+// log.flush.start.offset.checkpoint.interval.ms); a negative one writes
+// its file only when the logs close.
+func TestStartCheckpointsOnTheirIntervals(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.HighWatermarkCheckpointIntervalMs = 5
+		c.RecoveryPointCheckpointIntervalMs = 5
+		c.LogStartOffsetCheckpointIntervalMs = -1
+	})
+	h.createTopic("t", topicSpec{})
+	h.produce(1, "t", 0, h.batchSpec(storageBatchSpec(), "v", 1, 100))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.rm.Start(ctx)
+	defer h.rm.Stop()
+	exists := func(name string) bool {
+		_, err := os.Stat(filepath.Join(h.dir, name))
+		return err == nil
+	}
+	waitFor(t, func() bool { return exists(storage.ReplicationCheckpointFile) && exists(storage.RecoveryPointCheckpointFile) })
+	if exists(storage.LogStartOffsetCheckpointFile) {
+		t.Fatal("log start offsets checkpointed with log.flush.start.offset.checkpoint.interval.ms negative")
+	}
+}
+
 func storageBatchSpec() record.BatchSpec { return record.BatchSpec{} }

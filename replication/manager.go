@@ -159,9 +159,10 @@ func NewReplicaManager(cfg Config) (*ReplicaManager, error) {
 // this node follows, the ISR expiration check every half
 // replica.lag.time.max.ms, log retention and maintenance every
 // log.retention.check.interval.ms, the log cleaner's threads (on their own
-// schedule, log.cleaner.backoff.ms), and the log directory checkpoints
-// (high watermark, recovery point, log start offset) every
-// replica.high.watermark.checkpoint.interval.ms. It returns at once; Stop
+// schedule, log.cleaner.backoff.ms), and the log directory checkpoints:
+// high watermarks every replica.high.watermark.checkpoint.interval.ms,
+// recovery points every log.flush.offset.checkpoint.interval.ms, log start
+// offsets every log.flush.start.offset.checkpoint.interval.ms. It returns at once; Stop
 // or ctx ends the work. A simulation that drives the fetchers and the ISR
 // check itself does not call it.
 func (r *ReplicaManager) Start(ctx context.Context) {
@@ -178,6 +179,10 @@ func (r *ReplicaManager) runBackground(ctx context.Context) {
 	defer retention.Stop()
 	checkpoint := time.NewTicker(time.Duration(r.cfg.HighWatermarkCheckpointIntervalMs) * time.Millisecond)
 	defer checkpoint.Stop()
+	recoveryPoints, stopRecoveryPoints := optionalTicker(r.cfg.RecoveryPointCheckpointIntervalMs)
+	defer stopRecoveryPoints()
+	logStarts, stopLogStarts := optionalTicker(r.cfg.LogStartOffsetCheckpointIntervalMs)
+	defer stopLogStarts()
 	isrExpiration := time.NewTicker(time.Duration(max(r.cfg.ReplicaLagTimeMaxMs/2, 1)) * time.Millisecond)
 	defer isrExpiration.Stop()
 	configured := r.configured
@@ -210,11 +215,29 @@ func (r *ReplicaManager) runBackground(ctx context.Context) {
 				r.logger.Warn("log maintenance failed", "err", err)
 			}
 		case <-checkpoint.C:
-			if err := r.logs.Checkpoint(); err != nil {
-				r.logger.Warn("writing log directory checkpoints failed", "err", err)
+			if err := r.logs.CheckpointHighWatermarks(); err != nil {
+				r.logger.Warn("writing the high watermark checkpoints failed", "err", err)
+			}
+		case <-recoveryPoints:
+			if err := r.logs.CheckpointRecoveryPoints(); err != nil {
+				r.logger.Warn("writing the recovery point checkpoints failed", "err", err)
+			}
+		case <-logStarts:
+			if err := r.logs.CheckpointLogStartOffsets(); err != nil {
+				r.logger.Warn("writing the log start offset checkpoints failed", "err", err)
 			}
 		}
 	}
+}
+
+// optionalTicker ticks every ms milliseconds; for ms <= 0 its channel is
+// nil, so a select never takes it.
+func optionalTicker(ms int64) (<-chan time.Time, func()) {
+	if ms <= 0 {
+		return nil, func() {}
+	}
+	t := time.NewTicker(time.Duration(ms) * time.Millisecond)
+	return t.C, t.Stop
 }
 
 // Stop ends the background work, stops the fetchers and releases every

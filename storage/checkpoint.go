@@ -1,9 +1,10 @@
 package storage
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,18 +34,24 @@ func writeOffsetCheckpoint(fsys vfs.FS, dir, name string, offsets map[TopicParti
 	for tp := range offsets {
 		tps = append(tps, tp)
 	}
-	sort.Slice(tps, func(i, j int) bool {
-		if tps[i].Topic != tps[j].Topic {
-			return tps[i].Topic < tps[j].Topic
-		}
-		return tps[i].Partition < tps[j].Partition
+	slices.SortFunc(tps, func(a, b TopicPartition) int {
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
-	var b strings.Builder
-	fmt.Fprintf(&b, "0\n%d\n", len(tps))
+	// Appended, not formatted: a directory with 10,000 partitions writes
+	// its high watermark file every few seconds.
+	b := make([]byte, 0, 32+len(tps)*32)
+	b = append(b, "0\n"...)
+	b = strconv.AppendInt(b, int64(len(tps)), 10)
+	b = append(b, '\n')
 	for _, tp := range tps {
-		fmt.Fprintf(&b, "%s %d %d\n", tp.Topic, tp.Partition, offsets[tp])
+		b = append(b, tp.Topic...)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(tp.Partition), 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, offsets[tp], 10)
+		b = append(b, '\n')
 	}
-	return vfs.WriteFileAtomic(fsys, dir, name, []byte(b.String()))
+	return vfs.WriteFileAtomic(fsys, dir, name, b)
 }
 
 // readOffsetCheckpoint reads a checkpoint; a missing file is empty.

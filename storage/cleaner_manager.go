@@ -227,24 +227,9 @@ func (m *LogManager) CleanFilthiestLog(ctx context.Context) (CleanedLog, bool, e
 	return CleanedLog{TopicPartition: c.tp, DirtyRatio: c.ratio, CleanResult: res}, worked && !uncleanable, err
 }
 
-// writeCleanerCheckpoint writes every log's cleaner checkpoint.
+// writeCleanerCheckpoint writes every log directory's cleaner checkpoint.
 func (m *LogManager) writeCleanerCheckpoint() error {
 	m.checkpointMu.Lock()
 	defer m.checkpointMu.Unlock()
-	var errs []error
-	for dir, logs := range m.logsByDir() {
-		errs = append(errs, writeOffsetCheckpoint(m.opts.FS, dir, CleanerOffsetCheckpointFile, m.cleanerCheckpoints(logs)))
-	}
-	return errors.Join(errs...)
-}
-
-// cleanerCheckpoints lists the logs that have been cleaned.
-func (m *LogManager) cleanerCheckpoints(logs map[TopicPartition]*Log) map[TopicPartition]int64 {
-	out := map[TopicPartition]int64{}
-	for tp, l := range logs {
-		if cp := l.CleanerCheckpoint(); cp > 0 {
-			out[tp] = cp
-		}
-	}
-	return out
+	return m.writeCheckpoints(cleanerOffsetCheckpoint)
 }

@@ -174,22 +174,31 @@ func (m *LogManager) LogDir(tp TopicPartition) (string, bool) {
 	return filepath.Dir(l.Dir()), true
 }
 
+// dirLog is an open log, or a future log, and its partition.
+type dirLog struct {
+	tp  TopicPartition
+	log *Log
+}
+
 // logsByDir groups the open logs, future logs included, by log
 // directory; every directory is present, an empty one with no logs, so
 // its checkpoints are written (empty) too. A partition is at most once in
 // a directory: its future log is in another than its current log.
-func (m *LogManager) logsByDir() map[string]map[TopicPartition]*Log {
-	out := make(map[string]map[TopicPartition]*Log, len(m.dirs))
-	for _, d := range m.dirs {
-		out[d] = map[TopicPartition]*Log{}
+func (m *LogManager) logsByDir() map[string][]dirLog {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string][]dirLog, len(m.dirs))
+	for i, d := range m.dirs {
+		n := 0
+		if i == 0 {
+			n = len(m.logs) // one log.dirs entry is the common case
+		}
+		out[d] = make([]dirLog, 0, n)
 	}
-	for _, logs := range []map[TopicPartition]*Log{m.Logs(), m.FutureLogs()} {
+	for _, logs := range []map[TopicPartition]*Log{m.logs, m.futures} {
 		for tp, l := range logs {
 			d := filepath.Dir(l.Dir())
-			if out[d] == nil {
-				out[d] = map[TopicPartition]*Log{}
-			}
-			out[d][tp] = l
+			out[d] = append(out[d], dirLog{tp, l})
 		}
 	}
 	return out

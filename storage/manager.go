@@ -59,6 +59,9 @@ type LogManager struct {
 	// it from before the logs are closed until the file system is synced,
 	// so no recovery point reaches a checkpoint file before the data.
 	checkpointMu sync.Mutex
+	// checkpointWrites: what each checkpoint file last got
+	// (manager_checkpoint.go). Guarded by checkpointMu.
+	checkpointWrites checkpointWrites
 	// syncDeferral turns the syncs of opts.FS off while Close writes the
 	// logs' last files (closeLogs).
 	syncDeferral *vfs.SyncDeferral
@@ -220,55 +223,10 @@ func (m *LogManager) DeleteLog(tp TopicPartition) error {
 	return m.removeClosedLogDir(tp, l, closeErr)
 }
 
-// Checkpoint writes the recovery points, log start offsets, high
-// watermarks and cleaner checkpoints of every log, in the log directory
-// that holds it (Kafka's periodic checkpoint tasks). Failing to write them
-// is a failure of the log directory, as in Kafka
-// (LogManager.checkpointLogRecoveryOffsetsInDir takes the directory
-// offline on an IOException): OnFailure hears of it as a StorageError
-// with op "checkpoint".
-func (m *LogManager) Checkpoint() error {
-	m.checkpointMu.Lock()
-	defer m.checkpointMu.Unlock()
-	return m.checkpointLocked()
-}
-
-// checkpointLocked is Checkpoint with checkpointMu held.
-func (m *LogManager) checkpointLocked() error {
-	var errs []error
-	for dir, logs := range m.logsByDir() {
-		if err := m.writeCheckpoints(dir, logs); err != nil {
-			se := &StorageError{Dir: dir, Op: "checkpoint", Err: err}
-			if m.opts.OnFailure != nil {
-				m.opts.OnFailure(se)
-			}
-			errs = append(errs, se)
-		}
-	}
-	if len(errs) == 1 {
-		return errs[0] // the StorageError itself, as a caller may compare it
-	}
-	return errors.Join(errs...)
-}
-
-func (m *LogManager) writeCheckpoints(dir string, logs map[TopicPartition]*Log) error {
-	rps := make(map[TopicPartition]int64, len(logs))
-	starts := make(map[TopicPartition]int64, len(logs))
-	hws := make(map[TopicPartition]int64, len(logs))
-	for tp, l := range logs {
-		rps[tp], starts[tp], hws[tp] = l.RecoveryPoint(), l.LogStartOffset(), l.HighWatermark()
-	}
-	return errors.Join(
-		writeOffsetCheckpoint(m.opts.FS, dir, RecoveryPointCheckpointFile, rps),
-		writeOffsetCheckpoint(m.opts.FS, dir, LogStartOffsetCheckpointFile, starts),
-		writeOffsetCheckpoint(m.opts.FS, dir, ReplicationCheckpointFile, hws),
-		writeOffsetCheckpoint(m.opts.FS, dir, CleanerOffsetCheckpointFile, m.cleanerCheckpoints(logs)),
-	)
-}
-
 // RunMaintenance runs one pass of the periodic work over every log:
-// retention, flush.ms, delayed segment deletion, producer id expiry, then
-// the checkpoints. The broker calls it from its scheduler
+// retention, flush.ms, delayed segment deletion and producer id expiry.
+// The checkpoints are written on their own schedules
+// (manager_checkpoint.go), as Kafka's tasks are. The broker calls it from its scheduler
 // (log.retention.check.interval.ms). Compaction is not part of it: the
 // cleaner threads run on their own schedule (StartCleaner).
 func (m *LogManager) RunMaintenance() error {
@@ -286,7 +244,6 @@ func (m *LogManager) RunMaintenance() error {
 		}
 		errs = append(errs, l.FlushIfDue(), l.RemoveDeletedSegments(), l.RemoveExpiredProducers())
 	}
-	errs = append(errs, m.Checkpoint())
 	return errors.Join(errs...)
 }
 

@@ -424,12 +424,16 @@ var brokerDefs = append([]Def{
 	{
 		Name: "log.flush.offset.checkpoint.interval.ms", Type: Int, Default: str("60000"),
 		Validate: atLeast(0),
-		Doc:      `How often the recovery point checkpoint of each log directory is written.`,
+		Doc: `How often the recovery point checkpoint of each log directory is written; 0 writes it only at shutdown. ` +
+			`After a crash every segment from the checkpointed point on is recovered, so a longer interval costs ` +
+			`start-up time, never data. A truncation's lowered recovery point is written with the next high watermark checkpoint.`,
 	},
 	{
 		Name: "log.flush.start.offset.checkpoint.interval.ms", Type: Int, Default: str("60000"),
 		Validate: atLeast(0),
-		Doc:      `How often the log start offset checkpoint of each log directory is written.`,
+		Doc: `How often the log start offset checkpoint of each log directory is written; 0 writes it only at shutdown. ` +
+			`As in Kafka, records that DeleteRecords removed within the interval before a crash, from a segment ` +
+			`not yet deleted, can be read again after it.`,
 	},
 	{
 		Name: "log.segment.delete.delay.ms", Type: Long, Default: str("60000"), Dynamic: true,
