@@ -66,6 +66,11 @@ type Controller struct {
 	// bootstrapped is set once Config.BootstrapRecords are in the log
 	// (bootstrap.go); only write (holding the write slot) touches it.
 	bootstrapped bool
+	// allLed is the image offset at which ElectUncleanLeaders last found
+	// every partition with a leader (allLedKnown), so the next tick at the
+	// same offset skips the pass; only write touches it.
+	allLed      uint64
+	allLedKnown bool
 
 	// The control managers, one per domain (controller_managers.go).
 	acls        *aclControl
