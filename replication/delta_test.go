@@ -309,7 +309,9 @@ func TestStartCheckpointsOnTheirIntervals(t *testing.T) {
 		_, err := os.Stat(filepath.Join(h.dir, name))
 		return err == nil
 	}
-	waitFor(t, func() bool { return exists(storage.ReplicationCheckpointFile) && exists(storage.RecoveryPointCheckpointFile) })
+	waitFor(t, func() bool {
+		return exists(storage.ReplicationCheckpointFile) && exists(storage.RecoveryPointCheckpointFile)
+	})
 	if exists(storage.LogStartOffsetCheckpointFile) {
 		t.Fatal("log start offsets checkpointed with log.flush.start.offset.checkpoint.interval.ms negative")
 	}
