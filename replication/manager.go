@@ -162,8 +162,8 @@ func NewReplicaManager(cfg Config) (*ReplicaManager, error) {
 // schedule, log.cleaner.backoff.ms), and the log directory checkpoints:
 // high watermarks every replica.high.watermark.checkpoint.interval.ms,
 // recovery points every log.flush.offset.checkpoint.interval.ms, log start
-// offsets every log.flush.start.offset.checkpoint.interval.ms. It returns at once; Stop
-// or ctx ends the work. A simulation that drives the fetchers and the ISR
+// offsets every log.flush.start.offset.checkpoint.interval.ms. It returns
+// at once; Stop or ctx ends the work. A simulation that drives the fetchers and the ISR
 // check itself does not call it.
 func (r *ReplicaManager) Start(ctx context.Context) {
 	r.startOnce.Do(func() {
