@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"runtime/debug"
+	"slices"
 	"testing"
 )
 
@@ -47,5 +48,27 @@ func TestServeMemoryLimitFromCgroup(t *testing.T) {
 	setServeMemoryLimit(noEnv, limited)
 	if got, want := debug.SetMemoryLimit(-1), int64(1<<30)/10*serveMemoryLimitTenths; got != want {
 		t.Fatalf("memory limit %d in a 1 GiB cgroup, want %d", got, want)
+	}
+}
+
+func TestServeGODEBUG(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		changed  bool
+	}{
+		{"", serveSchedTrace, true},
+		{" ", serveSchedTrace, true},
+		{"madvdontneed=1", "madvdontneed=1," + serveSchedTrace, true},
+		{"schedtrace=0", "schedtrace=0", false},
+		{"gctrace=1, schedtrace=1000", "gctrace=1, schedtrace=1000", false},
+	} {
+		got, changed := serveGODEBUG(c.in)
+		if got != c.want || changed != c.changed {
+			t.Errorf("serveGODEBUG(%q) = %q, %v; want %q, %v", c.in, got, changed, c.want, c.changed)
+		}
+	}
+	env := withEnv([]string{"A=1", "GODEBUG=x=1", "GODEBUGX=2"}, "GODEBUG", "y=2")
+	if want := []string{"A=1", "GODEBUGX=2", "GODEBUG=y=2"}; !slices.Equal(env, want) {
+		t.Errorf("withEnv = %q, want %q", env, want)
 	}
 }

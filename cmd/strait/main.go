@@ -28,6 +28,11 @@ commands:
 `
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		// First, before any signal is caught: it may replace the
+		// process (sysmon.go).
+		keepSysmonAwake()
+	}
 	// SIGINT and SIGTERM end the context: serve stops gracefully.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	if len(os.Args) > 1 {
