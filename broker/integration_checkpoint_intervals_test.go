@@ -1,10 +1,6 @@
 package broker_test
 
 import (
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +9,7 @@ import (
 
 	"github.com/strait-io/strait/broker/brokertest"
 	"github.com/strait-io/strait/storage"
+	"github.com/strait-io/strait/storage/vfs"
 )
 
 // TestCheckpointIntervals: the log directory's checkpoint files follow
@@ -47,18 +44,14 @@ func TestCheckpointIntervals(t *testing.T) {
 		t.Fatalf("delete records: %v %v", err, res.Error())
 	}
 
+	tp := storage.TopicPartition{Topic: topic, Partition: 0}
 	listed := func(file string) (int64, bool) {
-		data, err := os.ReadFile(filepath.Join(b.Dir(), file))
+		offsets, err := storage.ReadOffsetCheckpoint(vfs.OS{}, b.Dir(), file)
 		if err != nil {
-			return 0, false
+			t.Fatalf("reading %s: %v", file, err)
 		}
-		for _, line := range strings.Split(string(data), "\n") {
-			if f := strings.Fields(line); len(f) == 3 && f[0] == topic && f[1] == "0" {
-				off, err := strconv.ParseInt(f[2], 10, 64)
-				return off, err == nil
-			}
-		}
-		return 0, false
+		off, ok := offsets[tp]
+		return off, ok
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {

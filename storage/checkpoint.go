@@ -54,8 +54,10 @@ func writeOffsetCheckpoint(fsys vfs.FS, dir, name string, offsets map[TopicParti
 	return vfs.WriteFileAtomic(fsys, dir, name, b)
 }
 
-// readOffsetCheckpoint reads a checkpoint; a missing file is empty.
-func readOffsetCheckpoint(fsys vfs.FS, dir, name string) (map[TopicPartition]int64, error) {
+// ReadOffsetCheckpoint reads checkpoint file name of log directory dir
+// (recovery, and tests that look at what a broker wrote); a missing file
+// is empty.
+func ReadOffsetCheckpoint(fsys vfs.FS, dir, name string) (map[TopicPartition]int64, error) {
 	path := filepath.Join(dir, name)
 	data, err := vfs.ReadFile(fsys, path)
 	if vfs.IsNotExist(err) {

@@ -53,19 +53,19 @@ func (m *LogManager) loadLogDir(dir string) error {
 	}
 	_, err := fsys.Stat(filepath.Join(dir, CleanShutdownFile))
 	clean := err == nil
-	recovery, err := readOffsetCheckpoint(fsys, dir, RecoveryPointCheckpointFile)
+	recovery, err := ReadOffsetCheckpoint(fsys, dir, RecoveryPointCheckpointFile)
 	if err != nil {
 		return err
 	}
-	starts, err := readOffsetCheckpoint(fsys, dir, LogStartOffsetCheckpointFile)
+	starts, err := ReadOffsetCheckpoint(fsys, dir, LogStartOffsetCheckpointFile)
 	if err != nil {
 		return err
 	}
-	hws, err := readOffsetCheckpoint(fsys, dir, ReplicationCheckpointFile)
+	hws, err := ReadOffsetCheckpoint(fsys, dir, ReplicationCheckpointFile)
 	if err != nil {
 		return err
 	}
-	cleaned, err := readOffsetCheckpoint(fsys, dir, CleanerOffsetCheckpointFile)
+	cleaned, err := ReadOffsetCheckpoint(fsys, dir, CleanerOffsetCheckpointFile)
 	if err != nil {
 		return err
 	}

@@ -101,15 +101,16 @@ func OpenManagerDirs(dirs []string, o ManagerOptions) (*LogManager, error) {
 	var deferral *vfs.SyncDeferral
 	o.FS, deferral = vfs.WithDeferredSyncs(o.FS)
 	m := &LogManager{
-		syncDeferral: deferral,
-		dirs:         dirs,
-		opts:         o,
-		decomp:       record.NewDecompressor(),
-		comp:         record.NewCompressor(),
-		logger:       o.Logger,
-		logs:         map[TopicPartition]*Log{},
-		reports:      map[TopicPartition]*RecoveryReport{},
-		futures:      map[TopicPartition]*Log{},
+		syncDeferral:     deferral,
+		dirs:             dirs,
+		opts:             o,
+		decomp:           record.NewDecompressor(),
+		comp:             record.NewCompressor(),
+		logger:           o.Logger,
+		logs:             map[TopicPartition]*Log{},
+		reports:          map[TopicPartition]*RecoveryReport{},
+		futures:          map[TopicPartition]*Log{},
+		checkpointWrites: checkpointWrites{},
 		cleaner: cleanerManager{
 			inProgress:  map[TopicPartition]bool{},
 			uncleanable: map[TopicPartition]bool{},

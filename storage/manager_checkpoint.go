@@ -169,9 +169,6 @@ func (m *LogManager) writeCheckpoint(dir string, f offsetCheckpoint, logs []dirL
 		return err
 	}
 	if byDir == nil {
-		if m.checkpointWrites == nil {
-			m.checkpointWrites = checkpointWrites{}
-		}
 		byDir = map[string]map[TopicPartition]int64{}
 		m.checkpointWrites[f.name] = byDir
 	}

@@ -106,7 +106,7 @@ func TestCheckpointsOnTheirOwnSchedules(t *testing.T) {
 	if got := c.take(); !slices.Equal(got, []string{ReplicationCheckpointFile}) {
 		t.Fatalf("after a new high watermark, wrote %v", got)
 	}
-	hws, err := readOffsetCheckpoint(e.fs, "/kafka-logs", ReplicationCheckpointFile)
+	hws, err := ReadOffsetCheckpoint(e.fs, "/kafka-logs", ReplicationCheckpointFile)
 	if err != nil || hws[tpA] != a.LogEndOffset() {
 		t.Fatalf("high watermark checkpoint %v %v, want %d", hws, err, a.LogEndOffset())
 	}
@@ -159,7 +159,7 @@ func TestHighWatermarkPassWritesLoweredRecoveryPoint(t *testing.T) {
 	if got := c.take(); !slices.Equal(got, []string{RecoveryPointCheckpointFile}) {
 		t.Fatalf("after a truncation the high watermark pass wrote %v", got)
 	}
-	rps, err := readOffsetCheckpoint(e.fs, "/kafka-logs", RecoveryPointCheckpointFile)
+	rps, err := ReadOffsetCheckpoint(e.fs, "/kafka-logs", RecoveryPointCheckpointFile)
 	if err != nil || rps[tpA] != 6 {
 		t.Fatalf("recovery point checkpoint %v %v, want 6", rps, err)
 	}

@@ -199,7 +199,7 @@ func TestLogManagerMaintenance(t *testing.T) {
 	if a.LogStartOffset() != a.Segments()[0] {
 		t.Fatalf("log start %d", a.LogStartOffset())
 	}
-	starts, err := readOffsetCheckpoint(e.fs, "/kafka-logs", LogStartOffsetCheckpointFile)
+	starts, err := ReadOffsetCheckpoint(e.fs, "/kafka-logs", LogStartOffsetCheckpointFile)
 	if err != nil || starts[tpA] != a.LogStartOffset() {
 		t.Fatalf("log-start-offset-checkpoint %v %v", starts, err)
 	}
@@ -209,7 +209,7 @@ func TestOffsetCheckpointMalformed(t *testing.T) {
 	fs := vfs.NewMem()
 	for _, content := range []string{"1\n0\n", "0\n2\nt 0 1\n", "0\n1\nt x 1\n", "0\n1\nt 0\n", "junk"} {
 		vfs.WriteFileAtomic(fs, "/", "ckpt", []byte(content))
-		if _, err := readOffsetCheckpoint(fs, "/", "ckpt"); err == nil || !strings.Contains(err.Error(), "malformed checkpoint file") {
+		if _, err := ReadOffsetCheckpoint(fs, "/", "ckpt"); err == nil || !strings.Contains(err.Error(), "malformed checkpoint file") {
 			t.Fatalf("%q: err %v", content, err)
 		}
 	}
